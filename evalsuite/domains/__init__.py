@@ -1,0 +1,15 @@
+"""Executable worlds, one package per business process. Looked up by name, imported lazily."""
+from __future__ import annotations
+
+import importlib
+
+from evalsuite.world.domain import Domain
+
+KNOWN = {"ap_exceptions": "evalsuite.domains.ap_exceptions", "tau2_retail": "evalsuite.domains.tau2_retail"}
+
+
+def get_domain(name: str) -> Domain:
+    """The Domain object of a domain package (its module-level DOMAIN)."""
+    if name not in KNOWN:
+        raise KeyError(f"unknown domain {name!r}; known: {', '.join(sorted(KNOWN))}")
+    return importlib.import_module(KNOWN[name]).DOMAIN

@@ -1,0 +1,214 @@
+"""The task record: everything needed to rerun and regrade a task without its author.
+
+Mirrors the record in the reference document (000): suite, split, environment,
+role, policy, trigger, user scenario, goal state, reference solution, trial
+protocol and provenance. A record names its domain so a task file can be
+validated with nothing else.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class Record(BaseModel):
+    """Base of every record: unknown fields are errors, never silently dropped."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class SuiteRef(Record):
+    name: str
+    version: str
+    task_set_sha256: str | None = None
+
+
+class Environment(Record):
+    type: str = "api_mock_over_db"
+    image: str
+    seed_snapshot: str
+    seed_sha256: str
+    reset: str = "restore snapshot before every trial"
+
+
+class Role(Record):
+    name: str
+    read_tools: list[str] = Field(default_factory=list)
+    write_tools: list[str] = Field(default_factory=list)
+    forbidden_tools: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _forbidden_not_permitted(self) -> Role:
+        both = set(self.forbidden_tools) & (set(self.read_tools) | set(self.write_tools))
+        if both:
+            raise ValueError(f"forbidden_tools: tools both permitted and forbidden: {sorted(both)}")
+        return self
+
+    @property
+    def permitted(self) -> set[str]:
+        return set(self.read_tools) | set(self.write_tools)
+
+
+class Clause(Record):
+    id: str
+    text: str
+
+
+class Policy(Record):
+    doc: str
+    version: str
+    effective_from: dt.date
+    clauses: list[Clause]
+
+    @property
+    def clause_ids(self) -> set[str]:
+        return {c.id for c in self.clauses}
+
+
+class Trigger(Record):
+    type: Literal["queue_item", "conversation"]
+    text: str
+    item_id: str | None = None
+
+
+class Simulator(Record):
+    model: str
+    version: str
+    temperature: float = 0.0
+
+
+class UserScenario(Record):
+    persona: str | None = None
+    instructions: str
+    simulator: Simulator
+
+
+class Assertion(Record):
+    """Rows of `table` matching `key` must carry `expect`; `row_count` pins how many match."""
+
+    table: str
+    key: dict[str, Any]
+    expect: dict[str, Any] = Field(default_factory=dict)
+    row_count: int | None = None
+    clause: str
+
+
+class MaskedField(Record):
+    field: str  # "table.column" or "column" (every table)
+    justification: str = Field(min_length=1)
+
+
+class RequiredOutput(Record):
+    name: str
+    value: str
+    clause: str | None = None
+
+
+class GoalState(Record):
+    assertions: list[Assertion] = Field(default_factory=list)
+    unchanged_tables: list[str] = Field(default_factory=list)
+    volatile_fields_masked: list[MaskedField] = Field(default_factory=list)
+    required_outputs: list[RequiredOutput] = Field(default_factory=list)
+    forbidden_calls: list[str] = Field(default_factory=list)
+    annotations: list[str] = Field(default_factory=list)  # natural-language, never graded
+
+    @property
+    def requires_write(self) -> bool:
+        return bool(self.assertions)
+
+
+class ToolCall(Record):
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    action_id: str | None = None
+
+
+class TrialProtocol(Record):
+    trials: int = Field(default=8, ge=1)
+    max_steps: int = Field(default=40, ge=1)
+
+
+class Deidentification(Record):
+    method: str
+    rule_set_sha256: str | None = None
+    date: dt.date | None = None
+
+
+class Provenance(Record):
+    source_record: str
+    outcome_verified_by: str
+    license_ref: str
+    deidentification: Deidentification | None = None
+    case_resolved_on: dt.date | None = None
+
+
+class Review(Record):
+    reviewer: str
+    date: dt.date
+    decision: Literal["agree", "disagree"]
+    note: str = ""
+
+
+class Adjudication(Record):
+    reviews: list[Review] = Field(default_factory=list)
+    resolution: str | None = None  # how a disagreement was settled against the policy text
+
+
+class TaskRecord(Record):
+    task_id: str
+    domain: str
+    suite: SuiteRef
+    split: Literal["train", "dev", "test", "held_out"] = "test"
+    category: str = "general"
+    environment: Environment
+    role: Role
+    policy: Policy
+    trigger: Trigger
+    user_scenario: UserScenario | None = None
+    goal_state: GoalState
+    reference_solution: list[ToolCall] | str
+    reference_answer: str | None = None  # the final message a correct resolution ends with
+    trial_protocol: TrialProtocol = Field(default_factory=TrialProtocol)
+    provenance: Provenance
+    adjudication: Adjudication | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TaskRecord:
+        clauses = self.policy.clause_ids
+        for i, a in enumerate(self.goal_state.assertions):
+            if a.clause not in clauses:
+                raise ValueError(
+                    f"goal_state.assertions.{i}.clause: {a.clause!r} is not a clause of policy "
+                    f"{self.policy.doc} {self.policy.version}"
+                )
+        if self.trigger.type == "queue_item" and self.user_scenario is not None:
+            raise ValueError("user_scenario: must be null for a queue_item trigger")
+        if self.trigger.type == "conversation" and self.user_scenario is None:
+            raise ValueError("user_scenario: required for a conversation trigger")
+        return self
+
+    @property
+    def forbidden(self) -> set[str]:
+        return set(self.role.forbidden_tools) | set(self.goal_state.forbidden_calls)
+
+    def solution_calls(self) -> list[ToolCall]:
+        if isinstance(self.reference_solution, str):
+            raise ValueError(f"{self.task_id}: reference_solution is a path; load it with load_solution()")
+        return self.reference_solution
+
+
+class TraceEvent(Record):
+    """One tool call as it happened: permitted, denied or failed, always recorded."""
+
+    seq: int
+    actor: Literal["agent", "user", "system"] = "agent"
+    tool: str
+    arguments: dict[str, Any]
+    permitted: bool
+    outcome: Literal["ok", "error", "denied", "fault"]
+    result: Any = None
+    error: str | None = None
+    rows_written: int = 0
+    kind: str | None = None  # read / write / generic, as the domain declares it

@@ -1,0 +1,79 @@
+"""A domain: tables (SQLAlchemy Core), tools tagged read or write, and roles."""
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel
+from sqlalchemy import MetaData, Table
+from sqlalchemy.engine import Connection
+
+from evalsuite.records import Role
+
+
+class ToolError(Exception):
+    """A business error a tool reports to the agent (not found, wrong state…)."""
+
+
+@dataclass
+class ToolContext:
+    """What a tool sees: the trial's connection, the world clock and the policy text."""
+
+    conn: Connection
+    now: datetime
+    policy_text: str = ""
+    rows_written: int = 0
+
+    def execute(self, statement, params=None):
+        """Run SQL; writes are counted so every trace event says how many rows it touched."""
+        result = self.conn.execute(statement, params) if params is not None else self.conn.execute(statement)
+        if statement.is_dml:
+            self.rows_written += max(result.rowcount, 0)
+        return result
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    kind: Literal["read", "write", "generic"]
+    fn: Callable[..., Any]
+    args: type[BaseModel] | None  # None: raw keyword arguments, no validation
+    description: str
+
+    def schema(self) -> dict[str, Any]:
+        """The agent-facing function schema (OpenAI/MCP style)."""
+        params = self.args.model_json_schema() if self.args else {"type": "object"}
+        return {"name": self.name, "description": self.description, "parameters": params}
+
+
+@dataclass
+class Domain:
+    name: str
+    version: str
+    metadata: MetaData
+    tools: dict[str, Tool] = field(default_factory=dict)
+    roles: dict[str, Role] = field(default_factory=dict)
+
+    def tool(self, kind: Literal["read", "write", "generic"]):
+        """Register `fn(ctx, args)`; the args model comes from the annotation, the description from the docstring."""
+
+        def register(fn):
+            params = list(inspect.signature(fn, eval_str=True).parameters.values())
+            args = params[1].annotation if len(params) == 2 and isinstance(params[1].annotation, type) and issubclass(params[1].annotation, BaseModel) else None
+            self.tools[fn.__name__] = Tool(fn.__name__, kind, fn, args, inspect.cleandoc(fn.__doc__ or ""))
+            return fn
+
+        return register
+
+    @property
+    def tables(self) -> dict[str, Table]:
+        return dict(self.metadata.tables)
+
+    def write_tools(self) -> list[str]:
+        return [t.name for t in self.tools.values() if t.kind == "write"]
+
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        return [self.tools[n].schema() for n in sorted(self.tools)]

@@ -1,0 +1,9 @@
+import pytest
+
+from evalsuite.examples import ap_example
+
+
+@pytest.fixture(scope="session")
+def ap(tmp_path_factory):
+    """The bundled AP example: a built world and its derived tasks, shared by the session."""
+    return ap_example(tmp_path_factory.mktemp("ap"))
