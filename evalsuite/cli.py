@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import typer
@@ -60,6 +62,65 @@ def example(workdir: Path = typer.Option(None, help="where to build the world (d
                       str(sum(r.outcome == "infra_error" for r in results)), expect)
     console.print(table)
     console.print(f"world: {ex.world.path}  seed sha256: {ex.world.seed_sha256}")
+
+
+@app.command("run")
+def run(
+    source: Path = typer.Argument(..., help="a release folder (with manifest.json) or a suite spec (.yaml)"),
+    agent: list[str] = typer.Option(..., "--agent", help="agent to score; repeat for several"),
+    trials: int = typer.Option(None, min=1, help="trials per task (default: each task's trial protocol)"),
+    out: Path = typer.Option(None, help="run folder (default: runs/<suite>/<version>); rerunning resumes it"),
+    workers: int = typer.Option(None, min=1, help="worker processes (default: all cores; 1 runs in this process)"),
+    seed: int = typer.Option(0, help="run seed; per-trial seeds derive from it"),
+    resamples: int = typer.Option(2000, min=1, help="task-bootstrap resamples for intervals"),
+    progress: bool = typer.Option(True, help="show a progress bar on stderr"),
+) -> None:
+    """Score agents on a release: traces, summary and scorecard go to the run folder; a killed run resumes."""
+    from evalsuite.runs import resolve_release, run_release
+
+    with _run_errors():
+        release = resolve_release(source)
+        out = out or Path("runs") / release.manifest.suite / release.manifest.version
+        card = run_release(release, agent, out, trials=trials, workers=workers, seed=seed, progress=progress,
+                           resamples=resamples)
+    _print_scorecard(card, out)
+
+
+@app.command("score")
+def score(run_dir: Path = typer.Argument(..., help="a run folder written by `evalsuite run`")) -> None:
+    """Recompute the scorecard of a run folder from its stored traces; nothing is rerun."""
+    from evalsuite.runs import rescore
+
+    with _run_errors():
+        card = rescore(run_dir)
+    _print_scorecard(card, run_dir)
+
+
+@contextmanager
+def _run_errors() -> Iterator[None]:
+    """Known run errors become one line on stderr and exit code 1; anything else keeps its traceback."""
+    from evalsuite.pool import HarnessError
+    from evalsuite.release import ReleaseError
+    from evalsuite.runs import RunFolderError
+    from evalsuite.tracelog import TraceLogError
+
+    try:
+        yield
+    except (ReleaseError, RunFolderError, TraceLogError, HarnessError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from exc
+
+
+def _print_scorecard(card, out: Path) -> None:
+    top = min(len(a.curve) for a in card.agents)
+    table = Table(title=f"{card.suite} {card.suite_version}: pass^k with 95% task-bootstrap intervals")
+    for col in ("agent", "tasks", "trials", "infra errors", *(f"pass^{k}" for k in range(1, top + 1))):
+        table.add_column(col)
+    for a in card.agents:
+        table.add_row(a.agent, str(a.tasks), str(a.trials), str(a.outcomes["infra_error"]),
+                      *(f"{p.pass_hat:.3f} [{p.pass_hat_low:.2f}, {p.pass_hat_high:.2f}]" for p in a.curve[:top]))
+    console.print(table)
+    console.print(f"scorecard: {Path(out) / 'scorecard.json'}  (.md, passk.png beside it)")
 
 
 if __name__ == "__main__":

@@ -389,27 +389,17 @@ _PATTERNS: tuple[tuple[str, re.Pattern, str | Callable[[re.Match], str]], ...] =
 
 
 def _redact_patterns(text: str) -> tuple[str, Counter]:
+    """Replace detector hits with placeholders; also count them per kind."""
     hits: Counter = Counter()
     for kind, pattern, replacement in _PATTERNS:
-        new, n = pattern.subn(replacement, text)
-        if n and new != text:
-            hits[kind] += len(pattern.findall(text)) if callable(replacement) else n
-            if callable(replacement):
-                hits[kind] = sum(1 for m in pattern.finditer(text) if replacement(m) != m.group())
-        text = new
-    return text, hits
-
-
-def _pattern_kinds(text: str) -> list[str]:
-    """Which detectors fire on a text (for the residual check)."""
-    kinds = []
-    for kind, pattern, replacement in _PATTERNS:
         if callable(replacement):
-            if any(replacement(m) != m.group() for m in pattern.finditer(text)):
-                kinds.append(kind)
-        elif pattern.search(text):
-            kinds.append(kind)
-    return kinds
+            n = sum(1 for m in pattern.finditer(text) if replacement(m) != m.group())
+            text = pattern.sub(replacement, text) if n else text
+        else:
+            text, n = pattern.subn(replacement, text)
+        if n:
+            hits[kind] += n
+    return text, hits
 
 
 # ---------------------------------------------------------------- column transforms
@@ -433,8 +423,10 @@ def _as_datetimes(series: pd.Series, where: str) -> pd.Series:
         return series
     if pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
         raise DeidError(f"{where}: expected dates, got {series.dtype} values")
+    texts = series.dropna()
+    iso = len(texts) > 0 and isinstance(texts.iloc[0], str)
     try:
-        return pd.to_datetime(series, format="ISO8601")
+        return pd.to_datetime(series, format="ISO8601" if iso else None)
     except (ValueError, TypeError) as exc:
         raise DeidError(f"{where}: expected ISO dates: {exc}") from exc
 
@@ -512,29 +504,35 @@ def _count(table: str, column: str, rule: str, series: pd.Series, distinct: int,
 class _Run:
     """One de-identification run: transforms columns and remembers what replaced what."""
 
-    def __init__(self, engine: _Engine):
+    def __init__(self, engine: _Engine, collect_values: bool):
         self.engine = engine
+        # Only free text needs the original -> replacement index; skip building it otherwise.
+        self.collect_values = collect_values
         self.index = _ValueIndex()
         self.counts: list[ColumnCount] = []
 
     def column(self, table: str, df: pd.DataFrame, column: str, rule: Any) -> pd.Series | None:
         series, where = df[column], f"{table}.{column}"
         if rule.rule in ("pseudonym", "surrogate"):
-            transform = self.engine.pseudonym if rule.rule == "pseudonym" else self.engine.surrogate
-            codes, uniques = _factorize(series)
-            texts = [_canon(u) for u in uniques]
-            mapped = [transform(rule, t) for t in texts]
+            out, distinct = self._keyed(series, rule, where)
+        elif rule.rule == "date_shift":
+            out, distinct = self._date_shift(df, column, rule, where), series.nunique()
+        elif rule.rule == "generalise":
+            out, distinct = self._generalise(series, rule, where)
+        else:  # drop, keep
+            out, distinct = (None if rule.rule == "drop" else series), series.nunique()
+        self.counts.append(_count(table, column, rule.rule, series, int(distinct)))
+        return out
+
+    def _keyed(self, series: pd.Series, rule: PseudonymRule | SurrogateRule, where: str) -> tuple[pd.Series, int]:
+        transform = self.engine.pseudonym if rule.rule == "pseudonym" else self.engine.surrogate
+        codes, uniques = _factorize(series)
+        texts = [_canon(u) for u in uniques]
+        mapped = [transform(rule, t) for t in texts]
+        if self.collect_values:
             for text, new in zip(texts, mapped):
                 self.index.add(text, new, where)
-            out = _expand(codes, mapped, series)
-        elif rule.rule == "date_shift":
-            out, uniques = self._date_shift(df, column, rule, where), ()
-        elif rule.rule == "generalise":
-            out, uniques = self._generalise(series, rule, where)
-        else:  # drop, keep
-            out, uniques = (None if rule.rule == "drop" else series), pd.unique(series.dropna())
-        self.counts.append(_count(table, column, rule.rule, series, len(uniques)))
-        return out
+        return _expand(codes, mapped, series), len(uniques)
 
     def _date_shift(self, df: pd.DataFrame, column: str, rule: DateShiftRule, where: str) -> pd.Series:
         entity_codes, entities = _factorize(df[rule.entity_column])
@@ -545,13 +543,13 @@ class _Run:
         shifted = _as_datetimes(df[column], where) + pd.to_timedelta(days, unit="D")
         return _like_original(pd.Series(shifted, index=df.index), df[column])
 
-    def _generalise(self, series: pd.Series, rule: GeneraliseRule, where: str) -> tuple[pd.Series, list]:
+    def _generalise(self, series: pd.Series, rule: GeneraliseRule, where: str) -> tuple[pd.Series, int]:
         if rule.to == "prefix":
             codes, uniques = _factorize(series)
-            return _expand(codes, [_canon(u)[: rule.length] for u in uniques], series), uniques
+            return _expand(codes, [_canon(u)[: rule.length] for u in uniques], series), len(uniques)
         fmt = "%Y-%m" if rule.to == "month" else "%Y"
         codes, uniques = _factorize(_as_datetimes(series, where))
-        return _expand(codes, [ts.strftime(fmt) for ts in uniques], series), uniques
+        return _expand(codes, [ts.strftime(fmt) for ts in uniques], series), len(uniques)
 
     def free_text(self, table: str, series: pd.Series) -> pd.Series:
         codes, uniques = _factorize(series)
@@ -582,7 +580,7 @@ def deidentify(
     """De-identify tables by their rules; `key` defaults to load_key(rules)."""
     key = load_key(rules) if key is None else _checked_key(key)
     _check_rules(tables, rules)
-    run = _Run(_Engine(key))
+    run = _Run(_Engine(key), collect_values=any(t.free_text for t in rules.tables.values()))
     new_columns: dict[str, dict[str, pd.Series | None]] = {}
     # First every ruled column of every table, so free text anywhere can be scrubbed of
     # values from any table (a customer's name in a vendor's note).
@@ -700,7 +698,7 @@ def _scan_column(
             continue
         found = sorted({("original_value", source) for _, _, _, source in index.finditer(text)})
         if patterns:
-            found += [(kind, None) for kind in _pattern_kinds(text)]
+            found += [(kind, None) for kind in _redact_patterns(text)[1]]
         if found:
             hits[i] = found
     return hits, occurrences, codes
@@ -711,10 +709,11 @@ def _locations(
 ) -> list[ResidualFinding]:
     if not hits or room <= 0:
         return []
-    flagged = np.zeros(len(codes) and codes.max() + 2, dtype=bool)
+    # One slot per code; code -1 (null) lands on the last slot, which is never flagged.
+    flagged = np.zeros(max(hits) + 2, dtype=bool)
     flagged[list(hits)] = True
     out: list[ResidualFinding] = []
-    for row in np.flatnonzero(flagged[codes]):
+    for row in np.flatnonzero(flagged[np.minimum(codes, max(hits) + 1)]):
         for kind, source in hits[int(codes[row])]:
             out.append(ResidualFinding(table=table, column=column, row=str(labels[row]), kind=kind, source=source))
         if len(out) >= room:

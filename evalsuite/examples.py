@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from evalsuite.derivation import DeriveContext
 from evalsuite.domains import get_domain
 from evalsuite.domains.ap_exceptions.derive import derive_tasks
 from evalsuite.domains.ap_exceptions.generator import generate
@@ -34,7 +35,8 @@ def ap_example(workdir: str | Path, seed: int = 7, n_cases: int = 56) -> Example
     tables = generate(seed=seed, n_cases=n_cases)
     world = World.build(domain, {k: v for k, v in tables.items() if k in domain.tables}, Path(workdir) / "ap_world.sqlite")
     env = Environment(image=f"{domain.name}:{domain.version}", seed_snapshot="generated", seed_sha256=world.seed_sha256)
-    der = derive_tasks(tables, ap_policies(), suite=SuiteRef(name="ap_exceptions", version="example"), environment=env,
-                       seed=seed, splits={"train": 0.4, "test": 0.4, "held_out": 0.2}, protocol=TrialProtocol(),
-                       license_ref="generated example")
+    ctx = DeriveContext(suite=SuiteRef(name="ap_exceptions", version="example"), environment=env, seed=seed,
+                        splits={"train": 0.4, "test": 0.4, "held_out": 0.2}, protocol=TrialProtocol(),
+                        license_ref="generated example")
+    der = derive_tasks(tables, ap_policies(), ctx)
     return Example(world=world, tasks=der.tasks, skipped=der.skipped, tables=tables)

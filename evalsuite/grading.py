@@ -67,10 +67,14 @@ class _Table:
         return tuple(str(row[i]) for i in self._key_pos)
 
     def matching(self, key: Mapping[str, Any]) -> list[dict]:
-        want = [(self._pos[k], _norm(v, self._flags[self._pos[k]])) for k, v in key.items() if k in self._pos]
-        if len(want) < len(key):
+        if not set(key) <= set(self._pos):
             return []
-        return [self.canon(r) for r in self.raw if all(_norm(r[i], self._flags[i]) == v for i, v in want)]
+        want = [(self._pos[k], _norm(v, self._flags[self._pos[k]])) for k, v in key.items()]
+        # Text compares equal exactly when its canonical forms do, so test raw text first (the hot path).
+        text = [(i, v[1]) for i, v in want if isinstance(v, list) and v[0] == "s" and not self._flags[i]]
+        other = [(i, v) for i, v in want if not (isinstance(v, list) and v[0] == "s" and not self._flags[i])]
+        rows = [r for r in self.raw if all(r[i] == v for i, v in text)] if text else self.raw
+        return [self.canon(r) for r in rows if all(_norm(r[i], self._flags[i]) == v for i, v in other)]
 
 
 def _key(row: Mapping[str, Any], key: Sequence[str]) -> list:

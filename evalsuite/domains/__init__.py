@@ -13,3 +13,11 @@ def get_domain(name: str) -> Domain:
     if name not in KNOWN:
         raise KeyError(f"unknown domain {name!r}; known: {', '.join(sorted(KNOWN))}")
     return importlib.import_module(KNOWN[name]).DOMAIN
+
+
+def get_deriver(name: str):
+    """The domain's task derivation from resolved cases (its module-level DERIVE)."""
+    module = importlib.import_module(KNOWN[name]) if name in KNOWN else None
+    if module is None or not hasattr(module, "DERIVE"):
+        raise KeyError(f"domain {name!r} derives no tasks from cases; give derivation.tasks in the spec")
+    return module.DERIVE

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from sqlalchemy import MetaData, Table
 from sqlalchemy.engine import Connection
 
+from evalsuite.hashing import json_sha256
 from evalsuite.records import Role
 
 
@@ -77,3 +78,18 @@ class Domain:
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         return [self.tools[n].schema() for n in sorted(self.tools)]
+
+    def tool_schemas_sha256(self) -> str:
+        return json_sha256([{**s, "kind": self.tools[s["name"]].kind} for s in self.tool_schemas()])
+
+    def schema_sha256(self) -> str:
+        """Hash of the table definitions: names, columns, types, keys."""
+        return json_sha256({
+            name: [[c.name, str(c.type), c.primary_key, c.nullable] for c in table.columns]
+            for name, table in sorted(self.tables.items())
+        })
+
+    @property
+    def image(self) -> str:
+        """The environment image a score is tied to: domain package version plus schema hash."""
+        return f"{self.name}:{self.version}+{self.schema_sha256()[:12]}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from sqlalchemy import String
-from sqlalchemy.types import TypeDecorator
+from sqlalchemy.types import TypeDecorator, UserDefinedType
 
 
 class Money(TypeDecorator):
@@ -24,3 +24,17 @@ class Money(TypeDecorator):
 
     def process_result_value(self, value, dialect):
         return None if value is None else Decimal(value)
+
+
+class ExactNumber(UserDefinedType):
+    """A number kept exactly as given: an int stays an int and a float stays a float.
+
+    The column gets SQLite's BLOB affinity (declared type BLOB), which never coerces,
+    where REAL would turn 0 into 0.0 and NUMERIC 0.0 into 0. Needed when a source's
+    own hash tells 0 from 0.0.
+    """
+
+    cache_ok = True
+
+    def get_col_spec(self, **kw):
+        return "BLOB"

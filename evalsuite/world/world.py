@@ -54,6 +54,7 @@ class World:
         self.table_hashes = self._hash_rows(self.initial_rows)
         self.content_sha256 = combine_sha256(self.table_hashes)
         self.seed_sha256 = seed_sha256 or self.content_sha256
+        self._image = self._pristine.serialize()
         self._scratch = sqlite3.connect(":memory:", check_same_thread=False)
         self.engine = create_engine("sqlite://", creator=lambda: self._scratch, poolclass=StaticPool)
 
@@ -86,11 +87,13 @@ class World:
     def reset(self, role: Role | None = None, *, policy_text: str = "", clock: datetime = DEFAULT_CLOCK,
               faults: FaultPlan | None = None) -> TrialWorld:
         """Restore the pristine world into the trial copy and verify its hash."""
-        self._pristine.backup(self._scratch)
-        rows = self.read_rows(self._scratch)
-        # Rows equal to the pristine rows have the pristine's canonical hash, computed at open;
-        # anything else is hashed in full, so a changed copy can never pass as the seed.
-        got = self.content_sha256 if rows == self.initial_rows else combine_sha256(self._hash_rows(rows))
+        self._scratch.deserialize(self._image)
+        # A copy byte-identical to the pristine image has the pristine's canonical hash, computed
+        # at open; anything else is hashed in full, so a changed copy can never pass as the seed.
+        if self._scratch.serialize() == self._image:
+            got = self.content_sha256
+        else:
+            got = combine_sha256(self._hash_rows(self.read_rows(self._scratch)))
         if got != self.seed_sha256:
             raise ResetError(
                 f"{self.path}: world hash after reset {got[:12]}… != recorded seed hash {self.seed_sha256[:12]}…; trial refused"

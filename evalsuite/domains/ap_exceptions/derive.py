@@ -14,8 +14,8 @@ from decimal import Decimal
 from pydantic import BaseModel
 
 from evalsuite.policies import PolicyDoc, policy_in_effect
-from evalsuite.records import (Assertion, Environment, GoalState, MaskedField, Provenance, RequiredOutput, SuiteRef,
-                               TaskRecord, ToolCall, Trigger, TrialProtocol)
+from evalsuite.derivation import Derivation, DeriveContext, truthy
+from evalsuite.records import Assertion, GoalState, MaskedField, Provenance, RequiredOutput, TaskRecord, ToolCall, Trigger
 from evalsuite.domains.ap_exceptions.tools import DOMAIN
 from evalsuite.splits import assign_split
 
@@ -63,7 +63,7 @@ def expected_outcome(tables: dict[str, list[dict]], invoice_id: str, exception_t
 
 def _recorded(case: dict) -> tuple:
     return (case["outcome_status"], case["outcome_hold_reason"] or None, case["outcome_approver_role"] or None,
-            bool(case["outcome_vendor_messaged"]))
+            truthy(case["outcome_vendor_messaged"]))
 
 
 def _goal(inv: dict, out: Outcome) -> GoalState:
@@ -82,14 +82,7 @@ def _goal(inv: dict, out: Outcome) -> GoalState:
                      required_outputs=outputs, forbidden_calls=[])
 
 
-class Derivation(BaseModel):
-    tasks: list[TaskRecord]
-    skipped: dict[str, int]
-
-
-def derive_tasks(tables: dict[str, list[dict]], policies: list[PolicyDoc], *, suite: SuiteRef, environment: Environment,
-                 seed: int, splits: dict[str, float], protocol: TrialProtocol, license_ref: str,
-                 deidentification=None) -> Derivation:
+def derive_tasks(tables: dict[str, list[dict]], policies: list[PolicyDoc], ctx: DeriveContext) -> Derivation:
     """One task per resolved case with a verified outcome that agrees with the policy of its day."""
     invoices = {r["invoice_id"]: r for r in tables["invoices"]}
     queue = {r["queue_item_id"]: r for r in tables["exception_queue"]}
@@ -106,14 +99,14 @@ def derive_tasks(tables: dict[str, list[dict]], policies: list[PolicyDoc], *, su
             skipped["recorded outcome contradicts the policy in effect"] += 1
             continue
         tasks.append(TaskRecord(
-            task_id=f"ap-exc-{case['case_id'].split('-')[-1]}", domain=DOMAIN.name, suite=suite,
-            split=assign_split(case["case_id"], seed, splits), category=item["exception_type"] if out.status != "released" else "release",
-            environment=environment, role=DOMAIN.roles["ap_clerk_agent"], policy=policy.as_policy(),
+            task_id=f"ap-exc-{case['case_id'].split('-')[-1]}", domain=DOMAIN.name, suite=ctx.suite,
+            split=assign_split(case["case_id"], ctx.seed, ctx.splits), category=item["exception_type"] if out.status != "released" else "release",
+            environment=ctx.environment, role=DOMAIN.roles["ap_clerk_agent"], policy=policy.as_policy(),
             trigger=Trigger(type="queue_item", text=item["description"], item_id=item["queue_item_id"]),
             goal_state=_goal(invoices[case["invoice_id"]], out),
             reference_solution=[ToolCall(**c) for c in json.loads(case["resolution_actions"])],
-            reference_answer=case.get("closing_note"), trial_protocol=protocol,
+            reference_answer=case.get("closing_note"), trial_protocol=ctx.protocol,
             provenance=Provenance(source_record=case["case_id"], outcome_verified_by=case["verified_by"],
-                                  license_ref=license_ref, deidentification=deidentification, case_resolved_on=resolved),
+                                  license_ref=ctx.license_ref, deidentification=ctx.deidentification, case_resolved_on=resolved),
         ))
     return Derivation(tasks=tasks, skipped=dict(skipped))

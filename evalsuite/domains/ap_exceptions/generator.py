@@ -192,3 +192,26 @@ def _resolution(rng, case_id, q_id, inv_id, vendor, facts: CaseFacts, resolved: 
             "outcome_status": "released" if c == "pv_release" else "on_hold", "outcome_hold_reason": reason,
             "outcome_approver_role": approver, "outcome_vendor_messaged": c == "qty_mismatch",
             "verified_by": None if rng.random() < 0.1 else "approval log and posted invoice"}
+
+
+def write_csv(out_dir: str, seed: int = 7, n_cases: int = 56) -> dict[str, int]:
+    """Write the export as one CSV per table, the way a supplier delivers it."""
+    import csv
+    from pathlib import Path
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    counts = {}
+    for name, rows in generate(seed=seed, n_cases=n_cases).items():
+        with open(out / f"{name}.csv", "w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows({k: ("" if v is None else v) for k, v in r.items()} for r in rows)
+        counts[name] = len(rows)
+    return counts
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(write_csv(sys.argv[1] if len(sys.argv) > 1 else "suites/ap_exceptions/source"))

@@ -5,7 +5,9 @@ from decimal import Decimal
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import func, insert, select, update
+from functools import lru_cache
+
+from sqlalchemy import bindparam, func, insert, select, update
 
 from evalsuite.records import Role
 from evalsuite.world.domain import Domain, ToolContext, ToolError
@@ -72,8 +74,15 @@ def _plain(row) -> dict:
     return {k: (str(v) if isinstance(v, Decimal) else v) for k, v in row._mapping.items()}
 
 
+@lru_cache(maxsize=None)
+def _select_by(table, column, order_by=None):
+    """Statements built once and reused with bound values: building SQL per call dominated a trial."""
+    stmt = select(table).where(column == bindparam("value"))
+    return stmt.order_by(order_by) if order_by is not None else stmt
+
+
 def _one(ctx: ToolContext, table, column, value, what: str) -> dict:
-    row = ctx.execute(select(table).where(column == value)).first()
+    row = ctx.execute(_select_by(table, column), {"value": value}).first()
     if row is None:
         raise ToolError(f"{what} {value} not found")
     return _plain(row)
@@ -89,8 +98,8 @@ def _next_id(ctx: ToolContext, table, column, prefix: str) -> str:
 def get_invoice(ctx: ToolContext, args: InvoiceArgs) -> dict:
     """Look up an invoice with its lines: vendor, PO, currency, total, status and hold reason."""
     inv = _one(ctx, s.invoices, s.invoices.c.invoice_id, args.invoice_id, "invoice")
-    lines = ctx.execute(select(s.invoice_lines).where(s.invoice_lines.c.invoice_id == args.invoice_id)
-                        .order_by(s.invoice_lines.c.line_no)).all()
+    lines = ctx.execute(_select_by(s.invoice_lines, s.invoice_lines.c.invoice_id, s.invoice_lines.c.line_no),
+                        {"value": args.invoice_id}).all()
     return {**inv, "lines": [_plain(r) for r in lines]}
 
 
@@ -98,15 +107,15 @@ def get_invoice(ctx: ToolContext, args: InvoiceArgs) -> dict:
 def get_purchase_order(ctx: ToolContext, args: PoArgs) -> dict:
     """Look up a purchase order with its lines (ordered quantity and agreed unit price)."""
     po = _one(ctx, s.purchase_orders, s.purchase_orders.c.po_id, args.po_id, "purchase order")
-    lines = ctx.execute(select(s.po_lines).where(s.po_lines.c.po_id == args.po_id).order_by(s.po_lines.c.line_no)).all()
+    lines = ctx.execute(_select_by(s.po_lines, s.po_lines.c.po_id, s.po_lines.c.line_no), {"value": args.po_id}).all()
     return {**po, "lines": [_plain(r) for r in lines]}
 
 
 @DOMAIN.tool("read")
 def get_goods_receipts(ctx: ToolContext, args: PoArgs) -> list[dict]:
     """List the goods receipts posted against a purchase order (may be empty)."""
-    rows = ctx.execute(select(s.goods_receipts).where(s.goods_receipts.c.po_id == args.po_id)
-                       .order_by(s.goods_receipts.c.receipt_id)).all()
+    rows = ctx.execute(_select_by(s.goods_receipts, s.goods_receipts.c.po_id, s.goods_receipts.c.receipt_id),
+                       {"value": args.po_id}).all()
     return [_plain(r) for r in rows]
 
 
@@ -119,8 +128,8 @@ def get_vendor(ctx: ToolContext, args: VendorArgs) -> dict:
 @DOMAIN.tool("read")
 def find_invoices(ctx: ToolContext, args: FindArgs) -> list[dict]:
     """Find every invoice carrying a vendor's own invoice number, across all vendor records."""
-    rows = ctx.execute(select(s.invoices).where(s.invoices.c.vendor_invoice_no == args.vendor_invoice_no)
-                       .order_by(s.invoices.c.invoice_id)).all()
+    rows = ctx.execute(_select_by(s.invoices, s.invoices.c.vendor_invoice_no, s.invoices.c.invoice_id),
+                       {"value": args.vendor_invoice_no}).all()
     return [_plain(r) for r in rows]
 
 

@@ -1,0 +1,141 @@
+"""Tables of the tau2 retail world, following TOOLS_SPEC.md's suggested SQL mapping.
+
+Maps of the source (products, variants, users, payment methods, orders) get a
+`position` column: db.json key order is observable (find_user_* scan users in
+db order) and keeps the JSON round trip exact. Lists (order items, payments,
+fulfillments, a user's orders) are rows keyed by (owner, position). Money is
+REAL, i.e. the same IEEE double tau2 holds, so its hash is reproduced bit for
+bit; `exchange_price_difference` keeps tau2's int-vs-float distinction (an
+empty exchange stores the integer 0). Lists owned by one order field
+(exchange/return items) and option maps are JSON text (json.dumps defaults),
+which keeps order, tells NULL from [] and survives a Parquet round trip as
+plain strings.
+"""
+from __future__ import annotations
+
+from sqlalchemy import Boolean, Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text
+
+from evalsuite.world.types import ExactNumber
+
+metadata = MetaData()
+
+ADDRESS_FIELDS = ("address1", "address2", "city", "country", "state", "zip")
+
+
+def _address() -> list[Column]:
+    return [Column(f, String, nullable=False) for f in ADDRESS_FIELDS]
+
+
+products = Table(
+    "products", metadata,
+    Column("product_id", String, primary_key=True),
+    Column("position", Integer, nullable=False),
+    Column("name", String, nullable=False),
+)
+
+variants = Table(
+    "variants", metadata,
+    Column("item_id", String, primary_key=True),
+    Column("product_id", String, ForeignKey("products.product_id"), nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("available", Boolean, nullable=False),
+    Column("price", Float, nullable=False),
+    Column("options", Text, nullable=False),
+    Index("ix_variants_product", "product_id", "position"),
+)
+
+users = Table(
+    "users", metadata,
+    Column("user_id", String, primary_key=True),
+    Column("position", Integer, nullable=False),
+    Column("first_name", String, nullable=False),
+    Column("last_name", String, nullable=False),
+    Column("email", String, nullable=False),
+    *_address(),
+    Index("ix_users_position", "position"),
+)
+
+payment_methods = Table(
+    "payment_methods", metadata,
+    Column("id", String, primary_key=True),
+    Column("user_id", String, ForeignKey("users.user_id"), nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("source", String, nullable=False),
+    Column("brand", String),  # credit_card only
+    Column("last_four", String),  # credit_card only
+    Column("balance", Float),  # gift_card only
+    Index("ix_payment_methods_user", "user_id", "position"),
+)
+
+user_orders = Table(
+    "user_orders", metadata,
+    Column("user_id", String, ForeignKey("users.user_id"), primary_key=True),
+    Column("position", Integer, primary_key=True),
+    Column("order_id", String, nullable=False),
+)
+
+orders = Table(
+    "orders", metadata,
+    Column("order_id", String, primary_key=True),
+    Column("position", Integer, nullable=False),
+    Column("user_id", String, nullable=False),
+    *_address(),
+    Column("status", String, nullable=False),
+    Column("cancel_reason", String),
+    Column("exchange_items", Text),
+    Column("exchange_new_items", Text),
+    Column("exchange_payment_method_id", String),
+    Column("exchange_price_difference", ExactNumber),
+    Column("return_items", Text),
+    Column("return_payment_method_id", String),
+)
+
+order_items = Table(
+    "order_items", metadata,
+    Column("order_id", String, ForeignKey("orders.order_id"), primary_key=True),
+    Column("position", Integer, primary_key=True),
+    Column("item_id", String, nullable=False),
+    Column("product_id", String, nullable=False),
+    Column("name", String, nullable=False),
+    Column("price", Float, nullable=False),
+    Column("options", Text, nullable=False),
+)
+
+fulfillments = Table(
+    "fulfillments", metadata,
+    Column("order_id", String, ForeignKey("orders.order_id"), primary_key=True),
+    Column("position", Integer, primary_key=True),
+    Column("tracking_ids", Text, nullable=False),
+    Column("item_ids", Text, nullable=False),
+)
+
+payments = Table(
+    "payments", metadata,
+    Column("order_id", String, ForeignKey("orders.order_id"), primary_key=True),
+    Column("position", Integer, primary_key=True),
+    Column("transaction_type", String, nullable=False),
+    Column("amount", Float, nullable=False),
+    Column("payment_method_id", String, nullable=False),
+)
+
+# The seven order fields absent from db.json; tau2 reads absent as null.
+ORDER_OPTIONAL = ("cancel_reason", "exchange_items", "exchange_new_items", "exchange_payment_method_id",
+                  "exchange_price_difference", "return_items", "return_payment_method_id")
+
+COLUMNS: dict[str, tuple[str, ...]] = {name: tuple(c.name for c in t.columns) for name, t in metadata.tables.items()}
+# Text columns holding JSON (json.dumps defaults, so equal values are equal text).
+JSON_COLUMNS: dict[str, frozenset[str]] = {
+    "variants": frozenset({"options"}), "order_items": frozenset({"options"}),
+    "fulfillments": frozenset({"tracking_ids", "item_ids"}),
+    "orders": frozenset({"exchange_items", "exchange_new_items", "return_items"}),
+}
+
+
+def select_sql(table: str, where: str = "", order: str = "") -> str:
+    """`SELECT <all columns in table order> FROM table [WHERE …] [ORDER BY …]` as plain SQL."""
+    sql = f'SELECT {", ".join(COLUMNS[table])} FROM {table}'
+    if where:
+        sql += f" WHERE {where}"
+    if order:
+        sql += f" ORDER BY {order}"
+    return sql

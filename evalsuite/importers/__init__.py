@@ -1,0 +1,1 @@
+"""Importers: public benchmarks and other ready-made sources turned into evalsuite suites."""

@@ -1,0 +1,60 @@
+"""Helpers for the harness and scorecard tests: a small release folder and agents that crash.
+
+Importable by spawned worker processes (pytest puts tests/ on sys.path and
+spawn passes sys.path on), which is how a test makes a worker die.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from evalsuite.agents import ReferenceAgent, make_agent as builtin_agent
+from evalsuite.domains import get_domain
+from evalsuite.hashing import json_sha256
+from evalsuite.release import ReleaseManifest, write_release
+
+DIES_ON = "ap-exc-9103"  # the task whose trials kill their worker process
+
+
+def make_release(ap, root: Path) -> Path:
+    """The AP example as a release folder, with a hand-made manifest."""
+    domain = get_domain("ap_exceptions")
+    # Hashed here rather than with release.task_set_sha256, which cannot sort dict bodies (a bug reported upstream).
+    task_set = json_sha256(sorted(t.model_dump_json(exclude={"suite": {"version", "task_set_sha256"}}) for t in ap.tasks))
+    manifest = ReleaseManifest(
+        suite="ap_test", version="t1", domain="ap_exceptions", task_set_sha256=task_set,
+        seed_sha256=ap.world.seed_sha256, environment_image=domain.image,
+        tool_schemas_sha256=domain.tool_schemas_sha256(), policy_versions=["v6", "v7"],
+        rights_decision={"allowed": True}, quarantined=[], n_tasks=len(ap.tasks),
+        acceptance={"tasks": len(ap.tasks), "accepted": len(ap.tasks), "quarantined": 0, "releasable": True},
+    )
+    return write_release(root, manifest, ap.tasks, ap.world.path)
+
+
+class CrashingAgent(ReferenceAgent):
+    """The reference agent, except that it raises on the tasks it is told to."""
+
+    name = "crashy"
+
+    def __init__(self, crash_on: set[str]):
+        self.crash_on = crash_on
+
+    def run(self, task, env):
+        if task.task_id in self.crash_on:
+            raise RuntimeError(f"boom on {task.task_id}")
+        return super().run(task, env)
+
+
+class DyingAgent(ReferenceAgent):
+    """The reference agent, except that it kills its whole process on one task (a segfault, an OOM kill)."""
+
+    name = "dies"
+
+    def run(self, task, env):
+        if task.task_id == DIES_ON:
+            os._exit(3)
+        return super().run(task, env)
+
+
+def make_agent(name: str):
+    return DyingAgent() if name == "dies" else builtin_agent(name)

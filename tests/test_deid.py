@@ -1,0 +1,217 @@
+import json
+import re
+from datetime import date
+
+import pandas as pd
+import pytest
+
+from evalsuite.deid import (
+    DeidError,
+    DeidKeyError,
+    DeidRules,
+    _Engine,
+    deidentify,
+    load_key,
+    load_rules,
+    residual_check,
+)
+
+KEY = "test-key-0123456789abcdef"
+OTHER_KEY = "another-key-0123456789abcdef"
+
+
+def tables() -> dict[str, pd.DataFrame]:
+    vendors = pd.DataFrame(
+        {
+            "vendor_id": ["V-1001", "V-1002", "V-1003"],
+            "vendor_name": ["Northwind Traders", "Contoso Supplies", "Fabrikam Parts"],
+            "contact_name": ["Alice Johnson", "Bob Okafor", "Chen Wei Ling"],
+            "contact_email": ["alice.johnson@northwind.test", "bob@contoso.test", "chen@fabrikam.test"],
+            "zip": ["94107", "10001", "60601"],
+        }
+    )
+    invoices = pd.DataFrame(
+        {
+            "invoice_id": ["INV-1", "INV-2", "INV-3", "INV-4", "INV-5"],
+            "vendor_id": ["V-1001", "V-1001", "V-1002", "V-1003", "V-1002"],
+            "amount": [120.50, 99.99, 4000.00, 15.25, 310.00],
+            "currency": ["EUR", "EUR", "USD", "GBP", "USD"],
+            "status": ["open", "paid", "disputed", "open", "paid"],
+            "issued": ["2024-01-10", "2024-02-11", "2024-01-03", "2024-03-15", "2024-01-20"],
+            "note": [
+                "Spoke to alice JOHNSON, she will resend.",
+                None,
+                "Escalated by Bob Okafor; call +1 (415) 555-0199 or bob@contoso.test",
+                "Paid to DE89 3704 0044 0532 0130 00 on 2024-03-20",
+                "Refer to account 12345678901; amount 310.00 agreed on 2024-01-21 10:30",
+            ],
+        }
+    )
+    customers = pd.DataFrame({"customer_id": [7, 8], "name": ["Alice Johnson", "Dana Scully"]})
+    return {"vendors": vendors, "invoices": invoices, "customers": customers}
+
+
+RULES = DeidRules.model_validate(
+    {
+        "tables": {
+            "vendors": {
+                "columns": {
+                    "vendor_id": {"rule": "pseudonym", "prefix": "ven_", "length": 12},
+                    "vendor_name": {"rule": "keep"},
+                    "contact_name": {"rule": "surrogate", "kind": "name"},
+                    "contact_email": {"rule": "surrogate", "kind": "email"},
+                    "zip": {"rule": "generalise", "to": "prefix", "length": 3},
+                }
+            },
+            "invoices": {
+                "columns": {
+                    "vendor_id": {"rule": "pseudonym", "prefix": "ven_", "length": 12},
+                    "issued": {"rule": "date_shift", "entity_column": "vendor_id", "max_days": 20},
+                },
+                "free_text": ["note"],
+            },
+            "customers": {"columns": {"name": {"rule": "surrogate", "kind": "name"}}},
+        }
+    }
+)
+
+
+def run(key: str = KEY):
+    return deidentify(tables(), RULES, key=key, today=date(2025, 6, 1))
+
+
+def test_joins_resolve_after_deidentification():
+    src, out = tables(), run().tables
+    before = src["invoices"].merge(src["vendors"], on="vendor_id", validate="many_to_one")
+    after = out["invoices"].merge(out["vendors"], on="vendor_id", validate="many_to_one")
+    assert len(after) == len(before) == 5
+    assert after["invoice_id"].tolist() == before["invoice_id"].tolist()
+    assert after["vendor_name"].tolist() == before["vendor_name"].tolist()
+    assert all(re.fullmatch(r"ven_[0-9a-f]{12}", v) for v in out["vendors"]["vendor_id"])
+    assert not set(out["invoices"]["vendor_id"]) & set(src["invoices"]["vendor_id"])
+
+
+def test_values_assertions_depend_on_are_untouched():
+    src, out = tables(), run().tables
+    for column in ("invoice_id", "amount", "currency", "status"):
+        pd.testing.assert_series_equal(out["invoices"][column], src["invoices"][column])
+    assert out["vendors"]["zip"].tolist() == ["941", "100", "606"]
+
+
+def test_customer_name_in_another_tables_note_is_replaced():
+    out = run().tables
+    surrogate = out["vendors"].loc[0, "contact_name"]
+    note = out["invoices"].loc[0, "note"]
+    assert "alice" not in note.lower() and "johnson" not in note.lower()
+    assert note == f"Spoke to {surrogate}, she will resend."
+    assert out["invoices"].loc[2, "note"].startswith(f"Escalated by {out['vendors'].loc[1, 'contact_name']};")
+
+
+def test_pattern_detectors_redact_contact_details_but_not_dates_or_amounts():
+    notes = run().tables["invoices"]["note"]
+    assert "[PHONE]" in notes[2] and "[EMAIL]" in notes[2]
+    assert notes[3] == "Paid to [IBAN] on 2024-03-20"
+    assert notes[4] == "Refer to account [ACCOUNT]; amount 310.00 agreed on 2024-01-21 10:30"
+    assert pd.isna(notes[1])
+
+
+def test_same_input_same_surrogate_across_tables_and_runs_and_not_across_keys():
+    first, second, other = run().tables, run().tables, run(OTHER_KEY).tables
+    alice_vendor = first["vendors"].loc[0, "contact_name"]
+    assert first["customers"].loc[0, "name"] == alice_vendor != "Alice Johnson"
+    for name in ("vendors", "invoices", "customers"):
+        pd.testing.assert_frame_equal(first[name], second[name])
+    assert other["vendors"].loc[0, "contact_name"] != alice_vendor
+    assert other["vendors"].loc[0, "vendor_id"] != first["vendors"].loc[0, "vendor_id"]
+
+
+def test_date_shift_preserves_order_per_entity_and_stays_in_range():
+    src, out = tables()["invoices"], run().tables["invoices"]
+    before = pd.to_datetime(src["issued"])
+    after = pd.to_datetime(out["issued"])
+    shift = (after - before).dt.days
+    assert shift.abs().max() <= 20
+    assert out["issued"].str.fullmatch(r"\d{4}-\d{2}-\d{2}").all()
+    for vendor, rows in src.groupby("vendor_id").groups.items():
+        assert shift[rows].nunique() == 1, vendor
+        assert before[rows].argsort().tolist() == after[rows].argsort().tolist()
+
+
+def test_residual_check_passes_clean_output_and_catches_planted_leak_without_value():
+    src = tables()
+    result = run()
+    assert residual_check(src, result.tables, RULES).passed
+
+    leaked = {name: df.copy() for name, df in result.tables.items()}
+    leaked["invoices"].loc[1, "note"] = "Forwarded to Chen Wei Ling"
+    leaked["invoices"]["comment"] = ["", "", "mail chen@private.test", "", ""]
+    report = residual_check(src, leaked, RULES)
+
+    assert not report.passed
+    assert report.counts == {"original_value": 1, "email": 1}
+    places = {(f.table, f.column, f.row, f.kind, f.source) for f in report.findings}
+    assert places == {
+        ("invoices", "note", "1", "original_value", "vendors.contact_name"),
+        ("invoices", "comment", "2", "email", None),
+    }
+    dumped = report.model_dump_json()
+    assert "Chen Wei Ling" not in dumped and "chen@private.test" not in dumped
+
+
+def test_missing_key_gives_clear_error(monkeypatch):
+    monkeypatch.delenv("EVALSUITE_DEID_KEY", raising=False)
+    with pytest.raises(DeidKeyError, match="key missing: set the environment variable EVALSUITE_DEID_KEY"):
+        deidentify(tables(), RULES)
+    with pytest.raises(DeidKeyError, match="too short"):
+        deidentify(tables(), RULES, key="short")
+
+
+def test_key_from_named_env_var_or_file_and_never_in_output(tmp_path, monkeypatch):
+    rules = RULES.model_copy(update={"key_env": "MY_DEID_KEY"})
+    assert load_key(rules, environ={"MY_DEID_KEY": KEY}) == KEY.encode()
+    key_file = tmp_path / "deid.key"
+    key_file.write_text(KEY + "\n")
+    assert load_key(rules.model_copy(update={"key_file": key_file}), environ={}) == KEY.encode()
+
+    monkeypatch.setenv("MY_DEID_KEY", KEY)
+    result = deidentify(tables(), rules)
+    assert KEY not in json.dumps(result.provenance())
+    for df in result.tables.values():
+        assert not df.astype(str).apply(lambda col: col.str.contains(KEY, regex=False)).any().any()
+
+
+def test_provenance_records_rules_hash_method_date_and_counts():
+    result = run()
+    prov = result.provenance()
+    assert prov["rule_set_sha256"] == RULES.sha256() and len(prov["rule_set_sha256"]) == 64
+    assert prov["date"] == "2025-06-01" and "HMAC-SHA256" in prov["method"]
+    note = next(c for c in result.counts if (c.table, c.column) == ("invoices", "note"))
+    assert note.replacements == {"value": 2, "phone": 1, "email": 1, "iban": 1, "account": 1}
+    vendor_ids = next(c for c in result.counts if (c.table, c.column) == ("invoices", "vendor_id"))
+    assert (vendor_ids.rows, vendor_ids.nulls, vendor_ids.distinct) == (5, 0, 3)
+
+
+def test_drop_removes_column_and_rules_must_match_tables():
+    rules = DeidRules.model_validate({"tables": {"customers": {"columns": {"name": {"rule": "drop"}}}}})
+    out = deidentify(tables(), rules, key=KEY).tables
+    assert list(out["customers"].columns) == ["customer_id"]
+    bad = DeidRules.model_validate({"tables": {"customers": {"columns": {"nmae": {"rule": "drop"}}}}})
+    with pytest.raises(DeidError, match=r"customers.*\['nmae'\]"):
+        deidentify(tables(), bad, key=KEY)
+
+
+def test_load_rules_names_file_and_field(tmp_path):
+    path = tmp_path / "rules.yaml"
+    path.write_text("tables:\n  vendors:\n    columns:\n      zip: {rule: blur}\n")
+    with pytest.raises(DeidError, match=r"rules\.yaml: tables\.vendors\.columns\.zip: "):
+        load_rules(path)
+
+
+def test_fast_faker_names_are_the_values_stock_faker_draws():
+    from faker import Factory
+
+    stock, fast = Factory.create("en_US"), _Engine(KEY.encode())._generator("en_US")
+    for seed in range(200):
+        stock.seed_instance(seed)
+        fast.seed_instance(seed)
+        assert (stock.name(), stock.company(), stock.user_name()) == (fast.name(), fast.company(), fast.user_name())
