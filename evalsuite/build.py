@@ -264,6 +264,13 @@ def _write(spec, paths, decision, report, accepted, tsha) -> Path:
 
 def build_release(spec_path: str | Path, home: Path | None = None, runner: Runner | None = None) -> Path:
     """Every stage in order, stopping at the first gate that blocks; returns the release folder."""
+    spec, paths = prepare(spec_path, home)
+    accept(spec, paths, runner)
+    return release(spec, paths)
+
+
+def prepare(spec_path: str | Path, home: Path | None = None) -> tuple[SuiteSpec, Paths]:
+    """Every stage up to derived tasks and their world, stopping at the first gate that blocks."""
     spec = load_spec(spec_path)
     paths = Paths(spec, home)
     decision = review_rights(spec, paths)
@@ -276,9 +283,18 @@ def build_release(spec_path: str | Path, home: Path | None = None, runner: Runne
     if de.residual is not None and not de.residual.passed:
         raise GateError("no_residual_pii", f"{de.residual.total} residual personal value(s): {de.residual.counts}")
     if not de.joins_preserved:
-        raise GateError("joins_preserved", json.dumps({k: v for k, v in de.joins.items() if v['before'] != v['after']}))
+        raise GateError("joins_preserved", json.dumps({k: v for k, v in de.joins.items() if v["before"] != v["after"]}))
     der = derive(spec, paths)
     if der.problems:
         raise GateError("task_schema_valid", "; ".join(der.problems[:3]))
-    accept(spec, paths, runner)
-    return release(spec, paths)
+    return spec, paths
+
+
+def audit_suite(spec_path: str | Path, out: Path, home: Path | None = None, runner: Runner | None = None) -> AcceptanceReport:
+    """Run the acceptance checks on any suite and write out/audit.json and out/audit.md."""
+    spec, paths = prepare(spec_path, home)
+    report = accept(spec, paths, runner)
+    out.mkdir(parents=True, exist_ok=True)
+    for name in ("audit.json", "audit.md"):
+        (out / name).write_text((paths.acceptance / name).read_text())
+    return report

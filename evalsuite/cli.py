@@ -76,8 +76,14 @@ def run(
     progress: bool = typer.Option(True, help="show a progress bar on stderr"),
 ) -> None:
     """Score agents on a release: traces, summary and scorecard go to the run folder; a killed run resumes."""
+    from evalsuite.agents import make_agent
     from evalsuite.runs import resolve_release, run_release
 
+    for name in agent:  # before any build or trial: a typo should cost nothing
+        try:
+            make_agent(name)
+        except KeyError as exc:
+            raise typer.BadParameter(exc.args[0], param_hint="--agent") from exc
     with _run_errors():
         release = resolve_release(source)
         out = out or Path("runs") / release.manifest.suite / release.manifest.version
@@ -112,15 +118,31 @@ def _run_errors() -> Iterator[None]:
 
 
 def _print_scorecard(card, out: Path) -> None:
-    top = min(len(a.curve) for a in card.agents)
-    table = Table(title=f"{card.suite} {card.suite_version}: pass^k with 95% task-bootstrap intervals")
-    for col in ("agent", "tasks", "trials", "infra errors", *(f"pass^{k}" for k in range(1, top + 1))):
-        table.add_column(col)
+    """Rows k, a column per agent: stays readable at 80 columns for a handful of agents."""
+    table = Table(title=f"{card.suite} {card.suite_version}: pass^k [95% task-bootstrap interval]")
+    table.add_column("")
     for a in card.agents:
-        table.add_row(a.agent, str(a.tasks), str(a.trials), str(a.outcomes["infra_error"]),
-                      *(f"{p.pass_hat:.3f} [{p.pass_hat_low:.2f}, {p.pass_hat_high:.2f}]" for p in a.curve[:top]))
+        table.add_column(a.agent, justify="right")
+    table.add_row("tasks / trials", *(f"{a.tasks} / {a.trials}" for a in card.agents))
+    table.add_row("infra errors", *(str(a.outcomes["infra_error"]) for a in card.agents))
+    for k in _ks(max(len(a.curve) for a in card.agents)):
+        table.add_row(f"pass^{k}", *(_point(a.curve, k) for a in card.agents))
     console.print(table)
     console.print(f"scorecard: {Path(out) / 'scorecard.json'}  (.md, passk.png beside it)")
+
+
+def _ks(top: int) -> list[int]:
+    """Every k up to 8; beyond, powers of two and the last (the full curve is in scorecard.json/.md)."""
+    if top <= 8:
+        return list(range(1, top + 1))
+    return sorted({2**i for i in range(top.bit_length()) if 2**i <= top} | {top})
+
+
+def _point(curve, k: int) -> str:
+    if k > len(curve):
+        return "—"
+    p = curve[k - 1]
+    return f"{p.pass_hat:.3f} [{p.pass_hat_low:.2f}, {p.pass_hat_high:.2f}]"
 
 
 if __name__ == "__main__":

@@ -1,9 +1,12 @@
 """Jobs across worker processes, with a dead worker's trials recorded rather than lost.
 
-Workers are spawned (not forked: the parent may run a progress thread, and a
-fork of a threaded process can deadlock), and each opens the World once in
-its initializer from JSON strings, so nothing unpicklable crosses the process
-boundary. One submission carries every trial of one task x agent, which
+Workers never inherit the parent's state: the parent may run a progress
+thread, and a plain fork of a threaded process can deadlock. They come from
+a forkserver (a clean single-threaded process that has imported this module
+once, so a new worker costs milliseconds, not seconds of imports) where the
+platform has one, and are spawned otherwise. Either way each opens the World
+once in its initializer from JSON strings, so nothing unpicklable crosses the
+process boundary. One submission carries every trial of one task x agent, which
 amortises the IPC; at most one chunk per worker is in flight, so the chunks
 in flight are the chunks running.
 
@@ -18,6 +21,9 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import multiprocessing.connection
+import os
+import threading
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -65,15 +71,21 @@ def run_pool(world: WorldRef, tasks: list[TaskRecord], chunks: list[Chunk], stam
 
 def _drain(init: tuple, source: deque, limit: int, stamps: dict[str, Stamp], emit: Emit) -> list[tuple[Chunk, BaseException]]:
     """Run chunks from source until it is empty or the pool breaks; return the chunks lost to a break."""
-    ctx = multiprocessing.get_context("spawn")
     lost: list[tuple[Chunk, BaseException]] = []
-    with ProcessPoolExecutor(limit, mp_context=ctx, initializer=_init_worker, initargs=init) as pool:
+    broken: BaseException | None = None
+    with ProcessPoolExecutor(limit, mp_context=_context(), initializer=_init_worker, initargs=init) as pool:
         inflight: dict[Future, Chunk] = {}
         try:
-            while (source and not lost) or inflight:
-                while source and not lost and len(inflight) < limit:
+            while (source and not broken) or inflight:
+                while source and not broken and len(inflight) < limit:
                     chunk = source.popleft()
-                    inflight[pool.submit(_run_chunk, chunk, stamps[chunk.agent].model_dump_json())] = chunk
+                    try:
+                        inflight[pool.submit(_run_chunk, chunk, stamps[chunk.agent].model_dump_json())] = chunk
+                    except BrokenProcessPool as exc:  # broke since the last wait: this chunk never ran
+                        source.appendleft(chunk)
+                        broken = exc
+                if not inflight:
+                    break
                 done, _ = wait(inflight, return_when=FIRST_COMPLETED)
                 for fut in done:
                     chunk = inflight.pop(fut)
@@ -81,6 +93,7 @@ def _drain(init: tuple, source: deque, limit: int, stamps: dict[str, Stamp], emi
                         lines = fut.result()
                     except BrokenProcessPool as exc:
                         lost.append((chunk, exc))
+                        broken = exc
                         continue
                     except Exception as exc:  # not a trial's doing: the harness is broken, stop loudly
                         raise HarnessError(f"chunk {chunk.agent}/{chunk.task_id} failed in its worker: {exc}") from exc
@@ -89,7 +102,17 @@ def _drain(init: tuple, source: deque, limit: int, stamps: dict[str, Stamp], emi
         except BaseException:
             pool.shutdown(wait=True, cancel_futures=True)
             raise
+    if broken and not lost:  # no trial was running, so no trial can be charged; retrying blind could loop forever
+        raise HarnessError(f"the worker pool broke with no trial running: {broken}") from broken
     return lost
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload([__name__])  # takes effect when the server starts; harmless after
+        return ctx
+    return multiprocessing.get_context("spawn")
 
 
 # --- worker side ------------------------------------------------------------
@@ -104,6 +127,9 @@ def _init_worker(world_json: str, tasks_json: str, factory: str | None) -> None:
     BrokenProcessPool, indistinguishable from a trial killing its worker.
     Raised from the first chunk instead, it stops the run with its cause.
     """
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        threading.Thread(target=_exit_with_parent, args=(parent.sentinel,), daemon=True).start()
     try:
         _STATE["world"] = WorldRef.model_validate_json(world_json).open()
         _STATE["tasks"] = {t["task_id"]: TaskRecord.model_validate(t) for t in json.loads(tasks_json)}
@@ -111,6 +137,16 @@ def _init_worker(world_json: str, tasks_json: str, factory: str | None) -> None:
         _STATE["agents"] = {}
     except Exception as exc:
         _STATE["init_error"] = traceback_text(exc)
+
+
+def _exit_with_parent(sentinel: int) -> None:
+    """End this worker when the run's process dies (a SIGKILL runs no cleanup).
+
+    Without it a worker waits forever on its call queue, whose write end it
+    holds itself, and keeps the forkserver alive with it.
+    """
+    multiprocessing.connection.wait([sentinel])
+    os._exit(1)
 
 
 def _run_chunk(chunk: Chunk, stamp_json: str) -> list[str]:

@@ -34,12 +34,15 @@ def resolve_release(source: Path) -> Release:
         return Release(source)
     if source.suffix in (".yaml", ".yml"):
         try:
-            from evalsuite.build import build_release
+            from evalsuite.build import GateError, build_release
         except ModuleNotFoundError as exc:
             if exc.name != "evalsuite.build":
                 raise
             raise ReleaseError(f"{source}: building from a suite spec needs evalsuite.build, not available") from exc
-        built = build_release(source)
+        try:
+            built = build_release(source)
+        except GateError as exc:  # a blocked gate is a verdict on the suite, reported in one line
+            raise ReleaseError(f"{source}: {exc}") from exc
         return built if isinstance(built, Release) else Release(Path(built))
     raise ReleaseError(f"{source}: neither a release folder nor a suite spec (.yaml)")
 

@@ -5,6 +5,7 @@ never touches a display or the caller's global backend.
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -29,7 +30,7 @@ def _curve_rows(curve: list[KPoint]) -> list[list[str]]:
 
 def _agent_section(a: AgentScore, min_tasks: int) -> list[str]:
     o = a.outcomes
-    lines = [f"## {a.agent}", "", f"Config: `{a.agent_config}`  ", f"Identity sha256: `{a.identity_sha256}`", ""]
+    lines = [f"## {a.agent}", "", f"Config: `{json.dumps(a.agent_config, sort_keys=True)}`  ", f"Identity sha256: `{a.identity_sha256}`", ""]
     lines += _table(["tasks", "trials", "trials/task", "pass", "fail", "budget exhausted", "infra errors",
                      "tasks with infra errors"],
                     [[str(a.tasks), str(a.trials), f"{a.trials_per_task_min}–{a.trials_per_task_max}", str(o["pass"]),
@@ -88,6 +89,7 @@ def plot_passk(card: Scorecard, path: Path) -> None:
         means = [p.pass_hat for p in a.curve]
         err = [[p.pass_hat - p.pass_hat_low for p in a.curve], [p.pass_hat_high - p.pass_hat for p in a.curve]]
         ax.errorbar(ks, means, yerr=err, marker="o", capsize=3, label=a.agent)
+    ax.set_xticks(range(1, max((len(a.curve) for a in card.agents), default=1) + 1))
     ax.set_xlabel("k (trials that must all pass)")
     ax.set_ylabel("pass^k")
     ax.set_ylim(-0.05, 1.05)

@@ -15,14 +15,16 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
-import pandas as pd
 from pydantic import ConfigDict, ValidationError
 
 from evalsuite.records import Simulator
 from evalsuite.spec import AgentConfig
 from evalsuite.trial import TrialResult
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 TRACES = "traces.jsonl"
 SUMMARY = "summary.parquet"
@@ -131,6 +133,8 @@ class TraceWriter:
 
 def summary_frame(records: list[TrialRecord]) -> pd.DataFrame:
     """One row per trial; nested identity fields as JSON text so the file stays flat."""
+    import pandas as pd  # here, not at the top: worker processes import this module and never need pandas
+
     rows = []
     for r in records:
         row = r.model_dump(mode="json", include=set(SUMMARY_COLUMNS))

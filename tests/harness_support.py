@@ -10,8 +10,7 @@ from pathlib import Path
 
 from evalsuite.agents import ReferenceAgent, make_agent as builtin_agent
 from evalsuite.domains import get_domain
-from evalsuite.hashing import json_sha256
-from evalsuite.release import ReleaseManifest, write_release
+from evalsuite.release import ReleaseManifest, task_set_sha256, write_release
 
 DIES_ON = "ap-exc-9103"  # the task whose trials kill their worker process
 
@@ -19,10 +18,8 @@ DIES_ON = "ap-exc-9103"  # the task whose trials kill their worker process
 def make_release(ap, root: Path) -> Path:
     """The AP example as a release folder, with a hand-made manifest."""
     domain = get_domain("ap_exceptions")
-    # Hashed here rather than with release.task_set_sha256, which cannot sort dict bodies (a bug reported upstream).
-    task_set = json_sha256(sorted(t.model_dump_json(exclude={"suite": {"version", "task_set_sha256"}}) for t in ap.tasks))
     manifest = ReleaseManifest(
-        suite="ap_test", version="t1", domain="ap_exceptions", task_set_sha256=task_set,
+        suite="ap_test", version="t1", domain="ap_exceptions", task_set_sha256=task_set_sha256(ap.tasks),
         seed_sha256=ap.world.seed_sha256, environment_image=domain.image,
         tool_schemas_sha256=domain.tool_schemas_sha256(), policy_versions=["v6", "v7"],
         rights_decision={"allowed": True}, quarantined=[], n_tasks=len(ap.tasks),

@@ -102,6 +102,13 @@ def test_a_dead_worker_charges_only_its_own_trials(run_args):
     assert all(r.outcome == "pass" for r in records if r.task_id != DIES_ON)
 
 
+def test_a_worker_that_cannot_start_stops_the_run_with_its_cause(run_args, tmp_path):
+    world, tasks, identity = run_args
+    gone = world.model_copy(update={"path": str(tmp_path / "missing.sqlite")})
+    with pytest.raises(HarnessError, match="world file not found"):
+        run_trials(gone, tasks[:2], ["noop"], 1, workers=2, identity=identity)
+
+
 def test_resume_skips_recorded_trials_and_drops_a_truncated_tail(run_args, tmp_path):
     world, tasks, identity = run_args
     first = run_trials(world, tasks[:3], ["reference"], 2, workers=1, identity=identity, out_dir=tmp_path)
@@ -138,13 +145,13 @@ def test_traces_of_another_identity_are_refused(run_args, tmp_path):
 
 
 def _cli(release, out, *extra):
-    return ["run", str(release.path), "--agent", "reference", "--agent", "noop", "--trials", "4",
+    return ["run", str(release.path), "--agent", "reference", "--agent", "noop", "--trials", "3",
             "--out", str(out), "--workers", "1", "--no-progress", *extra]
 
 
 def test_a_killed_run_resumes_without_rerunning_and_scores_like_an_uninterrupted_one(release, tmp_path):
     killed, clean = tmp_path / "killed", tmp_path / "clean"
-    total = len(release.tasks()) * 2 * 4
+    total = len(release.tasks()) * 2 * 3
     proc = subprocess.Popen([sys.executable, "-m", "evalsuite.cli", *_cli(release, killed)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     traces = killed / "traces.jsonl"

@@ -64,7 +64,8 @@ def replay_gold(world: World, delta: DeltaGrader, role: Role, task_id: str, call
                 if before is None:
                     inserted_by.setdefault(ref, i)
                 width = len(now if now is not None else before)
-                cols = range(width) if before is None or now is None else [j for j in range(width) if now[j] != before[j]]
+                whole = before is None or now is None
+                cols = range(width) if whole else [j for j in range(width) if now[j] != before[j]]
                 owners.setdefault(ref, {}).update({j: i for j in cols})
                 last[ref] = now
     assertions = _assertions(world, delta, calls, clause_of_tool, owners, inserted_by, last)

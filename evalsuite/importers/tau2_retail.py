@@ -28,7 +28,7 @@ from evalsuite.importers.tau2_gold import GoldReplayError
 from evalsuite.importers.tau2_policy import clause_ids, versioned_policy
 from evalsuite.importers.tau2_tasks import task_record
 from evalsuite.policies import load_policy
-from evalsuite.records import Simulator, SuiteRef, TaskRecord
+from evalsuite.records import Policy, Simulator, SuiteRef, TaskRecord
 from evalsuite.rights import RightsManifest, load_manifest
 from evalsuite.spec import Acceptance, Derivation, SuiteSpec, TableSource, Sources, dump_spec, load_spec
 from evalsuite.world.world import World
@@ -44,7 +44,8 @@ PINNED_SHA256 = {  # README.md of the third-party folder
     "LICENSE": "e67c5aa0074dfcaefd3c3a1aedb94cb539234aecd15d5a972574e3200e6252fe",
 }
 POLICY_EFFECTIVE_FROM = dt.date(2026, 8, 18)  # the upstream HEAD the snapshot was taken from
-DEFAULT_SIMULATOR = Simulator(model="gpt-4.1-2025-04-14", version="tau2-bench user simulator @a2c02472", temperature=0.0)
+DEFAULT_SIMULATOR = Simulator(model="gpt-4.1-2025-04-14", version="tau2-bench user simulator @a2c02472",
+                              temperature=0.0)
 
 
 class ImportReport(BaseModel):
@@ -98,15 +99,17 @@ def import_tau2_retail(src: Path, out: Path, simulator: Simulator = DEFAULT_SIMU
     return report
 
 
-def _tasks(src: Path, world: World, policy, clauses: dict[str, str], simulator: Simulator) -> tuple[list[TaskRecord], dict]:
+def _tasks(src: Path, world: World, policy: Policy, clauses: dict[str, str],
+           simulator: Simulator) -> tuple[list[TaskRecord], dict]:
     raw = json.loads((src / "tasks.json").read_text())
     split_of = _splits(json.loads((src / "split_tasks.json").read_text()), [str(t["id"]) for t in raw])
     delta = DeltaGrader(world)
+    hasher = tau2_hash.Tau2Hasher(world, delta)
     suite = SuiteRef(name=SUITE, version=SUITE_VERSION)
     tasks, errors, hashes = [], [], {}
     for task in raw:
-        record, replay, end_hash = task_record(task, split_of[str(task["id"])], world, delta, policy, clauses, suite,
-                                               simulator, LICENSE_REF)
+        record, replay, end_hash = task_record(task, split_of[str(task["id"])], world, delta, hasher, policy, clauses,
+                                               suite, simulator, LICENSE_REF)
         verdict = delta.grade(replay.trial, " ".join(o.value for o in record.goal_state.required_outputs),
                               record.goal_state, record.role, record.forbidden)
         if not verdict.passed:  # a goal its own reference fails is a derivation bug, never a task to ship
@@ -145,7 +148,8 @@ def _write_parquet(rows: dict[str, list[dict[str, Any]]], dest: Path) -> None:
                                         pa.float64() if c.name == "exchange_price_difference" else pa.string()))
                   for c in table.columns]
         meta = {"primary_key": json.dumps([c.name for c in table.primary_key.columns])}
-        pq.write_table(pa.Table.from_pylist(rows[name], schema=pa.schema(fields, metadata=meta)), dest / f"{name}.parquet")
+        arrow = pa.Table.from_pylist(rows[name], schema=pa.schema(fields, metadata=meta))
+        pq.write_table(arrow, dest / f"{name}.parquet")
 
 
 def _write_rights(src: Path, out: Path) -> None:

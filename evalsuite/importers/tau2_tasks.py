@@ -66,8 +66,8 @@ def _annotations(task: Mapping[str, Any], replay: GoldReplay, end_hash: str) -> 
     return notes
 
 
-def task_record(task: Mapping[str, Any], split: str, world: World, delta: DeltaGrader, policy: Policy,
-                clause_ids: Mapping[str, str], suite: SuiteRef, simulator: Simulator,
+def task_record(task: Mapping[str, Any], split: str, world: World, delta: DeltaGrader, hasher: tau2_hash.Tau2Hasher,
+                policy: Policy, clause_ids: Mapping[str, str], suite: SuiteRef, simulator: Simulator,
                 license_ref: str) -> tuple[TaskRecord, GoldReplay, str]:
     """The task, its gold replay (trial kept for checks) and tau2's hash of the gold end state."""
     tid = str(task["id"])
@@ -75,12 +75,13 @@ def task_record(task: Mapping[str, Any], split: str, world: World, delta: DeltaG
     calls = [ToolCall(tool=a["name"], arguments=a["arguments"], action_id=a["action_id"]) for a in crit["actions"]]
     clause_of_tool = {tool: clause_ids[title] for tool, title in SECTION_OF_TOOL.items()}
     replay = replay_gold(world, delta, ROLE, tid, calls, clause_of_tool)
-    end_hash = tau2_hash.world_hash(replay.trial)
+    end_hash = hasher.hash(replay.trial)
     instructions = task["user_scenario"]["instructions"]
     goal = GoalState(
         assertions=replay.assertions,
         unchanged_tables=replay.unchanged_tables,
-        required_outputs=[RequiredOutput(name=f"communicate_info[{i}]", value=str(v), clause=clause_ids[INFORMATION_SECTION])
+        required_outputs=[RequiredOutput(name=f"communicate_info[{i}]", value=str(v),
+                                         clause=clause_ids[INFORMATION_SECTION])
                           for i, v in enumerate(crit.get("communicate_info") or [])],
         annotations=_annotations(task, replay, end_hash),
     )
@@ -89,12 +90,13 @@ def task_record(task: Mapping[str, Any], split: str, world: World, delta: DeltaG
         environment=Environment(image=world.domain.image, seed_snapshot="world.sqlite", seed_sha256=world.seed_sha256),
         role=ROLE, policy=policy,
         trigger=Trigger(type="conversation", text=instructions["reason_for_call"]),
-        user_scenario=UserScenario(persona=task["user_scenario"].get("persona"), instructions=scenario_text(instructions),
-                                   simulator=simulator),
+        user_scenario=UserScenario(persona=task["user_scenario"].get("persona"),
+                                   instructions=scenario_text(instructions), simulator=simulator),
         goal_state=goal, reference_solution=calls,
         trial_protocol=TrialProtocol(trials=8, max_steps=max(40, 3 * len(calls))),
         provenance=Provenance(source_record=f"{SOURCE_REF}#id={tid}",
-                              outcome_verified_by="gold actions replayed in the world; the reference passes its goal state",
+                              outcome_verified_by="gold actions replayed in the world; "
+                                                  "the reference passes its derived goal state",
                               license_ref=license_ref),
     )
     return record, replay, end_hash

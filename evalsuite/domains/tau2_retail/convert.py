@@ -38,7 +38,8 @@ def address(row: Mapping[str, Any]) -> dict[str, str]:
 
 
 def variant_entity(v: Mapping[str, Any]) -> dict[str, Any]:
-    return {"item_id": v["item_id"], "options": _json(v["options"]), "available": bool(v["available"]), "price": v["price"]}
+    return {"item_id": v["item_id"], "options": _json(v["options"]), "available": bool(v["available"]),
+            "price": v["price"]}
 
 
 def product_entity(p: Mapping[str, Any], variants: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -67,7 +68,8 @@ def order_entity(o: Mapping[str, Any], items: Iterable[Mapping[str, Any]], fulfi
         "items": [{"name": i["name"], "product_id": i["product_id"], "item_id": i["item_id"], "price": i["price"],
                    "options": _json(i["options"])} for i in items],
         "status": o["status"],
-        "fulfillments": [{"tracking_id": _json(f["tracking_ids"]), "item_ids": _json(f["item_ids"])} for f in fulfillments],
+        "fulfillments": [{"tracking_id": _json(f["tracking_ids"]), "item_ids": _json(f["item_ids"])}
+                         for f in fulfillments],
         "payment_history": [{"transaction_type": p["transaction_type"], "amount": p["amount"],
                              "payment_method_id": p["payment_method_id"]} for p in payments],
     }
@@ -109,7 +111,8 @@ def to_nested(rows: Mapping[str, Sequence[Sequence[Any]]], optional_nulls: bool 
     items, fulfil, pays = (_grouped(r[t], "order_id") for t in ("order_items", "fulfillments", "payments"))
     by_pos = lambda rs: sorted(rs, key=lambda x: x["position"])  # noqa: E731
     return {
-        "products": {p["product_id"]: product_entity(p, variants.get(p["product_id"], [])) for p in by_pos(r["products"])},
+        "products": {p["product_id"]: product_entity(p, variants.get(p["product_id"], []))
+                     for p in by_pos(r["products"])},
         "users": {u["user_id"]: user_entity(u, methods.get(u["user_id"], []),
                                             [x["order_id"] for x in user_orders.get(u["user_id"], [])])
                   for u in by_pos(r["users"])},
@@ -166,7 +169,8 @@ def _user_rows(out: dict[str, list[Row]], pos: int, uid: str, u: Mapping[str, An
         _keyed(mid, m["id"], f"{where}.payment_methods[{mid}]")
         extra = _PM_FIELDS.get(m.get("source"))
         if extra is None or set(m) != {"source", "id", *extra}:
-            raise ValueError(f"{where}.payment_methods[{mid}]: fields {sorted(m)} do not fit source {m.get('source')!r}")
+            raise ValueError(f"{where}.payment_methods[{mid}]: fields {sorted(m)} "
+                             f"do not fit source {m.get('source')!r}")
         out["payment_methods"].append({"id": mid, "user_id": uid, "position": mpos, "source": m["source"],
                                        "brand": m.get("brand"), "last_four": m.get("last_four"),
                                        "balance": m.get("balance")})

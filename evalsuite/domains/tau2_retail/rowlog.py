@@ -59,7 +59,8 @@ class DeltaGrader:
             raise ValueError(f"{world.path}: world has no row-change log; arm it with arm_row_log() after building")
         self.world = world
         self._keys = {t: [s.columns.index(k) for k in s.key] for t, s in world.schemas.items()}
-        self._seed = {t: {tuple(r[i] for i in self._keys[t]): r for r in rows} for t, rows in world.initial_rows.items()}
+        self._seed = {t: {tuple(r[i] for i in self._keys[t]): r for r in rows}
+                      for t, rows in world.initial_rows.items()}
         self._by_key = {t: f'SELECT {", ".join(s.columns)} FROM {t} WHERE {" AND ".join(f"{k} = ?" for k in s.key)}'
                         for t, s in world.schemas.items()}
         self._all = {t: f'SELECT {", ".join(s.columns)} FROM {t} ORDER BY {", ".join(s.key)}'
@@ -67,14 +68,14 @@ class DeltaGrader:
 
     def changed_keys(self, trial: TrialWorld) -> dict[str, set[tuple]]:
         """Primary keys of every row written so far in this trial, by table."""
-        with _Raw(trial) as db:
+        with RawConnection(trial) as db:
             return self._changed_keys(db)
 
     def seed_row(self, table: str, key: tuple) -> tuple | None:
         return self._seed[table].get(key)
 
     def current_row(self, trial: TrialWorld, table: str, key: tuple) -> tuple | None:
-        with _Raw(trial) as db:
+        with RawConnection(trial) as db:
             found = db.execute(self._by_key[table], key).fetchall()
         return found[0] if found else None
 
@@ -86,7 +87,7 @@ class DeltaGrader:
 
     def rows(self, trial: TrialWorld, goal: GoalState) -> tuple[dict[str, list[tuple]], dict[str, list[tuple]]]:
         """(seed rows, trial rows) of every table that changed or that an assertion reads, restricted alike."""
-        with _Raw(trial) as db:
+        with RawConnection(trial) as db:
             keys = self._changed_keys(db)
             whole: set[str] = set()
             for a in goal.assertions:
@@ -124,7 +125,7 @@ class DeltaGrader:
         return tuple(row[i] for i in self._keys[table])
 
 
-class _Raw:
+class RawConnection:
     """The trial's own sqlite3 connection (the world's engine holds exactly one), without statement compiling."""
 
     def __init__(self, trial: TrialWorld):

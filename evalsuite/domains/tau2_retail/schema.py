@@ -13,11 +13,15 @@ plain strings.
 """
 from __future__ import annotations
 
-from sqlalchemy import Boolean, Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text
+from sqlalchemy import Boolean, Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text, func
 
 from evalsuite.world.types import ExactNumber
 
 metadata = MetaData()
+
+# WITHOUT ROWID: rows are stored in primary-key order, so a lookup by key or by
+# (owner, position) prefix is one B-tree descent with no second rowid lookup.
+_CLUSTERED = {"sqlite_with_rowid": False}
 
 ADDRESS_FIELDS = ("address1", "address2", "city", "country", "state", "zip")
 
@@ -31,6 +35,7 @@ products = Table(
     Column("product_id", String, primary_key=True),
     Column("position", Integer, nullable=False),
     Column("name", String, nullable=False),
+    **_CLUSTERED,
 )
 
 variants = Table(
@@ -42,6 +47,7 @@ variants = Table(
     Column("price", Float, nullable=False),
     Column("options", Text, nullable=False),
     Index("ix_variants_product", "product_id", "position"),
+    **_CLUSTERED,
 )
 
 users = Table(
@@ -52,8 +58,11 @@ users = Table(
     Column("last_name", String, nullable=False),
     Column("email", String, nullable=False),
     *_address(),
-    Index("ix_users_position", "position"),
+    **_CLUSTERED,
 )
+# The find_user_* tools match lower(...) = ?; these indexes serve exactly those expressions.
+Index("ix_users_email_lower", func.lower(users.c.email))
+Index("ix_users_first_name_lower", func.lower(users.c.first_name))
 
 payment_methods = Table(
     "payment_methods", metadata,
@@ -65,6 +74,7 @@ payment_methods = Table(
     Column("last_four", String),  # credit_card only
     Column("balance", Float),  # gift_card only
     Index("ix_payment_methods_user", "user_id", "position"),
+    **_CLUSTERED,
 )
 
 user_orders = Table(
@@ -72,6 +82,7 @@ user_orders = Table(
     Column("user_id", String, ForeignKey("users.user_id"), primary_key=True),
     Column("position", Integer, primary_key=True),
     Column("order_id", String, nullable=False),
+    **_CLUSTERED,
 )
 
 orders = Table(
@@ -88,6 +99,7 @@ orders = Table(
     Column("exchange_price_difference", ExactNumber),
     Column("return_items", Text),
     Column("return_payment_method_id", String),
+    **_CLUSTERED,
 )
 
 order_items = Table(
@@ -99,6 +111,7 @@ order_items = Table(
     Column("name", String, nullable=False),
     Column("price", Float, nullable=False),
     Column("options", Text, nullable=False),
+    **_CLUSTERED,
 )
 
 fulfillments = Table(
@@ -107,6 +120,7 @@ fulfillments = Table(
     Column("position", Integer, primary_key=True),
     Column("tracking_ids", Text, nullable=False),
     Column("item_ids", Text, nullable=False),
+    **_CLUSTERED,
 )
 
 payments = Table(
@@ -116,6 +130,7 @@ payments = Table(
     Column("transaction_type", String, nullable=False),
     Column("amount", Float, nullable=False),
     Column("payment_method_id", String, nullable=False),
+    **_CLUSTERED,
 )
 
 # The seven order fields absent from db.json; tau2 reads absent as null.

@@ -153,7 +153,8 @@ def modify_user_address(ctx: ToolContext, /, user_id, address1, address2, city, 
 
 
 @_tool("write")
-def modify_pending_order_address(ctx: ToolContext, /, order_id, address1, address2, city, state, country, zip):  # noqa: A002
+def modify_pending_order_address(ctx: ToolContext, /, order_id, address1, address2, city, state, country,
+                                 zip):  # noqa: A002 - tau2's name
     """Replace the shipping address of a pending order. Arguments: order_id, address1, address2, city, state,
     country, zip (str)."""
     order = store.get_order(ctx, order_id)

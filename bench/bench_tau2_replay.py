@@ -1,0 +1,114 @@
+"""Per-task gold replay + grading time on the imported τ²-bench retail world, next to tau2-style hashing.
+
+    /tmp/venvtest/bin/python bench/bench_tau2_replay.py [--out DIR] [--repeats 5]
+
+For every one of the 114 tasks: restore the world (not timed), replay all gold
+actions through the world's tool calls, grade the end state against the
+task's goal with the delta grader (timed together: "replay + grade"). Each
+task's time is its median over the repeats (and, less noisy on a shared
+machine, its best); the figure reported is the median over tasks. Side by
+side, once per task: the core grader over whole changed tables,
+and tau2's DB hash of the end state three ways (tau2's own cost is the sorted
+dump of an in-memory dict; "from world rows" adds reading our tables back;
+"incremental" re-dumps only the changed entities).
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from evalsuite.domains.tau2_retail import DOMAIN, DeltaGrader, tau2_hash
+from evalsuite.domains.tau2_retail.convert import to_nested
+from evalsuite.grading import grade
+from evalsuite.importers.tau2_retail import import_tau2_retail
+from evalsuite.records import TaskRecord
+from evalsuite.world.world import TrialWorld, World
+
+SRC = Path("/work/shared/third_party/tau2_retail")
+TARGET_MS = 2.5
+
+
+def _replay(world: World, task: TaskRecord) -> TrialWorld:
+    trial = world.reset(task.role)
+    for call in task.solution_calls():
+        trial.call(call.tool, call.arguments)
+    return trial
+
+
+def _timed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return (time.perf_counter() - start) * 1000
+
+
+def _stats(per_task: dict[str, list[float]]) -> dict[str, float]:
+    medians = sorted(statistics.median(v) for v in per_task.values())
+    return {"median": statistics.median(medians), "p90": medians[int(0.9 * (len(medians) - 1))],
+            "max": medians[-1], "mean": statistics.fmean(medians)}
+
+
+def run(out: Path, repeats: int) -> dict[str, dict[str, float]]:
+    world = World(DOMAIN, out / "world.sqlite")
+    tasks = [TaskRecord.model_validate_json(line) for line in (out / "tasks.jsonl").read_text().splitlines()]
+    delta = DeltaGrader(world)
+    hasher = tau2_hash.Tau2Hasher(world, delta)
+    main = ("replay + grade", "replay only", "delta grade only")
+    side = ("core grade, whole tables", "tau2 hash: dump of in-memory dict", "tau2 hash: from world rows",
+            "tau2 hash: incremental")
+    times: dict[str, dict[str, list[float]]] = {k: {t.task_id: [] for t in tasks} for k in main + side}
+    for rep in range(repeats):
+        for task in tasks:
+            msg = " ".join(o.value for o in task.goal_state.required_outputs)
+            trial = world.reset(task.role)  # restore: not timed
+            start = time.perf_counter()
+            for call in task.solution_calls():
+                trial.call(call.tool, call.arguments)
+            mid = time.perf_counter()
+            verdict = delta.grade(trial, msg, task.goal_state, task.role, task.forbidden)
+            end = time.perf_counter()
+            if not verdict.passed:
+                raise AssertionError(f"task {task.task_id}: reference fails its goal: {verdict.failures()}")
+            t = task.task_id
+            for name, ms in zip(main, ((end - start) * 1000, (mid - start) * 1000, (end - mid) * 1000)):
+                times[name][t].append(ms)
+            if rep == 0:  # the slow comparisons once per task: they only set the scale
+                times[side[0]][t].append(_timed(lambda: grade(
+                    world.schemas, world.initial_rows, trial.changed_rows(), trial.trace, msg, task.goal_state,
+                    task.role)))
+                nested = to_nested(trial.rows(), optional_nulls=True)
+                times[side[1]][t].append(_timed(lambda: hashlib.sha256(
+                    json.dumps(nested, sort_keys=True, default=str).encode()).hexdigest()))
+                times[side[2]][t].append(_timed(lambda: tau2_hash.world_hash(trial)))
+                times[side[3]][t].append(_timed(lambda: hasher.hash(trial)))
+    best = {f"{k} (best of {repeats})": {t: [min(v)] for t, v in times[k].items()} for k in main}
+    return {k: _stats(v) for k, v in {**times, **best}.items()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, help="an imported suite dir (default: import into a temp dir)")
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = args.out or Path(tmp)
+        if not (out / "tasks.jsonl").is_file():
+            import_tau2_retail(SRC, out)
+        stats = run(out, args.repeats)
+    print(f"tau2 retail, 114 tasks, {args.repeats} repeats; ms per task (median of repeats), over tasks:")
+    print(f"{'':40} {'median':>8} {'p90':>8} {'max':>8} {'mean':>8}")
+    for name, s in stats.items():
+        print(f"{name:40} {s['median']:8.3f} {s['p90']:8.3f} {s['max']:8.3f} {s['mean']:8.3f}")
+    ok = stats["replay + grade"]["median"] < TARGET_MS
+    print(f"target: replay + grade median < {TARGET_MS} ms: {'met' if ok else 'MISSED'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
