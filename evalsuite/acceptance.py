@@ -6,7 +6,7 @@ scored on a task the suite cannot stand behind.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from pydantic import BaseModel
 
@@ -16,7 +16,8 @@ from evalsuite.spec import Acceptance
 from evalsuite.trial import TrialResult, run_trial
 from evalsuite.world.world import World
 
-Runner = Callable[[list[TaskRecord], str, int], list[TrialResult]]
+# A runner takes tasks and {agent name: trials per task} and returns every trial's result.
+Runner = Callable[[list[TaskRecord], Mapping[str, int]], list[TrialResult]]
 
 
 class GoldError(BaseModel):
@@ -67,12 +68,18 @@ GATES: dict[str, Callable[[TaskAudit], bool]] = {
 }
 
 
-def in_process_runner(world: World) -> Runner:
-    """Run trials one after another in this process (the harness offers a parallel runner)."""
+def in_process_runner(world: World, agents: Mapping[str, object] | None = None) -> Runner:
+    """Run trials one after another in this process (the harness offers a parallel runner).
 
-    def run(tasks: list[TaskRecord], agent: str, trials: int) -> list[TrialResult]:
-        a = make_agent(agent)
-        return [run_trial(world, t, a, i) for t in tasks for i in range(trials)]
+    `agents` replaces a baseline by name, e.g. a reference agent under test of the checks themselves.
+    """
+
+    def run(tasks: list[TaskRecord], plan: Mapping[str, int]) -> list[TrialResult]:
+        out = []
+        for agent, trials in plan.items():
+            a = (agents or {}).get(agent) or make_agent(agent)
+            out.extend(run_trial(world, t, a, i) for t in tasks for i in range(trials))
+        return out
 
     return run
 
@@ -99,8 +106,14 @@ def _adjudicated(task: TaskRecord, required: bool) -> tuple[bool, str | None]:
     return True, None
 
 
+def state_passed(result: TrialResult) -> bool:
+    """The trial passes every check but the final-message ones: the no-op says nothing, so judge its state."""
+    return result.verdict is not None and all(c.passed for c in result.verdict.checks if not c.name.startswith("output "))
+
+
 def audit_task(task: TaskRecord, ref: Sequence[TrialResult], noop: TrialResult, adv: TrialResult, settings: Acceptance) -> TaskAudit:
     reasons = []
+    noop_passes = state_passed(noop)
     passes = sum(r.passed for r in ref)
     gold = _gold_errors(ref, task)
     resettable = all(r.outcome != "infra_error" or "ResetError" not in (r.error or "") for r in [*ref, noop, adv])
@@ -110,8 +123,8 @@ def audit_task(task: TaskRecord, ref: Sequence[TrialResult], noop: TrialResult, 
         reasons.append(f"flaky: the reference solution passed {passes} of {len(ref)} trials")
     if gold:
         reasons.append(f"{len(gold)} reference-solution call(s) raised: " + "; ".join(f"{g.tool}: {g.error}" for g in gold[:3]))
-    if noop.passed and task.goal_state.requires_write:
-        reasons.append("trivially passable: the no-op agent passes a task that requires a write")
+    if noop_passes and task.goal_state.requires_write:
+        reasons.append("trivially passable: the no-op agent passes the state check of a task that requires a write")
     if adv.passed:
         reasons.append("trivially passable: the every-write adversary passes")
     if not resettable:
@@ -130,7 +143,7 @@ def audit_task(task: TaskRecord, ref: Sequence[TrialResult], noop: TrialResult, 
         reasons.append(why)
     failing = sorted({c.name for r in ref if r.verdict for c in r.verdict.failures()})
     return TaskAudit(task_id=task.task_id, reference_passes=passes, reference_trials=len(ref), reference_stable=passes in (0, len(ref)) and not infra,
-                     gold_replay_errors=gold, noop_passes=noop.passed, adversary_passes=adv.passed, resettable=resettable,
+                     gold_replay_errors=gold, noop_passes=noop_passes, adversary_passes=adv.passed, resettable=resettable,
                      fields_justified=justified, assertions_cite_policy=cited, adjudicated=adjudicated,
                      quarantined=bool(reasons), reasons=reasons, failing_checks=failing)
 
@@ -138,9 +151,8 @@ def audit_task(task: TaskRecord, ref: Sequence[TrialResult], noop: TrialResult, 
 def run_acceptance(tasks: list[TaskRecord], settings: Acceptance, runner: Runner) -> AcceptanceReport:
     """Reference N times, no-op and adversary once, per task; quarantine whatever fails."""
     n = settings.reference_trials
-    ref = _by_task(runner(tasks, "reference", n))
-    noop = _by_task(runner(tasks, "noop", 1))
-    adv = _by_task(runner(tasks, "adversary", 1))
+    results = runner(tasks, {"reference": n, "noop": 1, "adversary": 1})
+    ref, noop, adv = (_by_task([r for r in results if r.agent == a]) for a in ("reference", "noop", "adversary"))
     audits = [audit_task(t, ref[t.task_id], noop[t.task_id][0], adv[t.task_id][0], settings) for t in tasks]
     q = sum(a.quarantined for a in audits)
     total = len(audits)

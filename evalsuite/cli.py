@@ -145,5 +145,38 @@ def _point(curve, k: int) -> str:
     return f"{p.pass_hat:.3f} [{p.pass_hat_low:.2f}, {p.pass_hat_high:.2f}]"
 
 
+@app.command("audit")
+def audit(spec: Path = typer.Argument(..., help="a suite spec (YAML)"),
+          out: Path = typer.Option(..., "--out", help="folder for audit.json and audit.md")) -> None:
+    """Run the acceptance checks on any suite: solvable, stable, not trivially passable, resettable."""
+    from evalsuite.build import GateError, audit_suite
+
+    try:
+        report = audit_suite(spec, out)
+    except (GateError, ValueError, FileNotFoundError) as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(2)
+    s = report.summary
+    typer.echo(f"{s['tasks']} tasks: {s['accepted']} accepted, {s['quarantined']} quarantined, "
+               f"{s['gold_replay_errors']} reference call(s) raised, no-op passes {s['noop_passes']}; "
+               f"written to {out / 'audit.json'} and {out / 'audit.md'}")
+
+
+@app.command("export")
+def export(release_dir: Path = typer.Argument(..., help="a release folder"),
+           purpose: str = typer.Option(..., help="evaluation, review, training or prompt_tuning"),
+           out: Path = typer.Option(..., "--out", help="JSONL file to write")) -> None:
+    """Export a release's tasks for a purpose; training and prompt tuning never receive held-out tasks."""
+    from evalsuite.heldout import EXCLUDING_HELD_OUT, export_tasks
+    from evalsuite.release import Release
+
+    if purpose not in EXCLUDING_HELD_OUT | {"evaluation", "review"}:
+        typer.echo(f"--purpose: unknown purpose {purpose!r}", err=True)
+        raise typer.Exit(2)
+    tasks = export_tasks(Release(release_dir).tasks(purpose=purpose), purpose)  # type: ignore[arg-type]
+    out.write_text("".join(t.model_dump_json() + "\n" for t in tasks))
+    typer.echo(f"{len(tasks)} task(s) written to {out}")
+
+
 if __name__ == "__main__":
     app()

@@ -10,7 +10,7 @@ into one score.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -28,12 +28,13 @@ from evalsuite.trial import TrialResult
 __all__ = ["run_trials", "acceptance_runner", "WorldRef", "RunIdentity", "TrialRecord", "HarnessError"]
 
 
-def run_trials(world_ref: WorldRef, tasks: list[TaskRecord], agents: Sequence[str | Agent], trials: int | None, *,
+def run_trials(world_ref: WorldRef, tasks: list[TaskRecord], agents: Sequence[str | Agent], trials: int | Mapping[str, int] | None, *,
                out_dir: Path | None = None, workers: int | None = None, progress: bool = False,
                identity: RunIdentity, seed: int = 0, agent_factory: str | None = None) -> list[TrialRecord]:
     """Run every (task, agent, trial) job and return their records in job order.
 
-    trials=None runs each task's own trial_protocol.trials. workers defaults to
+    trials=None runs each task's own trial_protocol.trials; a mapping gives a count per agent
+    name (acceptance: the reference N times, the baselines once). workers defaults to
     os.cpu_count(); workers=1 runs in this process, the only mode that accepts
     agent objects (a custom agent cannot be sent to a spawned worker; use
     agent_factory="module:callable" for one a worker can import).
@@ -49,7 +50,7 @@ def run_trials(world_ref: WorldRef, tasks: list[TaskRecord], agents: Sequence[st
         raise ValueError(f"agent names repeat: {names}")
     built = {n: objects.get(n) or build_agent(factory, n) for n in names}  # fails fast on an unknown name
     stamps = {n: _stamp(identity, n, seed) for n in names}
-    jobs = [Job(t.task_id, n, i) for n in names for t in tasks for i in range(trials or t.trial_protocol.trials)]
+    jobs = [Job(t.task_id, n, i) for n in names for t in tasks for i in range(_trial_count(trials, n, t))]
 
     earlier: list[TrialRecord] = []
     writer = None
@@ -88,13 +89,19 @@ def run_trials(world_ref: WorldRef, tasks: list[TaskRecord], agents: Sequence[st
 
 
 def acceptance_runner(world_ref: WorldRef, identity: RunIdentity, workers: int | None = None
-                      ) -> Callable[[list[TaskRecord], str, int], list[TrialResult]]:
-    """A runner for evalsuite.acceptance.run_acceptance that spreads its trials over workers."""
+                      ) -> Callable[[list[TaskRecord], Mapping[str, int]], list[TrialResult]]:
+    """A runner for evalsuite.acceptance.run_acceptance: one pool for all its agents and trials."""
 
-    def run(tasks: list[TaskRecord], agent: str, trials: int) -> list[TrialResult]:
-        return list(run_trials(world_ref, tasks, [agent], trials, workers=workers, identity=identity))
+    def run(tasks: list[TaskRecord], plan: Mapping[str, int]) -> list[TrialResult]:
+        return list(run_trials(world_ref, tasks, list(plan), plan, workers=workers, identity=identity))
 
     return run
+
+
+def _trial_count(trials: int | Mapping[str, int] | None, agent: str, task: TaskRecord) -> int:
+    if trials is None:
+        return task.trial_protocol.trials
+    return trials if isinstance(trials, int) else trials[agent]
 
 
 def _index(tasks: list[TaskRecord], identity: RunIdentity, world_ref: WorldRef) -> dict[str, TaskRecord]:

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from evalsuite.domains import get_domain
 from evalsuite.hashing import json_sha256
+from evalsuite.heldout import log_read
 from evalsuite.records import Simulator, TaskRecord
 from evalsuite.world.world import World
 
@@ -66,9 +67,12 @@ class Release:
             raise ReleaseError(f"{self.path}: not a release (no manifest.json)")
         self.manifest = ReleaseManifest.model_validate_json(manifest.read_text())
 
-    def tasks(self) -> list[TaskRecord]:
+    def tasks(self, purpose: str = "evaluation") -> list[TaskRecord]:
+        """The released tasks; reading held-out ones is logged with who, when and why."""
         lines = (self.path / "tasks.jsonl").read_text().splitlines()
-        return [TaskRecord.model_validate_json(line) for line in lines if line.strip()]
+        tasks = [TaskRecord.model_validate_json(line) for line in lines if line.strip()]
+        log_read(tasks, purpose, f"{self.manifest.suite}/{self.manifest.version}")
+        return tasks
 
     def open_world(self) -> World:
         return World(get_domain(self.manifest.domain), self.path / "world.sqlite", seed_sha256=self.manifest.seed_sha256)

@@ -1,6 +1,7 @@
 """A domain: tables (SQLAlchemy Core), tools tagged read or write, and roles."""
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -46,8 +47,14 @@ class Tool:
 
     def schema(self) -> dict[str, Any]:
         """The agent-facing function schema (OpenAI/MCP style)."""
-        params = self.args.model_json_schema() if self.args else {"type": "object"}
+        params = _json_schema(self.args) if self.args else {"type": "object"}
         return {"name": self.name, "description": self.description, "parameters": params}
+
+
+@functools.cache
+def _json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    # Built once per model: agents list tools on every trial, and pydantic rebuilds schemas each call.
+    return model.model_json_schema()
 
 
 @dataclass

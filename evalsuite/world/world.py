@@ -62,6 +62,7 @@ class World:
     def build(cls, domain: Domain, tables: Mapping[str, list[dict[str, Any]]], path: str | Path) -> World:
         """Write the seed tables into a fresh SQLite file (all or nothing) and open it."""
         path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
         tmp.unlink(missing_ok=True)
         engine = create_engine(f"sqlite:///{tmp}")

@@ -1,0 +1,100 @@
+"""Acceptance quarantines the tasks a reviewer would reject, and releases the rest."""
+import json
+import time
+
+import pytest
+
+from evalsuite import build
+from evalsuite.acceptance import in_process_runner, run_acceptance
+from evalsuite.agents import ReferenceAgent
+from evalsuite.release import Release
+from evalsuite.spec import Acceptance
+
+
+class WallClockReference(ReferenceAgent):
+    """A reference whose last write happens only in the afternoon: it depends on wall-clock time."""
+
+    def run(self, task, env):
+        calls = task.solution_calls()
+        if task.task_id.endswith("-clock") and time.localtime(time.time()).tm_hour < 12:
+            calls = calls[:-1]
+        for call in calls:
+            env.call(call.tool, call.arguments)
+        return task.reference_answer or ""
+
+
+def _broken(ap):
+    held = [t for t in ap.tasks if t.goal_state.assertions[0].expect["status"] == "on_hold"]
+    good = held[0]
+    wrong = good.model_copy(deep=True, update={"task_id": "broken-wrong-goal"})
+    wrong.goal_state.assertions[0].expect["status"] = "released"
+    clock = held[1].model_copy(deep=True, update={"task_id": "broken-clock"})
+    noop = good.model_copy(deep=True, update={"task_id": "broken-noop"})
+    inv = noop.goal_state.assertions[0]
+    noop.goal_state.assertions = [inv.model_copy(update={"expect": {"status": "blocked"}})]  # already true at seed
+    noop.reference_solution = [c for c in noop.solution_calls() if c.tool.startswith("get_")]
+    return [wrong, clock, noop]
+
+
+@pytest.fixture
+def morning_and_afternoon(monkeypatch):
+    """Trials that run at 09:00 and 15:00 alternately, as a suite run across a day would."""
+    hours = iter([9, 15] * 100)
+    monkeypatch.setattr(time, "localtime", lambda *_: time.struct_time((2026, 6, 30, next(hours), 0, 0, 1, 181, 0)))
+
+
+def test_acceptance_quarantines_each_deliberately_broken_task(ap, morning_and_afternoon):
+    tasks = ap.tasks[:6] + _broken(ap)
+    runner = in_process_runner(ap.world, {"reference": WallClockReference()})
+    report = run_acceptance(tasks, Acceptance(reference_trials=4, max_quarantined_fraction=0.5), runner)
+    by_id = {t.task_id: t for t in report.tasks}
+    assert by_id["broken-wrong-goal"].quarantined and "unsolvable" in by_id["broken-wrong-goal"].reasons[0]
+    assert "assertion[0]" in " ".join(by_id["broken-wrong-goal"].failing_checks)
+    clock = by_id["broken-clock"]
+    assert clock.quarantined and not clock.reference_stable and clock.reference_passes == 2
+    assert any("flaky: the reference solution passed 2 of 4" in r for r in clock.reasons)
+    assert by_id["broken-noop"].noop_passes and any("no-op" in r for r in by_id["broken-noop"].reasons)
+    assert report.accepted_ids == [t.task_id for t in ap.tasks[:6]]
+    assert report.summary["quarantined"] == 3 and report.summary["releasable"]
+
+
+def test_a_reference_call_that_raises_is_reported_with_its_action_id(ap):
+    task = ap.tasks[0].model_copy(deep=True, update={"task_id": "gold-raises"})
+    task.reference_solution[-1].action_id = "act-9"
+    task.reference_solution[-1].arguments["invoice_id"] = "INV-NOPE"
+    report = run_acceptance([task], Acceptance(reference_trials=2), in_process_runner(ap.world))
+    audit = report.tasks[0]
+    assert audit.quarantined
+    assert [(g.action_id, g.tool) for g in audit.gold_replay_errors] == [("act-9", task.reference_solution[-1].tool)]
+    assert "not found" in audit.gold_replay_errors[0].error
+
+
+def test_adjudication_requires_two_reviewers_when_the_spec_asks(ap):
+    from evalsuite.records import Adjudication, Review
+    one = ap.tasks[0].model_copy(deep=True, update={"task_id": "one-reviewer"})
+    one.adjudication = Adjudication(reviews=[Review(reviewer="a", date="2026-10-01", decision="agree")])
+    split = ap.tasks[0].model_copy(deep=True, update={"task_id": "disagree"})
+    split.adjudication = Adjudication(reviews=[Review(reviewer="a", date="2026-10-01", decision="agree"),
+                                               Review(reviewer="b", date="2026-10-02", decision="disagree")])
+    settled = split.model_copy(deep=True, update={"task_id": "settled"})
+    settled.adjudication.resolution = "AP-3 text: variance above 2% goes to the buyer; b's reading overruled"
+    report = run_acceptance([one, split, settled], Acceptance(reference_trials=1, require_adjudication=True),
+                            in_process_runner(ap.world))
+    assert [t.quarantined for t in report.tasks] == [True, True, False]
+    assert "1 reviewer sign-off" in report.tasks[0].reasons[0]
+    assert "disagree" in report.tasks[1].reasons[0]
+
+
+def test_audit_command_writes_json_and_markdown_for_the_bundled_suite(tmp_path, monkeypatch):
+    monkeypatch.setenv("EVALSUITE_DEID_KEY", "test-key-not-a-secret-0001")
+    report = build.audit_suite("suites/ap_exceptions.yaml", tmp_path / "audit", home=tmp_path / "home")
+    body = json.loads((tmp_path / "audit" / "audit.json").read_text())
+    assert len(body["tasks"]) == report.summary["tasks"] >= 40
+    first = body["tasks"][0]
+    for key in ("task_id", "gold_replay_errors", "noop_passes", "adversary_passes", "reference_stable", "quarantined", "reasons"):
+        assert key in first
+    assert body["summary"]["quarantined"] == 0
+    assert "# Acceptance audit" in (tmp_path / "audit" / "audit.md").read_text()
+    paths = build.Paths(build.load_spec("suites/ap_exceptions.yaml"), tmp_path / "home")
+    rel = Release(build.release(build.load_spec("suites/ap_exceptions.yaml"), paths))
+    assert rel.manifest.n_tasks == report.summary["accepted"] and rel.manifest.quarantined == []
