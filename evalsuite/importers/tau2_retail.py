@@ -61,6 +61,7 @@ class ImportReport(BaseModel):
     empty_gold_tasks: list[str]
     noop_gold_tasks: list[str]  # gold end state == seed (tau2 hash unchanged), empty gold included
     gold_end_tau2_hash: dict[str, str]
+    shared_gold_end_states: list[list[str]]  # write tasks whose gold ends in the very same DB state
     tasks_with_upstream_issues: list[str]
     files: list[str]
 
@@ -124,8 +125,16 @@ def _tasks(src: Path, world: World, policy: Policy, clauses: dict[str, str],
         empty_gold_tasks=[t.task_id for t in tasks if not t.solution_calls()],
         noop_gold_tasks=[tid for tid, h in hashes.items() if h == tau2_hash.INITIAL_HASH],
         gold_end_tau2_hash=hashes,
+        shared_gold_end_states=_shared(hashes),
         tasks_with_upstream_issues=[str(t["id"]) for t in raw if t.get("issues")],
     )
+
+
+def _shared(hashes: dict[str, str]) -> list[list[str]]:
+    groups: dict[str, list[str]] = {}
+    for tid, h in hashes.items():
+        groups.setdefault(h, []).append(tid)
+    return [ids for h, ids in groups.items() if len(ids) > 1 and h != tau2_hash.INITIAL_HASH]
 
 
 def _splits(splits: dict[str, list[str]], ids: list[str]) -> dict[str, str]:

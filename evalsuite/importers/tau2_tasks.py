@@ -93,6 +93,8 @@ def task_record(task: Mapping[str, Any], split: str, world: World, delta: DeltaG
         user_scenario=UserScenario(persona=task["user_scenario"].get("persona"),
                                    instructions=scenario_text(instructions), simulator=simulator),
         goal_state=goal, reference_solution=calls,
+        # What a correct agent tells the user: the facts tau2 expects it to communicate.
+        reference_answer="; ".join(str(v) for v in crit.get("communicate_info") or []) or None,
         trial_protocol=TrialProtocol(trials=8, max_steps=max(40, 3 * len(calls))),
         provenance=Provenance(source_record=f"{SOURCE_REF}#id={tid}",
                               outcome_verified_by="gold actions replayed in the world; "

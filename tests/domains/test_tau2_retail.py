@@ -12,9 +12,11 @@ import pytest
 
 from evalsuite.domains.tau2_retail import DOMAIN, ROLE, DeltaGrader, build_world, tau2_hash, tool_message
 from evalsuite.domains.tau2_retail.convert import from_nested, to_nested
+from evalsuite.grading import grade
+from evalsuite.records import Assertion, GoalState
 from evalsuite.world.faults import Fault, FaultPlan
 
-SRC = Path("/work/shared/third_party/tau2_retail")
+SRC = Path(__file__).resolve().parents[2] / "third_party" / "tau2_retail"
 ADDR = dict(address1="1 Main St", address2="Apt 2", city="Austin", state="TX", country="USA", zip="73301")
 
 
@@ -240,6 +242,18 @@ def test_item_modification_takes_the_last_variant(trial):
     assert abs(diff) != round(abs(diff), 2)  # stored unrounded, as tau2 does (§6)
 
 
+def test_item_swap_within_an_order(trial):
+    # §10: #W9318778 holds 5669664287 (543.68) at line 3 and 3076708684 (535.97) at line 4, one product.
+    # A->B then B->A: the second pair re-finds line 3, so the ids end as they were; a refund is still appended.
+    got = ok(trial, "modify_pending_order_items", order_id="#W9318778", item_ids=["5669664287", "3076708684"],
+             new_item_ids=["3076708684", "5669664287"], payment_method_id="gift_card_7728021")
+    assert [(i["item_id"], i["price"]) for i in got["items"][3:]] == [("5669664287", 543.68), ("3076708684", 535.97)]
+    assert got["status"] == "pending (item modified)"
+    diff = 0 + (535.97 - 543.68) + (543.68 - 535.97)
+    assert got["payment_history"][-1] == {"transaction_type": "payment" if diff > 0 else "refund",
+                                          "amount": abs(diff), "payment_method_id": "gift_card_7728021"}
+
+
 def test_empty_lists_and_int_zero(trial, delta):
     ok(trial, "exchange_delivered_order_items", order_id="#W2378156", item_ids=[], new_item_ids=[],
        payment_method_id="credit_card_9513926")
@@ -360,3 +374,25 @@ def test_a_failed_commit_rolls_back(world, delta):
     event = trial.call("cancel_pending_order", {"order_id": "#W8955613", "reason": "no longer needed"})
     assert event.outcome == "fault"
     assert not delta.changed_keys(trial) and tau2_hash.world_hash(trial) == tau2_hash.INITIAL_HASH
+
+
+def test_delta_grading_matches_core_grading_on_hand_written_goals(world, delta):
+    goals = [
+        GoalState(assertions=[Assertion(table="payments", key={"order_id": "#W8955613"}, row_count=2, clause="R-7")]),
+        GoalState(assertions=[Assertion(table="orders", key={"order_id": "#W8955613"}, expect={"status": "cancelled"},
+                                        clause="R-7"),
+                              Assertion(table="payments", key={"order_id": "#W8955613", "position": 1},
+                                        expect={"amount": 585.97}, clause="R-7"),
+                              Assertion(table="payments", key={"order_id": "#W8955613", "position": 2},
+                                        row_count=0, clause="R-7")],
+                  unchanged_tables=["users", "order_items"]),
+        GoalState(assertions=[Assertion(table="orders", key={"order_id": "#W2378156"}, expect={"status": "delivered"},
+                                        clause="R-12")], unchanged_tables=["orders"]),
+    ]
+    for cancel in (False, True):
+        trial = world.reset(ROLE)
+        if cancel:
+            ok(trial, "cancel_pending_order", order_id="#W8955613", reason="no longer needed")
+        for goal in goals:
+            fast = delta.grade(trial, "", goal, ROLE)
+            assert fast == grade(world.schemas, world.initial_rows, trial.changed_rows(), trial.trace, "", goal, ROLE)

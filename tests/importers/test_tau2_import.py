@@ -17,7 +17,7 @@ from evalsuite.snapshot import frame_rows
 from evalsuite.spec import load_spec
 from evalsuite.world.world import World
 
-SRC = Path("/work/shared/third_party/tau2_retail")
+SRC = Path(__file__).resolve().parents[2] / "third_party" / "tau2_retail"
 TABLES = ["fulfillments", "order_items", "orders", "payment_methods", "payments", "products", "user_orders", "users",
           "variants"]
 
@@ -131,6 +131,16 @@ def test_doing_nothing_fails_write_tasks_and_passes_no_op_ones(tasks, world, del
         verdict = delta.grade(trial, _said(task), task.goal_state, task.role, task.forbidden)
         assert verdict.passed == (task.task_id in report.noop_gold_tasks), task.task_id
     assert report.noop_gold_tasks == ["10", "12", "24", "25", "50", "57", "62", "65", "67", "68", "105"]
+
+
+def test_tasks_without_gold_writes_keep_the_initial_hash(tasks, imported):
+    _, report = imported
+    writes = set(DOMAIN.write_tools())
+    readonly = [t for t, task in tasks.items() if not any(c.tool in writes for c in task.solution_calls())]
+    assert readonly == ["10", "12", "24", "25", "50", "57", "62", "65", "67", "68"]
+    assert all(report.gold_end_tau2_hash[t] == tau2_hash.INITIAL_HASH for t in readonly)
+    # Audit finding: five pairs of tasks expect the very same end state (variants of one scenario).
+    assert report.shared_gold_end_states == [["36", "37"], ["41", "42"], ["71", "72"], ["83", "84"], ["96", "97"]]
 
 
 def test_empty_gold_tasks(tasks, world, delta, imported):

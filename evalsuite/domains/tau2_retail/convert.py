@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from evalsuite.domains.tau2_retail.schema import ADDRESS_FIELDS, COLUMNS, JSON_COLUMNS, ORDER_OPTIONAL
@@ -81,7 +82,17 @@ def order_entity(o: Mapping[str, Any], items: Iterable[Mapping[str, Any]], fulfi
 
 
 def _json(value: str | None) -> Any:
-    return None if value is None else json.loads(value)
+    if value is None:
+        return None
+    parsed = _parse(value)
+    # A fresh container per entity: callers may mutate what they get. Values inside are strings.
+    return dict(parsed) if isinstance(parsed, dict) else list(parsed) if isinstance(parsed, list) else parsed
+
+
+@lru_cache(maxsize=8192)
+def _parse(text: str) -> Any:
+    # The same option maps and id lists recur across thousands of rows; parse each text once.
+    return json.loads(text)
 
 
 def _dumps(value: Any) -> str | None:

@@ -94,8 +94,8 @@ class DeltaGrader:
                 if a.table not in self._seed:
                     continue  # grade() reports the unknown table itself
                 schema = self.world.schemas[a.table]
-                if set(a.key) != set(schema.key):
-                    whole.add(a.table)  # a partial or non-key match needs the whole table
+                if set(a.key) != set(schema.key) or not all(isinstance(v, (str, int, float)) for v in a.key.values()):
+                    whole.add(a.table)  # a partial, non-key or non-scalar match needs the whole table
                     continue
                 want = tuple(a.key[k] for k in schema.key)
                 found = keys.setdefault(a.table, set())

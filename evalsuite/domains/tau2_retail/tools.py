@@ -147,8 +147,7 @@ def modify_user_address(ctx: ToolContext, /, user_id, address1, address2, city, 
     country, zip (str)."""
     user = store.get_user(ctx, user_id)
     new = _address(address1=address1, address2=address2, city=city, state=state, country=country, zip=zip)
-    sets = ", ".join(f"{f} = ?" for f in ADDRESS_FIELDS)
-    store.write(ctx, f"UPDATE users SET {sets} WHERE user_id = ?", (*new.values(), user["user_id"]))
+    _set_address(ctx, "users", "user_id", user["user_id"], new)
     return store.user_entity(ctx, store.get_user(ctx, user["user_id"]))
 
 
@@ -161,8 +160,7 @@ def modify_pending_order_address(ctx: ToolContext, /, order_id, address1, addres
     if "pending" not in order["status"]:
         raise ToolError("Non-pending order cannot be modified")
     new = _address(address1=address1, address2=address2, city=city, state=state, country=country, zip=zip)
-    sets = ", ".join(f"{f} = ?" for f in ADDRESS_FIELDS)
-    store.write(ctx, f"UPDATE orders SET {sets} WHERE order_id = ?", (*new.values(), order["order_id"]))
+    _set_address(ctx, "orders", "order_id", order["order_id"], new)
     return store.order_entity(ctx, order["order_id"])
 
 
@@ -325,6 +323,11 @@ def _price_difference(ctx: ToolContext, lines: list[store.Row], item_ids: Any, n
             raise ToolError(f"New item {new} not found or available")
         diff = diff + (variant["price"] - line["price"])
     return diff, variant
+
+
+def _set_address(ctx: ToolContext, table: str, key_column: str, key: str, new: dict[str, str]) -> None:
+    sets = ", ".join(f"{f} = ?" for f in ADDRESS_FIELDS)
+    store.write(ctx, f"UPDATE {table} SET {sets} WHERE {key_column} = ?", (*(new[f] for f in ADDRESS_FIELDS), key))
 
 
 def _append_payments(ctx: ToolContext, order_id: str, start: int, entries: list[tuple[str, float, str]]) -> None:
