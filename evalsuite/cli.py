@@ -178,5 +178,54 @@ def export(release_dir: Path = typer.Argument(..., help="a release folder"),
     typer.echo(f"{len(tasks)} task(s) written to {out}")
 
 
+@app.command("build")
+def build_cmd(spec: Path = typer.Argument(..., help="a suite spec (YAML)"),
+              home: Path = typer.Option(None, help="home folder (default: EVALSUITE_HOME, else ./.evalsuite)")) -> None:
+    """Build a suite spec into a release; one JSON line. A blocking gate exits 2 naming the gate and its reason."""
+    from evalsuite.build import GateError
+    from evalsuite.deid import DeidError
+    from evalsuite.pipeline import build_suite
+    from evalsuite.policies import PolicyError
+    from evalsuite.rights import RightsError
+    from evalsuite.spec import SpecError
+
+    try:
+        line = build_suite(spec, home)
+    except GateError as exc:
+        typer.echo(json.dumps({"blocked": exc.gate, "reason": exc.reason}))
+        typer.echo(f"error: gate {exc.gate} blocked: {exc.reason}", err=True)
+        raise typer.Exit(2) from exc
+    except (SpecError, RightsError, DeidError, PolicyError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    typer.echo(json.dumps(line))
+
+import_app = typer.Typer(no_args_is_help=True, help="Import public benchmarks as evalsuite sources and suites.")
+app.add_typer(import_app, name="import")
+tau2_app = typer.Typer(no_args_is_help=True, help="τ²-bench retail round trips.")
+app.add_typer(tau2_app, name="tau2-retail")
+
+
+@import_app.command("tau2-retail")
+def import_tau2(src: Path = typer.Argument(..., help="folder with db.json, tasks.json, split_tasks.json, policy.md"),
+                out: Path = typer.Option(..., "--out", help="folder for the source tables, rights, policy, tasks and suite.yaml")) -> None:
+    """Import τ²-bench retail: tables, rights manifest (MIT), versioned policy, tasks with replay-derived goals."""
+    from evalsuite.importers.tau2_retail import import_tau2_retail
+
+    report = import_tau2_retail(src, out)
+    typer.echo(f"{report.tasks} tasks imported to {out}; {len(report.gold_replay_errors)} gold action(s) raised "
+               f"(listed in {out / 'import_report.json'}); suite spec: {out / 'suite.yaml'}")
+
+
+@tau2_app.command("export-state")
+def tau2_export_state(out_dir: Path = typer.Argument(..., help="an imported folder"),
+                      task: str = typer.Option(..., "--task", help="task id whose gold actions to replay"),
+                      dest: Path = typer.Option(..., "--out", help="JSON file in the original nested db.json form")) -> None:
+    """Write the world after replaying a task's gold actions, as nested JSON, and print its tau2 hash."""
+    from evalsuite.importers.tau2_retail import export_state
+
+    typer.echo(export_state(out_dir, task, dest))
+
+
 if __name__ == "__main__":
     app()
