@@ -81,6 +81,15 @@ BASELINES = {a.name: a for a in (ReferenceAgent, NoOpAgent, AdversaryAgent)}
 
 
 def make_agent(name: str):
+    """A built-in baseline by name, or `openai:MODEL` for any OpenAI-compatible endpoint.
+
+    The endpoint and key come from OPENAI_BASE_URL and OPENAI_API_KEY, as the openai SDK reads them,
+    so worker processes build the same agent from the name alone.
+    """
+    if name.startswith("openai:") and len(name) > len("openai:"):
+        from evalsuite.agents.openai_agent import OpenAIAgent
+
+        return OpenAIAgent(name=name, model=name.split(":", 1)[1])
     if name not in BASELINES:
-        raise KeyError(f"unknown agent {name!r}; built-in agents: {', '.join(sorted(BASELINES))}")
+        raise KeyError(f"unknown agent {name!r}; built-in agents: {', '.join(sorted(BASELINES))}, or openai:MODEL")
     return BASELINES[name]()

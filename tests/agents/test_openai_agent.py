@@ -1,0 +1,74 @@
+"""The OpenAI-compatible agent against a local endpoint that speaks the chat-completions protocol."""
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from evalsuite.agents import make_agent
+from evalsuite.trial import run_trial
+
+
+class ScriptedModel(BaseHTTPRequestHandler):
+    """Answers /v1/chat/completions from a script: tool calls first, then a closing note."""
+
+    script: list[dict] = []
+    seen: list[dict] = []
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        ScriptedModel.seen.append(body)
+        message = ScriptedModel.script[len(ScriptedModel.seen) - 1]
+        payload = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+                   "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", **message}}]}
+        data = json.dumps(payload).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):  # keep test output clean
+        return
+
+
+@pytest.fixture
+def endpoint(monkeypatch):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), ScriptedModel)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{server.server_address[1]}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    ScriptedModel.seen = []
+    yield ScriptedModel
+    server.shutdown()
+
+
+def _tool_calls(calls):
+    return {"content": None, "tool_calls": [
+        {"id": f"c{i}", "type": "function", "function": {"name": c.tool, "arguments": json.dumps(c.arguments)}}
+        for i, c in enumerate(calls)]}
+
+
+def test_a_model_that_follows_the_reference_passes_and_sees_no_goal(ap, endpoint):
+    task = next(t for t in ap.tasks if t.category == "price_variance")
+    endpoint.script = [_tool_calls(task.solution_calls()), {"content": task.reference_answer}]
+    result = run_trial(ap.world, task, make_agent("openai:scripted-model"))
+    assert result.passed, result.verdict.failures()
+    assert [e.tool for e in result.trace] == [c.tool for c in task.solution_calls()]
+    first = endpoint.seen[0]
+    assert first["model"] == "scripted-model" and first["messages"][1]["content"] == task.trigger.text
+    assert {t["function"]["name"] for t in first["tools"]} >= {"hold_invoice", "post_payment"}
+    sent = json.dumps(endpoint.seen)
+    assert "goal_state" not in sent and task.goal_state.assertions[0].clause + ":" in sent  # policy text, not the goal
+
+
+def test_a_model_that_posts_a_payment_fails_and_its_denied_call_is_traced(ap, endpoint):
+    task = ap.tasks[0]
+    from evalsuite.records import ToolCall
+    pay = ToolCall(tool="post_payment", arguments={"invoice_id": task.goal_state.assertions[0].key["invoice_id"], "amount": "10.00"})
+    endpoint.script = [_tool_calls([pay]), {"content": "paid it"}]
+    result = run_trial(ap.world, task, make_agent("openai:scripted-model"))
+    assert not result.passed and result.trace[0].outcome == "denied"
+    assert "no forbidden call" in {c.name for c in result.verdict.failures()}
+    tool_reply = endpoint.seen[1]["messages"][-1]
+    assert tool_reply["role"] == "tool" and tool_reply["content"].startswith("Error:")
