@@ -81,15 +81,20 @@ BASELINES = {a.name: a for a in (ReferenceAgent, NoOpAgent, AdversaryAgent)}
 
 
 def make_agent(name: str):
-    """A built-in baseline by name, or `openai:MODEL` for any OpenAI-compatible endpoint.
+    """A built-in baseline by name, `openai:MODEL` for any OpenAI-compatible endpoint, or `mcp:COMMAND`
+    for an external program acting over MCP (see evalsuite.agents.mcp_agent).
 
     The endpoint and key come from OPENAI_BASE_URL and OPENAI_API_KEY, as the openai SDK reads them,
     so worker processes build the same agent from the name alone.
     """
+    if name.startswith("mcp:"):
+        from evalsuite.agents.mcp_agent import MCPAgent
+
+        return MCPAgent.from_name(name)
     if name.startswith("openai:") and len(name) > len("openai:"):
         from evalsuite.agents.openai_agent import OpenAIAgent
 
         return OpenAIAgent(name=name, model=name.split(":", 1)[1])
     if name not in BASELINES:
-        raise KeyError(f"unknown agent {name!r}; built-in agents: {', '.join(sorted(BASELINES))}, or openai:MODEL")
+        raise KeyError(f"unknown agent {name!r}; built-in agents: {', '.join(sorted(BASELINES))}, openai:MODEL or mcp:COMMAND")
     return BASELINES[name]()
