@@ -12,6 +12,7 @@ from openai import OpenAI
 
 from evalsuite.agents.base import AgentEnv
 from evalsuite.records import TaskRecord
+from evalsuite.users import SimulatedUser
 
 SYSTEM = ("You are {role}, an agent working a business queue. Follow the policy exactly; use the tools to read "
           "and change records; when done, reply with a short closing note stating your decision and the figures "
@@ -29,17 +30,24 @@ class OpenAIAgent:
         self.client = client or OpenAI(base_url=base_url, api_key=api_key or "not-needed")
 
     def run(self, task: TaskRecord, env: AgentEnv) -> str:
+        user = SimulatedUser(task.user_scenario, self.client) if task.trigger.type == "conversation" else None
+        opening = user.reply() if user else task.trigger.text
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": SYSTEM.format(role=task.role.name, doc=task.policy.doc,
                                                         version=task.policy.version, policy=env.policy_text)},
-            {"role": "user", "content": task.trigger.text},
+            {"role": "user", "content": opening or ""},
         ]
         tools = [{"type": "function", "function": t} for t in env.tools]
         while True:
             reply = self.client.chat.completions.create(model=self.model, messages=messages, tools=tools,
                                                         temperature=self.temperature).choices[0].message
             if not reply.tool_calls:
-                return reply.content or ""
+                answer = reply.content or ""
+                said = user.reply(answer) if user and user.turns < task.trial_protocol.max_steps else None
+                if said is None:
+                    return answer
+                messages += [{"role": "assistant", "content": answer}, {"role": "user", "content": said}]
+                continue
             messages.append({"role": "assistant", "content": reply.content,
                              "tool_calls": [c.model_dump() for c in reply.tool_calls]})
             for call in reply.tool_calls:

@@ -72,3 +72,32 @@ def test_a_model_that_posts_a_payment_fails_and_its_denied_call_is_traced(ap, en
     assert "no forbidden call" in {c.name for c in result.verdict.failures()}
     tool_reply = endpoint.seen[1]["messages"][-1]
     assert tool_reply["role"] == "tool" and tool_reply["content"].startswith("Error:")
+
+
+def test_a_conversational_task_talks_to_the_pinned_user_simulator(ap, endpoint):
+    """The user simulator runs on the task's pinned model; the agent ends when the user says stop."""
+    from evalsuite.records import Simulator, Trigger, UserScenario
+
+    base = next(t for t in ap.tasks if t.category == "price_variance")
+    task = base.model_copy(deep=True, update={
+        "trigger": Trigger(type="conversation", text="caller about a blocked invoice"),
+        "user_scenario": UserScenario(persona="terse", instructions="Ask about the blocked invoice.",
+                                      simulator=Simulator(model="sim-user", version="v1", temperature=0.0))})
+    by_model = {"sim-user": [{"content": "My invoice is blocked, can you fix it?"}, {"content": "###STOP###"}],
+                "scripted-model": [_tool_calls(task.solution_calls()), {"content": task.reference_answer}]}
+    counters = {"sim-user": 0, "scripted-model": 0}
+
+    class Routed(list):
+        def __getitem__(self, i):
+            model = endpoint.seen[i]["model"]
+            counters[model] += 1
+            return by_model[model][counters[model] - 1]
+
+    endpoint.script = Routed()
+    result = run_trial(ap.world, task, make_agent("openai:scripted-model"))
+    assert result.passed, result.verdict.failures()
+    user_calls = [b for b in endpoint.seen if b["model"] == "sim-user"]
+    assert len(user_calls) == 2 and user_calls[0]["temperature"] == 0.0
+    assert "Ask about the blocked invoice." in user_calls[0]["messages"][0]["content"]
+    agent_first = next(b for b in endpoint.seen if b["model"] == "scripted-model")
+    assert agent_first["messages"][1]["content"] == "My invoice is blocked, can you fix it?"
