@@ -261,8 +261,15 @@ _SURROGATES: dict[str, Callable[[Any, str], str]] = {
 class _Engine:
     """Keyed transformations with per-value caches shared by all tables of one run."""
 
-    def __init__(self, key: bytes):
+    # Redraws before giving up on a surrogate that keeps containing an original value.
+    MAX_REDRAWS = 50
+
+    def __init__(self, key: bytes, originals: _ValueIndex | None = None):
         self.keyed = _Keyed(key)
+        # Original personal values no surrogate may contain: Faker draws from the same
+        # name lists the real people's names come from, and a surrogate that happens to be
+        # another record's real name would be indistinguishable from a leak.
+        self._originals = originals or _ValueIndex()
         self._generators: dict[str, Any] = {}
         self._surrogates: dict[tuple[str, str, str], str] = {}
 
@@ -271,13 +278,20 @@ class _Engine:
 
     def surrogate(self, rule: SurrogateRule, text: str) -> str:
         cache_key = (rule.locale, rule.kind, text)
-        hit = self._surrogates.get(cache_key)
-        if hit is None:
-            token = self.keyed.token("value", text)
-            gen = self._generator(rule.locale)
+        if cache_key not in self._surrogates:
+            self._surrogates[cache_key] = self._draw(rule, text)
+        return self._surrogates[cache_key]
+
+    def _draw(self, rule: SurrogateRule, text: str) -> str:
+        gen = self._generator(rule.locale)
+        for attempt in range(self.MAX_REDRAWS):
+            # Redraws are keyed too, so the same data and key always give the same surrogate.
+            token = self.keyed.token("value", text if attempt == 0 else f"{text}\x1fredraw{attempt}")
             gen.seed_instance(int(token[:16], 16))
-            hit = self._surrogates[cache_key] = _SURROGATES[rule.kind](gen, token)
-        return hit
+            value = _SURROGATES[rule.kind](gen, token)
+            if next(self._originals.finditer(value), None) is None:
+                return value
+        raise DeidError(f"no {rule.kind} surrogate free of original values after {self.MAX_REDRAWS} draws")
 
     def shift_days(self, text: str, max_days: int) -> int:
         return int(self.keyed.token("date_shift", text)[:16], 16) % (2 * max_days + 1) - max_days
@@ -317,44 +331,71 @@ def _whole(low: str, start: int, end: int) -> bool:
 
 
 class _ValueIndex:
-    """Known strings indexed by their first word: case-insensitive, whole words, longest first.
+    """Known strings found in text: case-insensitive, whole words, longest first.
 
     One big regex alternation would do the same, but Python's re compiles 250k names
-    in tens of seconds and tries every alternative at every position; a dict lookup
-    per word of text is linear in the text whatever the number of values.
+    in tens of seconds and tries every alternative at every position. Here values are
+    filed under their first two words, so each word of a text costs two dict lookups
+    plus a check of the few values filed under it, whatever the number of values.
     """
 
     def __init__(self) -> None:
-        self._by_word: dict[str, list[tuple[str, int, str, str]]] = {}
-        self._seen: set[str] = set()
+        self._values: dict[str, tuple[str, str]] = {}  # lower-cased value -> (replacement, source)
+        # (first word, second word or "") -> [(lower-cased value, offset of its first word)]
+        self._by_words: dict[tuple[str, str], list[tuple[str, int]]] = {}
+        self._firsts: set[str] = set()
 
     def add(self, value: str, replacement: str, source: str) -> None:
         low = _lower(value.strip())
-        first = _WORD.search(low)
-        if len(low) < MIN_VALUE_LEN or first is None or low in self._seen:
+        if len(low) < MIN_VALUE_LEN or low in self._values:
             return  # first value added wins: rules are walked in sorted order, so this is stable
-        self._seen.add(low)
-        self._by_word.setdefault(first.group(), []).append((low, first.start(), replacement, source))
+        first = _WORD.search(low)
+        if first is None:
+            return
+        second = _WORD.search(low, first.end())
+        self._values[low] = (replacement, source)
+        key = (first.group(), second.group() if second else "")
+        self._by_words.setdefault(key, []).append((low, first.start()))
+        self._firsts.add(key[0])
 
     def freeze(self) -> _ValueIndex:
-        for entries in self._by_word.values():
-            entries.sort(key=lambda e: -len(e[0]))
+        for entries in self._by_words.values():
+            entries.sort(key=lambda entry: -len(entry[0]))
         return self
 
     def __len__(self) -> int:
-        return len(self._seen)
+        return len(self._values)
+
+    def _longest_at(
+        self, low: str, keys: tuple[tuple[str, str], ...], word_start: int, done: int
+    ) -> tuple[int, str] | None:
+        best: tuple[int, str] | None = None
+        for key in keys:
+            for value, offset in self._by_words.get(key, ()):  # longest first
+                start = word_start - offset
+                if start >= done and low.startswith(value, start) and _whole(low, start, start + len(value)):
+                    if best is None or len(value) > len(best[1]):
+                        best = (start, value)
+                    break
+        return best
 
     def finditer(self, text: str) -> Iterator[tuple[int, int, str, str]]:
         """(start, end, replacement, source) of each non-overlapping match, left to right."""
         low, done = _lower(text), 0
-        for word in _WORD.finditer(low):
-            for value, offset, replacement, source in self._by_word.get(word.group(), ()):
-                start = word.start() - offset
-                end = start + len(value)
-                if start >= done and low.startswith(value, start) and _whole(low, start, end):
-                    yield start, end, replacement, source
-                    done = end
-                    break
+        words = _WORD.findall(low)
+        # Most texts mention no known value: one C-level set test rules them out.
+        if self._firsts.isdisjoint(words):
+            return
+        starts = [m.start() for m in _WORD.finditer(low)]
+        for i, word in enumerate(words):
+            if word not in self._firsts:
+                continue
+            following = words[i + 1] if i + 1 < len(words) else ""
+            found = self._longest_at(low, ((word, following), (word, "")), starts[i], done)
+            if found is not None:
+                start, value = found
+                done = start + len(value)
+                yield start, done, *self._values[value]
 
     def replace(self, text: str) -> tuple[str, int]:
         parts, last, count = [], 0, 0
@@ -367,39 +408,46 @@ class _ValueIndex:
 # ---------------------------------------------------------------- pattern detectors
 
 _DATE_LIKE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_ANY_DIGIT = re.compile(r"\d")
 
 
-def _phone(match: re.Match) -> str:
-    text = match.group()
-    digits = sum(c.isdigit() for c in text)
-    # Bare digit runs are accounts (detected before); 9+ digits with separators and not a
-    # date-time is a phone number. Dates and amounts have fewer digits or a date shape.
-    if 9 <= digits <= 15 and not _DATE_LIKE.search(text):
-        return "[PHONE]"
-    return text
+def _is_phone(text: str) -> bool:
+    # Bare digit runs are accounts (their alternative comes first); 9-15 digits with
+    # separators that are not a date-time make a phone number. Dates have 8 digits.
+    return 9 <= sum(c.isdigit() for c in text) <= 15 and not _DATE_LIKE.search(text)
 
 
-# Order matters: IBANs and emails contain digit runs the later detectors would split.
-_PATTERNS: tuple[tuple[str, re.Pattern, str | Callable[[re.Match], str]], ...] = (
-    ("iban", re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b"), "[IBAN]"),
-    ("email", re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"), "[EMAIL]"),
-    ("account", re.compile(r"(?<![\w.,+-])\d{8,18}(?!\w|[.,]\d)"), "[ACCOUNT]"),
-    ("phone", re.compile(r"(?<![\w+-])(?:\+|\()?\d[\d ().-]{7,22}\d(?![\w-])"), _phone),
+# One pass with one alternative per kind: at each position the first alternative that
+# matches wins, so an IBAN or email is taken whole before its digits could look like an
+# account or phone number.
+_DETECTORS = re.compile(
+    "|".join(
+        f"(?P<{kind}>{regex})"
+        for kind, regex in (
+            ("iban", r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b"),
+            ("email", r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
+            ("account", r"(?<![\w.,+-])\d{8,18}(?!\w|[.,]\d)"),
+            ("phone", r"(?<![\w+-])(?:\+|\()?\d[\d ().-]{7,22}\d(?![\w-])"),
+        )
+    )
 )
 
 
 def _redact_patterns(text: str) -> tuple[str, Counter]:
-    """Replace detector hits with placeholders; also count them per kind."""
+    """Replace detector hits with placeholders like [EMAIL]; also count them per kind."""
     hits: Counter = Counter()
-    for kind, pattern, replacement in _PATTERNS:
-        if callable(replacement):
-            n = sum(1 for m in pattern.finditer(text) if replacement(m) != m.group())
-            text = pattern.sub(replacement, text) if n else text
-        else:
-            text, n = pattern.subn(replacement, text)
-        if n:
-            hits[kind] += n
-    return text, hits
+    # Every detector needs a digit or an "@"; texts with neither skip the scan.
+    if "@" not in text and not _ANY_DIGIT.search(text):
+        return text, hits
+
+    def placeholder(match: re.Match) -> str:
+        kind = match.lastgroup or ""
+        if kind == "phone" and not _is_phone(match.group()):
+            return match.group()
+        hits[kind] += 1
+        return f"[{kind.upper()}]"
+
+    return _DETECTORS.sub(placeholder, text), hits
 
 
 # ---------------------------------------------------------------- column transforms
@@ -442,7 +490,8 @@ def _like_original(shifted: pd.Series, original: pd.Series) -> pd.Series:
         return _expand(codes, [ts.date() for ts in uniques], original)
     codes, uniques = _factorize(shifted)
     date_only = isinstance(sample, str) and len(sample.strip()) == 10
-    return _expand(codes, [ts.strftime("%Y-%m-%d") if date_only else ts.isoformat() for ts in uniques], original)
+    texts = [ts.strftime("%Y-%m-%d") if date_only else ts.isoformat() for ts in uniques]
+    return _expand(codes, texts, original)
 
 
 class ColumnCount(BaseModel):
@@ -524,7 +573,9 @@ class _Run:
         self.counts.append(_count(table, column, rule.rule, series, int(distinct)))
         return out
 
-    def _keyed(self, series: pd.Series, rule: PseudonymRule | SurrogateRule, where: str) -> tuple[pd.Series, int]:
+    def _keyed(
+        self, series: pd.Series, rule: PseudonymRule | SurrogateRule, where: str
+    ) -> tuple[pd.Series, int]:
         transform = self.engine.pseudonym if rule.rule == "pseudonym" else self.engine.surrogate
         codes, uniques = _factorize(series)
         texts = [_canon(u) for u in uniques]
@@ -580,7 +631,9 @@ def deidentify(
     """De-identify tables by their rules; `key` defaults to load_key(rules)."""
     key = load_key(rules) if key is None else _checked_key(key)
     _check_rules(tables, rules)
-    run = _Run(_Engine(key), collect_values=any(t.free_text for t in rules.tables.values()))
+    surrogates = any(r.rule == "surrogate" for t in rules.tables.values() for r in t.columns.values())
+    originals = _original_index(tables, rules) if surrogates else None
+    run = _Run(_Engine(key, originals), collect_values=any(t.free_text for t in rules.tables.values()))
     new_columns: dict[str, dict[str, pd.Series | None]] = {}
     # First every ruled column of every table, so free text anywhere can be scrubbed of
     # values from any table (a customer's name in a vendor's note).
@@ -715,7 +768,9 @@ def _locations(
     out: list[ResidualFinding] = []
     for row in np.flatnonzero(flagged[np.minimum(codes, max(hits) + 1)]):
         for kind, source in hits[int(codes[row])]:
-            out.append(ResidualFinding(table=table, column=column, row=str(labels[row]), kind=kind, source=source))
+            out.append(
+                ResidualFinding(table=table, column=column, row=str(labels[row]), kind=kind, source=source)
+            )
         if len(out) >= room:
             return out[:room]
     return out

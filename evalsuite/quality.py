@@ -106,7 +106,8 @@ def _inbound_columns(table: str, expectations: Mapping[str, TableExpectations]) 
 
 def _bound(value: Bound | None, series: pd.Series) -> Any:
     # GX compares cell by cell: a datetime64 column holds Timestamps, which refuse plain dates.
-    if isinstance(value, date) and not isinstance(value, datetime) and pd.api.types.is_datetime64_any_dtype(series):
+    plain_date = isinstance(value, date) and not isinstance(value, datetime)
+    if plain_date and pd.api.types.is_datetime64_any_dtype(series):
         return pd.Timestamp(value).to_pydatetime()
     return value
 

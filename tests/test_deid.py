@@ -214,4 +214,58 @@ def test_fast_faker_names_are_the_values_stock_faker_draws():
     for seed in range(200):
         stock.seed_instance(seed)
         fast.seed_instance(seed)
-        assert (stock.name(), stock.company(), stock.user_name()) == (fast.name(), fast.company(), fast.user_name())
+        drawn = [(g.name(), g.company(), g.user_name()) for g in (stock, fast)]
+        assert drawn[0] == drawn[1]
+
+
+def test_value_index_prefers_longest_whole_word_match_case_insensitively():
+    from evalsuite.deid import _ValueIndex
+
+    index = _ValueIndex()
+    for value, new in [("Ann Lee", "A"), ("Ann Lee-Smith", "B"), ("+1 555 0100", "P"), ("Li", "short")]:
+        index.add(value, new, "t.c")
+    index.freeze()
+    assert index.replace("ann lee-smith, ANN LEE and Annie Leeds") == ("B, A and Annie Leeds", 2)
+    assert index.replace("call +1 555 0100 now; Li said") == ("call P now; Li said", 1)
+
+
+def test_date_shift_keeps_the_dates_form_and_generalise_to_month():
+    frame = pd.DataFrame(
+        {
+            "who": ["a", "a", None],
+            "at": pd.to_datetime(["2024-01-31", "2024-02-01", "2024-05-05"]),
+            "on": [date(2024, 1, 31), None, date(2024, 5, 5)],
+            "born": ["1980-07-14", "1991-12-01", None],
+        }
+    )
+    rules = DeidRules.model_validate(
+        {
+            "tables": {
+                "t": {
+                    "columns": {
+                        "at": {"rule": "date_shift", "entity_column": "who"},
+                        "on": {"rule": "date_shift", "entity_column": "who"},
+                        "born": {"rule": "generalise", "to": "month"},
+                    }
+                }
+            }
+        }
+    )
+    out = deidentify({"t": frame}, rules, key=KEY).tables["t"]
+    assert pd.api.types.is_datetime64_any_dtype(out["at"])
+    assert out["at"][1] - out["at"][0] == pd.Timedelta(days=1)
+    assert isinstance(out["on"][0], date) and pd.isna(out["on"][1])
+    assert (out["on"][0] - date(2024, 1, 31)).days == (out["at"][0] - frame["at"][0]).days
+    assert out["born"].tolist()[:2] == ["1980-07", "1991-12"] and pd.isna(out["born"][2])
+
+
+def test_surrogate_never_equals_another_records_real_value():
+    rule = RULES.tables["customers"].columns["name"]
+    unlucky = _Engine(KEY.encode()).surrogate(rule, "Alice Johnson")  # what Alice would get
+    frame = pd.DataFrame({"customer_id": [1, 2], "name": ["Alice Johnson", unlucky]})
+    rules = DeidRules.model_validate({"tables": {"customers": {"columns": {"name": rule.model_dump()}}}})
+    first = deidentify({"customers": frame}, rules, key=KEY).tables["customers"]
+    again = deidentify({"customers": frame}, rules, key=KEY).tables["customers"]
+    assert unlucky not in first["name"].tolist()
+    assert first["name"].tolist() == again["name"].tolist()
+    assert residual_check({"customers": frame}, {"customers": first}, rules).passed

@@ -16,12 +16,16 @@ EXPECTATIONS = {
             "ranges": {"amount": {"min": 0}, "issued": {"min": "2020-01-01", "max": "2030-12-31"}},
         }
     ),
-    "lines": TableExpectations(primary_key=["invoice_id", "line_no"], foreign_keys={"invoice_id": "invoices.invoice_id"}),
+    "lines": TableExpectations(
+        primary_key=["invoice_id", "line_no"], foreign_keys={"invoice_id": "invoices.invoice_id"}
+    ),
 }
 
 
 def tables() -> dict[str, pd.DataFrame]:
-    vendors = pd.DataFrame({"vendor_id": ["V-1", "V-2", "V-3"], "vendor_name": ["Northwind", "Contoso", "Fabrikam"]})
+    vendors = pd.DataFrame(
+        {"vendor_id": ["V-1", "V-2", "V-3"], "vendor_name": ["Northwind", "Contoso", "Fabrikam"]}
+    )
     invoices = pd.DataFrame(
         {
             "invoice_id": [1, 2, 3, 4],

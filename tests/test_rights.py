@@ -51,7 +51,9 @@ def test_missing_permitted_use_blocks():
 def test_personal_column_without_rule_blocks():
     decision = review({"vendors": manifest()}, USES, {"vendors.contact_name"}, TODAY)
     assert decision.status == "blocked"
-    assert decision.reasons == ["vendors: personal column vendors.contact_email without a de-identification rule"]
+    assert decision.reasons == [
+        "vendors: personal column vendors.contact_email without a de-identification rule"
+    ]
 
 
 def test_missing_manifest_blocks():
