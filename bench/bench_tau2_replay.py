@@ -4,10 +4,11 @@
 
 For every one of the 114 tasks: restore the world (not timed), replay all gold
 actions through the world's tool calls, grade the end state against the
-task's goal with the delta grader (timed together: "replay + grade"). Each
+task's goal with the trial's row-level grade (timed together: "replay + grade"). Each
 task's time is its median over the repeats (and, less noisy on a shared
 machine, its best); the figure reported is the median over tasks. Side by
-side, once per task: the core grader over whole changed tables,
+side, once per task: the same grader over whole tables (the reference the
+row-level grade must equal, checked here too),
 and tau2's DB hash of the end state three ways (tau2's own cost is the sorted
 dump of an in-memory dict; "from world rows" adds reading our tables back;
 "incremental" re-dumps only the changed entities).
@@ -25,22 +26,15 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from evalsuite.domains.tau2_retail import DOMAIN, DeltaGrader, tau2_hash
+from evalsuite.domains.tau2_retail import DOMAIN, tau2_hash
 from evalsuite.domains.tau2_retail.convert import to_nested
 from evalsuite.grading import grade
 from evalsuite.importers.tau2_retail import import_tau2_retail
 from evalsuite.records import TaskRecord
-from evalsuite.world.world import TrialWorld, World
+from evalsuite.world.world import World
 
 SRC = Path(__file__).resolve().parents[1] / "third_party" / "tau2_retail"
 TARGET_MS = 2.5
-
-
-def _replay(world: World, task: TaskRecord) -> TrialWorld:
-    trial = world.reset(task.role)
-    for call in task.solution_calls():
-        trial.call(call.tool, call.arguments)
-    return trial
 
 
 def _timed(fn: Callable[[], object]) -> float:
@@ -58,10 +52,9 @@ def _stats(per_task: dict[str, list[float]]) -> dict[str, float]:
 def run(out: Path, repeats: int) -> dict[str, dict[str, float]]:
     world = World(DOMAIN, out / "world.sqlite")
     tasks = [TaskRecord.model_validate_json(line) for line in (out / "tasks.jsonl").read_text().splitlines()]
-    delta = DeltaGrader(world)
-    hasher = tau2_hash.Tau2Hasher(world, delta)
-    main = ("replay + grade", "replay only", "delta grade only", "replay + grade, CPU time")
-    side = ("core grade, whole tables", "tau2 hash: dump of in-memory dict", "tau2 hash: from world rows",
+    hasher = tau2_hash.Tau2Hasher(world)
+    main = ("replay + grade", "replay only", "grade only", "replay + grade, CPU time")
+    side = ("grade over whole tables (reference)", "tau2 hash: dump of in-memory dict", "tau2 hash: from world rows",
             "tau2 hash: incremental")
     times: dict[str, dict[str, list[float]]] = {k: {t.task_id: [] for t in tasks} for k in main + side}
     for rep in range(repeats):
@@ -73,7 +66,7 @@ def run(out: Path, repeats: int) -> dict[str, dict[str, float]]:
             for call in task.solution_calls():
                 trial.call(call.tool, call.arguments)
             mid = time.perf_counter()
-            verdict = delta.grade(trial, msg, task.goal_state, task.role, task.forbidden)
+            verdict = trial.grade(msg, task.goal_state, task.role, task.forbidden)
             end = time.perf_counter()
             cpu = time.thread_time() - cpu
             if not verdict.passed:
@@ -82,9 +75,12 @@ def run(out: Path, repeats: int) -> dict[str, dict[str, float]]:
             for name, ms in zip(main, ((end - start) * 1000, (mid - start) * 1000, (end - mid) * 1000, cpu * 1000)):
                 times[name][t].append(ms)
             if rep == 0:  # the slow comparisons once per task: they only set the scale
-                times[side[0]][t].append(_timed(lambda: grade(
-                    world.schemas, world.initial_rows, trial.changed_rows(), trial.trace, msg, task.goal_state,
-                    task.role)))
+                whole = []
+                times[side[0]][t].append(_timed(lambda: whole.append(grade(
+                    world.schemas, world.initial_rows, trial.rows(), trial.trace, msg, task.goal_state,
+                    task.role, task.forbidden))))
+                if whole[0] != verdict:
+                    raise AssertionError(f"task {task.task_id}: row-level verdict differs from the whole-table one")
                 nested = to_nested(trial.rows(), optional_nulls=True)
                 times[side[1]][t].append(_timed(lambda: hashlib.sha256(
                     json.dumps(nested, sort_keys=True, default=str).encode()).hexdigest()))

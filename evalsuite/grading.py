@@ -189,9 +189,11 @@ def grade(
 ) -> Verdict:
     """Judge one trial.
 
-    `initial` maps every table to its seed rows ordered by key; `end` maps the
-    tables that may have changed to their rows now (a table absent from `end`
-    is unchanged), so grading costs only what the agent touched.
+    `initial` and `end` map tables to their seed rows and their rows now, both
+    ordered by key: whole tables, or the same selection of keys on both sides
+    holding every row the trial wrote and every row an assertion matches now
+    (what `TrialWorld.grade` passes, so grading costs only what the agent
+    touched). A table absent from `end` is unchanged.
     """
     changed = [t for t in end if list(initial.get(t, [])) != list(end[t])]
     needed = set(changed) | {a.table for a in goal.assertions if a.table in schemas}

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from evalsuite.agents.base import Agent, AgentEnv, BudgetExhausted
-from evalsuite.grading import Verdict, grade
+from evalsuite.grading import Verdict
 from evalsuite.records import TaskRecord, TraceEvent
 from evalsuite.world.faults import FaultPlan
 from evalsuite.world.world import World
@@ -51,8 +51,7 @@ def run_trial(world: World, task: TaskRecord, agent: Agent, trial: int = 0, faul
     except Exception as exc:  # the agent crashed: recorded, with the effects it already made graded below
         return TrialResult(**base, outcome="infra_error", passed=False, trace=env_world.trace, error=_tb(exc),
                            reset_sha256=world.seed_sha256, seconds=time.perf_counter() - start)
-    verdict = grade(world.schemas, world.initial_rows, env_world.changed_rows(), env_world.trace, message,
-                    task.goal_state, task.role, task.forbidden)
+    verdict = env_world.grade(message, task.goal_state, task.role, task.forbidden)
     passed = verdict.passed and outcome is None
     return TrialResult(**base, outcome=outcome or ("pass" if passed else "fail"), passed=passed, verdict=verdict,
                        trace=env_world.trace, final_message=message, reset_sha256=world.seed_sha256,

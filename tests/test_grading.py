@@ -9,8 +9,12 @@ from evalsuite.trial import policy_text, run_trial
 
 
 def _grade(ap, task, trial, message=""):
-    return grade(ap.world.schemas, ap.world.initial_rows, trial.changed_rows(), trial.trace, message,
-                 task.goal_state, task.role, task.forbidden)
+    """The trial's row-level verdict, checked against the whole-table diff it must equal."""
+    verdict = trial.grade(message, task.goal_state, task.role, task.forbidden)
+    whole = grade(ap.world.schemas, ap.world.initial_rows, trial.rows(), trial.trace, message,
+                  task.goal_state, task.role, task.forbidden)
+    assert verdict == whole
+    return verdict
 
 
 def test_the_ap_example_has_at_least_40_tasks_covering_every_exception(ap):
@@ -67,7 +71,8 @@ def test_a_forbidden_call_later_undone_still_fails(ap):
     trial.call("edit_vendor_bank_details", {"vendor_id": vendor_id, "bank_account": bank})
     with ap.world.engine.begin() as conn:  # undo the timestamp too: the end state equals the seed
         conn.execute(text("UPDATE vendor_master SET updated_at = :u WHERE vendor_id = :v"), {"u": updated, "v": vendor_id})
-    assert trial.changed_rows()["vendor_master"] == ap.world.initial_rows["vendor_master"]
+    assert (vendor_id,) in trial.changed_keys()["vendor_master"]  # written, and logged
+    assert trial.rows()["vendor_master"] == ap.world.initial_rows["vendor_master"]  # yet as seeded
     verdict = _grade(ap, task, trial, task.reference_answer)
     assert [c.name for c in verdict.failures()] == ["no forbidden call"]
 

@@ -14,7 +14,6 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from evalsuite.domains.tau2_retail import DeltaGrader
 from evalsuite.records import Assertion, Role, ToolCall
 from evalsuite.world.world import TrialWorld, World
 
@@ -36,7 +35,7 @@ class GoldReplay:
     writes_ok: int = 0
 
 
-def replay_gold(world: World, delta: DeltaGrader, role: Role, task_id: str, calls: Sequence[ToolCall],
+def replay_gold(world: World, role: Role, task_id: str, calls: Sequence[ToolCall],
                 clause_of_tool: Mapping[str, str]) -> GoldReplay:
     """Run every gold call in order (reads too, as the reference trajectory) and derive the goal's assertions."""
     trial = world.reset(role)
@@ -54,11 +53,11 @@ def replay_gold(world: World, delta: DeltaGrader, role: Role, task_id: str, call
         if event.kind != "write":
             continue
         writes_ok += 1
-        for table, keys in delta.changed_keys(trial).items():
+        for table, keys in trial.changed_keys().items():
             for key in keys:
                 ref = (table, key)
-                before = last.get(ref, delta.seed_row(table, key))
-                now = delta.current_row(trial, table, key)
+                before = last.get(ref, world.seed_row(table, key))
+                now = trial.row(table, key)
                 if now == before:
                     continue
                 if before is None:
@@ -68,19 +67,19 @@ def replay_gold(world: World, delta: DeltaGrader, role: Role, task_id: str, call
                 cols = range(width) if whole else [j for j in range(width) if now[j] != before[j]]
                 owners.setdefault(ref, {}).update({j: i for j in cols})
                 last[ref] = now
-    assertions = _assertions(world, delta, calls, clause_of_tool, owners, inserted_by, last)
+    assertions = _assertions(world, calls, clause_of_tool, owners, inserted_by, last)
     touched = {a.table for a in assertions}
     return GoldReplay(trial=trial, errors=errors, assertions=assertions,
                       unchanged_tables=[t for t in world.schemas if t not in touched], writes_ok=writes_ok)
 
 
-def _assertions(world: World, delta: DeltaGrader, calls: Sequence[ToolCall], clause_of_tool: Mapping[str, str],
+def _assertions(world: World, calls: Sequence[ToolCall], clause_of_tool: Mapping[str, str],
                 owners: dict, inserted_by: dict, last: dict) -> list[Assertion]:
     out: list[Assertion] = []
     table_order = list(world.schemas)
     for table, key in sorted(owners, key=lambda r: (table_order.index(r[0]), repr(r[1]))):
         schema = world.schemas[table]
-        seed, end = delta.seed_row(table, key), last[(table, key)]
+        seed, end = world.seed_row(table, key), last[(table, key)]
         key_cols = dict(zip(schema.key, key))
         clause = lambda i: clause_of_tool[calls[i].tool]  # noqa: E731
         if end == seed:

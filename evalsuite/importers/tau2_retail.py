@@ -21,7 +21,7 @@ import yaml
 from pydantic import BaseModel
 from sqlalchemy import Boolean, Float, Integer
 
-from evalsuite.domains.tau2_retail import DOMAIN, DeltaGrader, build_world, tau2_hash
+from evalsuite.domains.tau2_retail import DOMAIN, build_world, tau2_hash
 from evalsuite.domains.tau2_retail.convert import from_nested, to_nested
 from evalsuite.hashing import file_sha256
 from evalsuite.importers.tau2_gold import GoldReplayError
@@ -104,15 +104,14 @@ def _tasks(src: Path, world: World, policy: Policy, clauses: dict[str, str],
            simulator: Simulator) -> tuple[list[TaskRecord], dict]:
     raw = json.loads((src / "tasks.json").read_text())
     split_of = _splits(json.loads((src / "split_tasks.json").read_text()), [str(t["id"]) for t in raw])
-    delta = DeltaGrader(world)
-    hasher = tau2_hash.Tau2Hasher(world, delta)
+    hasher = tau2_hash.Tau2Hasher(world)
     suite = SuiteRef(name=SUITE, version=SUITE_VERSION)
     tasks, errors, hashes = [], [], {}
     for task in raw:
-        record, replay, end_hash = task_record(task, split_of[str(task["id"])], world, delta, hasher, policy, clauses,
+        record, replay, end_hash = task_record(task, split_of[str(task["id"])], world, hasher, policy, clauses,
                                                suite, simulator, LICENSE_REF)
-        verdict = delta.grade(replay.trial, " ".join(o.value for o in record.goal_state.required_outputs),
-                              record.goal_state, record.role, record.forbidden)
+        verdict = replay.trial.grade(" ".join(o.value for o in record.goal_state.required_outputs),
+                                     record.goal_state, record.role, record.forbidden)
         if not verdict.passed:  # a goal its own reference fails is a derivation bug, never a task to ship
             raise ValueError(f"task {record.task_id}: the gold replay fails its derived goal: "
                              f"{[c.name + ': ' + c.detail for c in verdict.failures()]}")

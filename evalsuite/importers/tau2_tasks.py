@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from evalsuite.domains.tau2_retail import ROLE, DeltaGrader, tau2_hash
+from evalsuite.domains.tau2_retail import ROLE, tau2_hash
 from evalsuite.importers.tau2_gold import GoldReplay, replay_gold
 from evalsuite.records import (Environment, GoalState, Policy, Provenance, RequiredOutput, Simulator, SuiteRef,
                                TaskRecord, ToolCall, Trigger, TrialProtocol, UserScenario)
@@ -66,7 +66,7 @@ def _annotations(task: Mapping[str, Any], replay: GoldReplay, end_hash: str) -> 
     return notes
 
 
-def task_record(task: Mapping[str, Any], split: str, world: World, delta: DeltaGrader, hasher: tau2_hash.Tau2Hasher,
+def task_record(task: Mapping[str, Any], split: str, world: World, hasher: tau2_hash.Tau2Hasher,
                 policy: Policy, clause_ids: Mapping[str, str], suite: SuiteRef, simulator: Simulator,
                 license_ref: str) -> tuple[TaskRecord, GoldReplay, str]:
     """The task, its gold replay (trial kept for checks) and tau2's hash of the gold end state."""
@@ -74,7 +74,7 @@ def task_record(task: Mapping[str, Any], split: str, world: World, delta: DeltaG
     crit = task["evaluation_criteria"]
     calls = [ToolCall(tool=a["name"], arguments=a["arguments"], action_id=a["action_id"]) for a in crit["actions"]]
     clause_of_tool = {tool: clause_ids[title] for tool, title in SECTION_OF_TOOL.items()}
-    replay = replay_gold(world, delta, ROLE, tid, calls, clause_of_tool)
+    replay = replay_gold(world, ROLE, tid, calls, clause_of_tool)
     end_hash = hasher.hash(replay.trial)
     instructions = task["user_scenario"]["instructions"]
     goal = GoalState(

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 from sqlalchemy import MetaData, Table
 from sqlalchemy.engine import Connection
 
@@ -47,7 +47,7 @@ class Tool:
 
     def schema(self) -> dict[str, Any]:
         """The agent-facing function schema (OpenAI/MCP style)."""
-        params = _json_schema(self.args) if self.args else {"type": "object"}
+        params = _json_schema(self.args) if self.args else _signature_schema(self.fn)
         return {"name": self.name, "description": self.description, "parameters": params}
 
 
@@ -55,6 +55,34 @@ class Tool:
 def _json_schema(model: type[BaseModel]) -> dict[str, Any]:
     # Built once per model: agents list tools on every trial, and pydantic rebuilds schemas each call.
     return model.model_json_schema()
+
+
+@functools.cache
+def _signature_schema(fn: Callable[..., Any]) -> dict[str, Any]:
+    """A raw-keyword tool's parameters from its signature, so an agent sees their names.
+
+    Every keyword parameter after the context is a property, required unless it
+    has a default (shown when it is a JSON scalar); an annotation becomes its
+    JSON schema, and no annotation leaves the value unconstrained, as the tool
+    itself does. Extra keywords are refused unless the function takes **kwargs.
+    """
+    props: dict[str, Any] = {}
+    required: list[str] = []
+    extra = False
+    for p in list(inspect.signature(fn, eval_str=True).parameters.values())[1:]:
+        if p.kind is p.VAR_KEYWORD:
+            extra = True
+        elif p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):  # the only ones a keyword call can fill
+            props[p.name] = {} if p.annotation is p.empty else TypeAdapter(p.annotation).json_schema()
+            if p.default is p.empty:
+                required.append(p.name)
+            elif p.default is None or isinstance(p.default, (str, int, float, bool)):
+                props[p.name]["default"] = p.default
+    schema: dict[str, Any] = {"type": "object", "properties": props}
+    if required:
+        schema["required"] = required
+    schema["additionalProperties"] = extra
+    return schema
 
 
 @dataclass

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Mapping
+from contextlib import closing
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -17,9 +18,10 @@ from pydantic import ValidationError
 from sqlalchemy import create_engine, insert
 from sqlalchemy.pool import StaticPool
 
-from evalsuite.grading import TableSchema
+from evalsuite.grading import TableSchema, Verdict, grade
 from evalsuite.hashing import combine_sha256, table_sha256
-from evalsuite.records import Role, TraceEvent
+from evalsuite.records import GoalState, Role, TraceEvent
+from evalsuite.world import changes
 from evalsuite.world.domain import Domain, ToolContext, ToolError
 from evalsuite.world.faults import Fault, FaultPlan
 from evalsuite.world.types import Money
@@ -40,10 +42,10 @@ class World:
         if not self.path.is_file():
             raise FileNotFoundError(f"{self.path}: world file not found")
         self._pristine = sqlite3.connect(":memory:", check_same_thread=False)
-        with sqlite3.connect(self.path) as disk:
+        with closing(sqlite3.connect(self.path)) as disk:
             disk.backup(self._pristine)
-        _install_change_log(self._pristine, domain.tables)
         self._queries = {name: _select_sql(t) for name, t in domain.tables.items()}
+        changes.install(self._pristine, domain.tables)
         self._money = {name: [i for i, c in enumerate(t.columns) if isinstance(c.type, Money)] for name, t in domain.tables.items()}
         self.schemas = {
             name: TableSchema(columns=[c.name for c in t.columns], key=[c.name for c in t.primary_key.columns],
@@ -54,9 +56,15 @@ class World:
         self.table_hashes = self._hash_rows(self.initial_rows)
         self.content_sha256 = combine_sha256(self.table_hashes)
         self.seed_sha256 = seed_sha256 or self.content_sha256
+        self.selector = changes.RowSelector(domain.tables, self.initial_rows)
         self._image = self._pristine.serialize()
-        self._scratch = sqlite3.connect(":memory:", check_same_thread=False)
+        # Statements are cached per connection; grading, hashing and the tools together use more than the default 128.
+        self._scratch = sqlite3.connect(":memory:", check_same_thread=False, cached_statements=512)
+        # A REPLACE that deletes a conflicting row fires the delete trigger only with recursive triggers on,
+        # and the change log must see that row go.
+        self._scratch.execute("PRAGMA recursive_triggers = ON")
         self.engine = create_engine("sqlite://", creator=lambda: self._scratch, poolclass=StaticPool)
+        self._trial: TrialWorld | None = None
 
     @classmethod
     def build(cls, domain: Domain, tables: Mapping[str, list[dict[str, Any]]], path: str | Path) -> World:
@@ -85,9 +93,20 @@ class World:
     def read_rows(self, conn: sqlite3.Connection) -> dict[str, list[tuple]]:
         return {name: conn.execute(q).fetchall() for name, q in self._queries.items()}
 
+    def seed_row(self, table: str, key: tuple) -> tuple | None:
+        """One row of the pristine world, by primary key."""
+        return self.selector.seed_row(table, key)
+
     def reset(self, role: Role | None = None, *, policy_text: str = "", clock: datetime = DEFAULT_CLOCK,
               faults: FaultPlan | None = None) -> TrialWorld:
-        """Restore the pristine world into the trial copy and verify its hash."""
+        """Restore the pristine world into the trial copy and verify its hash.
+
+        The previous trial is closed first: it shares the one copy, so a call or a
+        grade through it now would act on this trial's state.
+        """
+        if self._trial is not None:
+            self._trial.close()
+            self._trial = None
         self._scratch.deserialize(self._image)
         # A copy byte-identical to the pristine image has the pristine's canonical hash, computed
         # at open; anything else is hashed in full, so a changed copy can never pass as the seed.
@@ -99,35 +118,25 @@ class World:
             raise ResetError(
                 f"{self.path}: world hash after reset {got[:12]}… != recorded seed hash {self.seed_sha256[:12]}…; trial refused"
             )
-        return TrialWorld(self, role, policy_text, clock, faults or FaultPlan())
-
-
-CHANGE_LOG = "_evalsuite_changed"
-
-
-def _install_change_log(conn: sqlite3.Connection, tables) -> None:
-    """Triggers note which tables a trial wrote, so reading the end state skips untouched tables."""
-    conn.execute(f'CREATE TABLE IF NOT EXISTS "{CHANGE_LOG}" (tbl TEXT PRIMARY KEY)')
-    for name in tables:
-        for op in ("INSERT", "UPDATE", "DELETE"):
-            conn.execute(
-                f'CREATE TRIGGER IF NOT EXISTS "_evs_{name}_{op.lower()}" AFTER {op} ON "{name}" '
-                f"BEGIN INSERT OR IGNORE INTO \"{CHANGE_LOG}\"(tbl) VALUES ('{name}'); END"
-            )
-    conn.commit()
+        self._trial = TrialWorld(self, role, policy_text, clock, faults or FaultPlan())
+        return self._trial
 
 
 def _select_sql(table) -> str:
-    cols = ", ".join(f'"{c.name}"' for c in table.columns)
     keys = [c.name for c in table.primary_key.columns]
     if not keys:
         raise ValueError(f"table {table.name}: a primary key is required")
-    order = ", ".join(f'"{k}"' for k in keys)
-    return f'SELECT {cols} FROM "{table.name}" ORDER BY {order}'
+    cols = ", ".join(changes.q(c.name) for c in table.columns)
+    return f"SELECT {cols} FROM {changes.q(table.name)} ORDER BY {', '.join(changes.q(k) for k in keys)}"
 
 
 class TrialWorld:
-    """One trial's copy of the world: role-checked tool calls, every call traced."""
+    """One trial's copy of the world: role-checked tool calls, every call traced.
+
+    The trial holds one SQLAlchemy connection for its life; every tool call is
+    one transaction on it, committed when the call returns and rolled back when
+    it raises. It is closed when its world is reset for the next trial.
+    """
 
     def __init__(self, world: World, role: Role | None, policy_text: str, clock: datetime, faults: FaultPlan):
         self.world = world
@@ -136,10 +145,24 @@ class TrialWorld:
         self.clock = clock
         self.faults = faults
         self.trace: list[TraceEvent] = []
+        self._conn = world.engine.connect()
+        self._closed = False
 
     @property
     def domain(self) -> Domain:
         return self.world.domain
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        """The trial's SQLite connection, for reading its state (grading, hashing); tools write through calls."""
+        if self._closed:
+            raise RuntimeError("trial closed: its world was reset for another trial")
+        return self.world._scratch
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._conn.close()
 
     def visible_tools(self) -> list[str]:
         """Every tool the agent is shown: the whole domain surface, permitted or not."""
@@ -147,6 +170,8 @@ class TrialWorld:
 
     def call(self, tool: str, arguments: dict[str, Any] | None = None, actor: str = "agent") -> TraceEvent:
         """Check the role, run the tool in its own transaction, and trace the call whatever happens."""
+        if self._closed:
+            raise RuntimeError("trial closed: its world was reset for another trial")
         arguments = dict(arguments or {})
         spec = self.domain.tools.get(tool)
         event = dict(seq=len(self.trace) + 1, actor=actor, tool=tool, arguments=arguments,
@@ -155,11 +180,10 @@ class TrialWorld:
             return self._record(event, False, "error", error=f"Tool '{tool}' not found.")
         if self.role is not None and tool not in self.role.permitted and spec.kind != "generic":
             return self._record(event, False, "denied", error=f"Tool '{tool}' is not permitted for role {self.role.name}.")
-        ctx = ToolContext(conn=None, now=self.clock, policy_text=self.policy_text)  # type: ignore[arg-type]
+        ctx = ToolContext(conn=self._conn, now=self.clock, policy_text=self.policy_text)
         fault = self.faults.take(tool)
         try:
-            with self.world.engine.begin() as conn:
-                ctx.conn = conn
+            with self._conn.begin():
                 result = spec.fn(ctx, spec.args(**arguments)) if spec.args else spec.fn(ctx, **arguments)
                 if fault is Fault.ERROR_BEFORE_COMMIT:
                     raise _InjectedFault("backend error: transaction aborted")
@@ -168,23 +192,31 @@ class TrialWorld:
         except (ToolError, ValidationError, TypeError, ValueError, KeyError) as exc:
             return self._record(event, True, "error", error=_error_text(exc))
         if fault in (Fault.LOST_RESPONSE, Fault.TIMEOUT):
-            return self._record(event, True, "fault", error=fault.agent_message, rows_written=ctx.rows_written, committed=True)
+            return self._record(event, True, "fault", error=fault.agent_message, rows_written=ctx.rows_written)
         return self._record(event, True, "ok", result=result, rows_written=ctx.rows_written)
 
     def _record(self, event: dict, permitted: bool, outcome: str, *, result: Any = None, error: str | None = None,
-                rows_written: int = 0, committed: bool = False) -> TraceEvent:
+                rows_written: int = 0) -> TraceEvent:
         ev = TraceEvent(**event, permitted=permitted, outcome=outcome, result=result, error=error, rows_written=rows_written)
         self.trace.append(ev)
         return ev
 
     def rows(self) -> dict[str, list[tuple]]:
-        return self.world.read_rows(self.world._scratch)
+        """Every table's rows now, ordered by primary key (the whole state: for hashing and export)."""
+        return self.world.read_rows(self.db)
 
-    def changed_rows(self) -> dict[str, list[tuple]]:
-        """Rows of only the tables some statement wrote during this trial."""
-        conn = self.world._scratch
-        names = [r[0] for r in conn.execute(f'SELECT tbl FROM "{CHANGE_LOG}"')]
-        return {n: conn.execute(self.world._queries[n]).fetchall() for n in names if n in self.world._queries}
+    def changed_keys(self) -> dict[str, set[tuple]]:
+        """Primary keys of every row a statement inserted, updated or deleted in this trial, by table."""
+        return self.world.selector.changed_keys(self.db)
+
+    def row(self, table: str, key: tuple) -> tuple | None:
+        """One row now, by primary key."""
+        return self.world.selector.row(self.db, table, key)
+
+    def grade(self, final_message: str, goal: GoalState, role: Role, forbidden: set[str] | None = None) -> Verdict:
+        """The verdict on this trial, from the rows it wrote and the rows the goal asserts on."""
+        initial, end = self.world.selector.rows_to_grade(self.db, goal)
+        return grade(self.world.schemas, initial, end, self.trace, final_message, goal, role, forbidden)
 
     def content_sha256(self) -> str:
         return combine_sha256(self.world._hash_rows(self.rows()))

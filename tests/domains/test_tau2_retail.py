@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evalsuite.domains.tau2_retail import DOMAIN, ROLE, DeltaGrader, build_world, tau2_hash, tool_message
+from evalsuite.domains.tau2_retail import DOMAIN, ROLE, build_world, tau2_hash, tool_message
 from evalsuite.domains.tau2_retail.convert import from_nested, to_nested
 from evalsuite.grading import grade
 from evalsuite.records import Assertion, GoalState
@@ -28,11 +28,6 @@ def raw() -> str:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory, raw):
     return build_world(json.loads(raw), tmp_path_factory.mktemp("tau2") / "world.sqlite")
-
-
-@pytest.fixture(scope="module")
-def delta(world):
-    return DeltaGrader(world)
 
 
 @pytest.fixture
@@ -95,7 +90,7 @@ def test_domain_surface():
 
 # ---- read and generic tools ----------------------------------------------------------------------
 
-def test_read_tools_return_the_db_entities(trial, delta, raw):
+def test_read_tools_return_the_db_entities(trial, raw):
     db = json.loads(raw)
     assert ok(trial, "find_user_id_by_email", email="YUSUF.Rossi7301@example.com") == "yusuf_rossi_9620"
     found = ok(trial, "find_user_id_by_name_zip", first_name="yusuf", last_name="ROSSI", zip="19122")
@@ -110,7 +105,7 @@ def test_read_tools_return_the_db_entities(trial, delta, raw):
     assert isinstance(types, str) and list(json.loads(types)) == sorted(json.loads(types))
     assert len(json.loads(types)) == 50 and json.loads(types)["T-Shirt"] == "9523456873"
     assert ok(trial, "transfer_to_human_agents", summary="x") == "Transfer successful"
-    assert not delta.changed_keys(trial)
+    assert not trial.changed_keys()
 
 
 @pytest.mark.parametrize("expr, want", [("1497.65", "1497.65"), ("5 / 2", "2.5"), ("2*2", "4.0"), ("2**3", "8.0"),
@@ -134,7 +129,7 @@ def test_calculate_errors(trial, expr, message):
 
 # ---- write tools: hand-worked effects ------------------------------------------------------------
 
-def test_exchange(trial, delta):
+def test_exchange(trial):
     # #W2378156 (delivered, paid by credit_card_9513926): keyboard 1151293680 (272.33) -> 7706410293 (269.16),
     # thermostat 4983901480 (262.47) -> 7747408585 (249.01): difference round(-3.17 - 13.46, 2) = -16.63.
     before = order(trial, "#W2378156")
@@ -143,10 +138,10 @@ def test_exchange(trial, delta):
     assert got == {**before, "status": "exchange requested", "exchange_items": ["1151293680", "4983901480"],
                    "exchange_new_items": ["7706410293", "7747408585"],
                    "exchange_payment_method_id": "credit_card_9513926", "exchange_price_difference": -16.63}
-    assert delta.changed_keys(trial) == {"orders": {("#W2378156",)}}  # no payment, no item, no balance change
+    assert trial.changed_keys() == {"orders": {("#W2378156",)}}  # no payment, no item, no balance change
 
 
-def test_return(trial, delta):
+def test_return(trial):
     # #W6552785 (delivered, paid 3290.52 by paypal_7357553): return the t-shirt and the desk lamp.
     before = order(trial, "#W6552785")
     assert err(trial, "return_delivered_order_items", order_id="#W6552785", item_ids=["9354168549"],
@@ -155,7 +150,7 @@ def test_return(trial, delta):
              payment_method_id="paypal_7357553")
     assert got == {**before, "status": "return requested", "return_items": ["4385534692", "9354168549"],
                    "return_payment_method_id": "paypal_7357553"}
-    assert delta.changed_keys(trial) == {"orders": {("#W6552785",)}}
+    assert trial.changed_keys() == {"orders": {("#W6552785",)}}
     assert err(trial, "exchange_delivered_order_items", order_id="#W6552785", item_ids=[], new_item_ids=[],
                payment_method_id="paypal_7357553") == "Non-delivered order cannot be exchanged"
 
@@ -185,10 +180,10 @@ def test_address_changes(trial):
         "Non-pending order cannot be modified"
 
 
-def test_address_tools_type_check_their_fields(trial, delta):
+def test_address_tools_type_check_their_fields(trial):
     message = err(trial, "modify_user_address", user_id="yusuf_rossi_9620", **{**ADDR, "zip": 73301})
     assert message.startswith("1 validation error for UserAddress\nzip\n  Input should be a valid string")
-    assert not delta.changed_keys(trial)
+    assert not trial.changed_keys()
 
 
 def test_payment_change(trial):
@@ -254,10 +249,10 @@ def test_item_swap_within_an_order(trial):
                                           "amount": abs(diff), "payment_method_id": "gift_card_7728021"}
 
 
-def test_empty_lists_and_int_zero(trial, delta):
+def test_empty_lists_and_int_zero(trial):
     ok(trial, "exchange_delivered_order_items", order_id="#W2378156", item_ids=[], new_item_ids=[],
        payment_method_id="credit_card_9513926")
-    row = delta.current_row(trial, "orders", ("#W2378156",))
+    row = trial.row("orders", ("#W2378156",))
     value = row[trial.world.schemas["orders"].columns.index("exchange_price_difference")]
     assert value == 0 and type(value) is int  # §6: hashes as 0, not 0.0
     assert '"exchange_price_difference": 0,' in json.dumps(order(trial, "#W2378156"), sort_keys=True)
@@ -268,8 +263,8 @@ def test_empty_lists_and_int_zero(trial, delta):
     assert got["payment_history"][-1]["transaction_type"] == "refund" and amount == 0.0 and type(amount) is float
 
 
-def test_incremental_hash_equals_the_full_dump(trial, delta, world):
-    hasher = tau2_hash.Tau2Hasher(world, delta)
+def test_incremental_hash_equals_the_full_dump(trial, world):
+    hasher = tau2_hash.Tau2Hasher(world)
     assert hasher.hash(trial) == tau2_hash.INITIAL_HASH
     ok(trial, "modify_user_address", user_id="yusuf_rossi_9620", **ADDR)
     ok(trial, "cancel_pending_order", order_id="#W8955613", reason="no longer needed")
@@ -347,9 +342,9 @@ EXC = dict(order_id="#W7728728", payment_method_id="paypal_7859314")  # delivere
     ("return_delivered_order_items", {**EXC, "item_ids": ["2106335193"]}, "Some item not found"),
     ("return_delivered_order_items", {**EXC, "item_ids": "8"}, "Some item not found"),
 ])
-def test_error_messages(trial, delta, tool, args, message):
+def test_error_messages(trial, tool, args, message):
     assert err(trial, tool, **args) == message
-    assert not delta.changed_keys(trial)  # every check runs before the first write
+    assert not trial.changed_keys()  # every check runs before the first write
 
 
 def test_unavailable_new_item_in_exchange(trial):
@@ -369,14 +364,14 @@ def test_tool_message_renders_as_tau2(trial):
                                  "available": True, "price": 269.16}
 
 
-def test_a_failed_commit_rolls_back(world, delta):
+def test_a_failed_commit_rolls_back(world):
     trial = world.reset(ROLE, faults=FaultPlan({"cancel_pending_order": {1: Fault.ERROR_BEFORE_COMMIT}}))
     event = trial.call("cancel_pending_order", {"order_id": "#W8955613", "reason": "no longer needed"})
     assert event.outcome == "fault"
-    assert not delta.changed_keys(trial) and tau2_hash.world_hash(trial) == tau2_hash.INITIAL_HASH
+    assert not trial.changed_keys() and tau2_hash.world_hash(trial) == tau2_hash.INITIAL_HASH
 
 
-def test_delta_grading_matches_core_grading_on_hand_written_goals(world, delta):
+def test_row_level_grading_matches_a_whole_table_diff_on_hand_written_goals(world):
     goals = [
         GoalState(assertions=[Assertion(table="payments", key={"order_id": "#W8955613"}, row_count=2, clause="R-7")]),
         GoalState(assertions=[Assertion(table="orders", key={"order_id": "#W8955613"}, expect={"status": "cancelled"},
@@ -394,5 +389,5 @@ def test_delta_grading_matches_core_grading_on_hand_written_goals(world, delta):
         if cancel:
             ok(trial, "cancel_pending_order", order_id="#W8955613", reason="no longer needed")
         for goal in goals:
-            fast = delta.grade(trial, "", goal, ROLE)
-            assert fast == grade(world.schemas, world.initial_rows, trial.changed_rows(), trial.trace, "", goal, ROLE)
+            whole = grade(world.schemas, world.initial_rows, trial.rows(), trial.trace, "", goal, ROLE)
+            assert trial.grade("", goal, ROLE) == whole

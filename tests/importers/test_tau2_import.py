@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from evalsuite.domains.tau2_retail import DOMAIN, DeltaGrader, tau2_hash
+from evalsuite.domains.tau2_retail import DOMAIN, tau2_hash
 from evalsuite.grading import grade
 from evalsuite.importers.tau2_retail import export_state, import_tau2_retail
 from evalsuite.policies import load_policy
@@ -38,11 +38,6 @@ def tasks(imported) -> dict[str, TaskRecord]:
 @pytest.fixture(scope="module")
 def world(imported) -> World:
     return World(DOMAIN, imported[0] / "world.sqlite")
-
-
-@pytest.fixture(scope="module")
-def delta(world) -> DeltaGrader:
-    return DeltaGrader(world)
 
 
 def _run(world, task, calls):
@@ -114,21 +109,25 @@ def test_goal_state_keeps_the_last_variant_quirk(tasks):
                                   "payment_method_id": "gift_card_4332117"}
 
 
-def test_every_reference_passes_its_goal_and_delta_grading_equals_core_grading(tasks, world, delta):
-    for task in tasks.values():
-        trial = _run(world, task, task.solution_calls())
-        fast = delta.grade(trial, _said(task), task.goal_state, task.role, task.forbidden)
-        full = grade(world.schemas, world.initial_rows, trial.changed_rows(), trial.trace, _said(task),
-                     task.goal_state, task.role, task.forbidden)
-        assert fast.passed, (task.task_id, fast.failures())
-        assert fast == full, task.task_id
+def test_every_reference_passes_its_goal_and_row_level_grading_equals_a_whole_table_diff(tasks, world):
+    ordered = list(tasks.values())
+    for task, other in zip(ordered, ordered[1:] + ordered[:1]):
+        # The reference, doing nothing, and another task's gold (collateral changes, failed assertions).
+        for calls in (task.solution_calls(), [], other.solution_calls()):
+            trial = _run(world, task, calls)
+            fast = trial.grade(_said(task), task.goal_state, task.role, task.forbidden)
+            whole = grade(world.schemas, world.initial_rows, trial.rows(), trial.trace, _said(task),
+                          task.goal_state, task.role, task.forbidden)
+            assert fast == whole, task.task_id
+        assert _run(world, task, task.solution_calls()).grade(
+            _said(task), task.goal_state, task.role, task.forbidden).passed, task.task_id
 
 
-def test_doing_nothing_fails_write_tasks_and_passes_no_op_ones(tasks, world, delta, imported):
+def test_doing_nothing_fails_write_tasks_and_passes_no_op_ones(tasks, world, imported):
     _, report = imported
     for task in tasks.values():
         trial = world.reset(task.role)
-        verdict = delta.grade(trial, _said(task), task.goal_state, task.role, task.forbidden)
+        verdict = trial.grade(_said(task), task.goal_state, task.role, task.forbidden)
         assert verdict.passed == (task.task_id in report.noop_gold_tasks), task.task_id
     assert report.noop_gold_tasks == ["10", "12", "24", "25", "50", "57", "62", "65", "67", "68", "105"]
 
@@ -143,7 +142,7 @@ def test_tasks_without_gold_writes_keep_the_initial_hash(tasks, imported):
     assert report.shared_gold_end_states == [["36", "37"], ["41", "42"], ["71", "72"], ["83", "84"], ["96", "97"]]
 
 
-def test_empty_gold_tasks(tasks, world, delta, imported):
+def test_empty_gold_tasks(tasks, world, imported):
     _, report = imported
     assert report.empty_gold_tasks == ["24", "57"]
     for tid in ("24", "57"):
@@ -154,9 +153,9 @@ def test_empty_gold_tasks(tasks, world, delta, imported):
     # Task 24: the user backs out of cancelling the grill; a cancellation anyway is caught.
     trial = world.reset(tasks["24"].role)
     assert trial.call("cancel_pending_order", {"order_id": "#W3561391", "reason": "no longer needed"}).outcome == "ok"
-    verdict = delta.grade(trial, _said(tasks["24"]), tasks["24"].goal_state, tasks["24"].role)
+    verdict = trial.grade(_said(tasks["24"]), tasks["24"].goal_state, tasks["24"].role)
     assert not verdict.passed and {c.name for c in verdict.failures()} >= {"unchanged orders", "no collateral change"}
-    assert not delta.grade(world.reset(tasks["24"].role), "", tasks["24"].goal_state, tasks["24"].role).passed
+    assert not world.reset(tasks["24"].role).grade("", tasks["24"].goal_state, tasks["24"].role).passed
 
 
 def test_gold_replay_errors_are_reported(imported, tasks):

@@ -4,8 +4,9 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
 from functools import lru_cache
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from sqlalchemy import bindparam, func, insert, select, update
 
@@ -71,7 +72,9 @@ class BankArgs(Args):
 
 
 def _plain(row) -> dict:
-    return {k: (str(v) if isinstance(v, Decimal) else v) for k, v in row._mapping.items()}
+    # str(k): row keys are SQLAlchemy quoted_name objects, which pydantic serialises ~50x slower than str
+    # (every trace is serialised), and which have no business in a trace.
+    return {str(k): (str(v) if isinstance(v, Decimal) else v) for k, v in row._mapping.items()}
 
 
 @lru_cache(maxsize=None)
@@ -88,9 +91,25 @@ def _one(ctx: ToolContext, table, column, value, what: str) -> dict:
     return _plain(row)
 
 
-def _next_id(ctx: ToolContext, table, column, prefix: str) -> str:
+@lru_cache(maxsize=None)
+def _update_by(table, column):
+    """UPDATE … WHERE column = :key, built once; the SET columns are the other execute parameters."""
+    return update(table).where(column == bindparam("key"))
+
+
+@lru_cache(maxsize=None)
+def _insert(table):
+    return insert(table)  # the columns are the execute parameters
+
+
+@lru_cache(maxsize=None)
+def _count(table):
+    return select(func.count()).select_from(table)
+
+
+def _next_id(ctx: ToolContext, table, prefix: str) -> str:
     # Ids are assigned in call order, which is why graders mask them.
-    n = ctx.execute(select(func.count()).select_from(table)).scalar_one()
+    n = ctx.execute(_count(table)).scalar_one()
     return f"{prefix}-{n + 1:05d}"
 
 
@@ -150,8 +169,9 @@ def _open_invoice(ctx: ToolContext, invoice_id: str) -> dict:
 def hold_invoice(ctx: ToolContext, args: HoldArgs) -> dict:
     """Put a blocked invoice on hold with a reason code, so it cannot be paid."""
     _open_invoice(ctx, args.invoice_id)
-    ctx.execute(update(s.invoices).where(s.invoices.c.invoice_id == args.invoice_id)
-                .values(status="on_hold", hold_reason=args.reason, updated_at=ctx.now.isoformat()))
+    ctx.execute(_update_by(s.invoices, s.invoices.c.invoice_id),
+                {"key": args.invoice_id, "status": "on_hold", "hold_reason": args.reason,
+                 "updated_at": ctx.now.isoformat()})
     return {"invoice_id": args.invoice_id, "status": "on_hold", "hold_reason": args.reason}
 
 
@@ -159,8 +179,8 @@ def hold_invoice(ctx: ToolContext, args: HoldArgs) -> dict:
 def release_invoice(ctx: ToolContext, args: InvoiceArgs) -> dict:
     """Release a blocked or held invoice for payment when it matches within policy."""
     _open_invoice(ctx, args.invoice_id)
-    ctx.execute(update(s.invoices).where(s.invoices.c.invoice_id == args.invoice_id)
-                .values(status="released", hold_reason=None, updated_at=ctx.now.isoformat()))
+    ctx.execute(_update_by(s.invoices, s.invoices.c.invoice_id),
+                {"key": args.invoice_id, "status": "released", "hold_reason": None, "updated_at": ctx.now.isoformat()})
     return {"invoice_id": args.invoice_id, "status": "released"}
 
 
@@ -168,8 +188,8 @@ def release_invoice(ctx: ToolContext, args: InvoiceArgs) -> dict:
 def route_for_approval(ctx: ToolContext, args: RouteArgs) -> dict:
     """Open an approval request for an invoice with the named approver role."""
     _one(ctx, s.invoices, s.invoices.c.invoice_id, args.invoice_id, "invoice")
-    rid = _next_id(ctx, s.approval_requests, s.approval_requests.c.approval_request_id, "APR")
-    ctx.execute(insert(s.approval_requests).values(
+    rid = _next_id(ctx, s.approval_requests, "APR")
+    ctx.execute(_insert(s.approval_requests), dict(
         approval_request_id=rid, invoice_id=args.invoice_id, approver_role=args.approver_role,
         reason=args.reason, status="open", created_at=ctx.now.isoformat()))
     return {"approval_request_id": rid, "status": "open"}
@@ -179,8 +199,8 @@ def route_for_approval(ctx: ToolContext, args: RouteArgs) -> dict:
 def message_vendor(ctx: ToolContext, args: MessageArgs) -> dict:
     """Send a message to a vendor about an invoice (for example to request a credit note)."""
     _one(ctx, s.vendor_master, s.vendor_master.c.vendor_id, args.vendor_id, "vendor")
-    mid = _next_id(ctx, s.vendor_messages, s.vendor_messages.c.message_id, "MSG")
-    ctx.execute(insert(s.vendor_messages).values(
+    mid = _next_id(ctx, s.vendor_messages, "MSG")
+    ctx.execute(_insert(s.vendor_messages), dict(
         message_id=mid, vendor_id=args.vendor_id, invoice_id=args.invoice_id, subject=args.subject,
         body=args.body, sent_at=ctx.now.isoformat()))
     return {"message_id": mid}
@@ -190,10 +210,10 @@ def message_vendor(ctx: ToolContext, args: MessageArgs) -> dict:
 def post_payment(ctx: ToolContext, args: PaymentArgs) -> dict:
     """Post a payment for an invoice (treasury only)."""
     inv = _one(ctx, s.invoices, s.invoices.c.invoice_id, args.invoice_id, "invoice")
-    pid = _next_id(ctx, s.payments, s.payments.c.payment_id, "PAY")
-    ctx.execute(insert(s.payments).values(payment_id=pid, invoice_id=args.invoice_id, amount=args.amount,
+    pid = _next_id(ctx, s.payments, "PAY")
+    ctx.execute(_insert(s.payments), dict(payment_id=pid, invoice_id=args.invoice_id, amount=args.amount,
                                           currency=inv["currency"], paid_on=ctx.now.date().isoformat()))
-    ctx.execute(update(s.invoices).where(s.invoices.c.invoice_id == args.invoice_id).values(status="paid"))
+    ctx.execute(_update_by(s.invoices, s.invoices.c.invoice_id), {"key": args.invoice_id, "status": "paid"})
     return {"payment_id": pid}
 
 
@@ -201,8 +221,8 @@ def post_payment(ctx: ToolContext, args: PaymentArgs) -> dict:
 def edit_vendor_bank_details(ctx: ToolContext, args: BankArgs) -> dict:
     """Change a vendor's bank account (vendor-master team only)."""
     _one(ctx, s.vendor_master, s.vendor_master.c.vendor_id, args.vendor_id, "vendor")
-    ctx.execute(update(s.vendor_master).where(s.vendor_master.c.vendor_id == args.vendor_id)
-                .values(bank_account=args.bank_account, updated_at=ctx.now.isoformat()))
+    ctx.execute(_update_by(s.vendor_master, s.vendor_master.c.vendor_id),
+                {"key": args.vendor_id, "bank_account": args.bank_account, "updated_at": ctx.now.isoformat()})
     return {"vendor_id": args.vendor_id}
 
 

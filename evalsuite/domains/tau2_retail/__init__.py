@@ -6,15 +6,12 @@ from pathlib import Path
 from typing import Any
 
 from evalsuite.domains.tau2_retail.convert import from_nested
-from evalsuite.domains.tau2_retail.rowlog import DeltaGrader, arm_row_log
 from evalsuite.domains.tau2_retail.tools import DOMAIN, ROLE, tool_message
 from evalsuite.world.world import World
 
-__all__ = ["DOMAIN", "ROLE", "DeltaGrader", "build_world", "tool_message"]
+__all__ = ["DOMAIN", "ROLE", "build_world", "tool_message"]
 
 
 def build_world(db: Mapping[str, Any], path: str | Path) -> World:
-    """The world file of a nested tau2 DB (db.json shape), armed for delta grading, opened."""
-    World.build(DOMAIN, from_nested(db), path)
-    arm_row_log(path, DOMAIN.tables)
-    return World(DOMAIN, path)
+    """The world file of a nested tau2 DB (db.json shape), built and opened."""
+    return World.build(DOMAIN, from_nested(db), path)

@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalsuite.domains.tau2_retail.convert import as_dicts, order_entity, product_entity, to_nested, user_entity
-from evalsuite.domains.tau2_retail.rowlog import DeltaGrader, RawConnection
 from evalsuite.domains.tau2_retail.schema import COLUMNS, ORDER_OPTIONAL, select_sql
 from evalsuite.world.world import TrialWorld, World
 
@@ -49,7 +48,7 @@ def world_hash(state: World | TrialWorld) -> str:
 
 
 class Tau2Hasher:
-    """The same hash, re-dumping only the entities a trial changed (found through the row-change log).
+    """The same hash, re-dumping only the entities a trial changed (found through the world's change log).
 
     `json.dumps(db, sort_keys=True)` is the concatenation of each entity's own
     sorted dump in sorted key order, so the seed's entity dumps are cached and
@@ -57,8 +56,8 @@ class Tau2Hasher:
     bytes hashed are exactly those of the full dump.
     """
 
-    def __init__(self, world: World, delta: DeltaGrader):
-        self.delta = delta
+    def __init__(self, world: World):
+        self.world = world
         seed = to_nested(world.initial_rows, optional_nulls=True)
         self._items = {c: {k: _item(k, v) for k, v in seed[c].items()} for c in COLLECTIONS}
         self._joined = {c: _join(items) for c, items in self._items.items()}
@@ -66,30 +65,29 @@ class Tau2Hasher:
     def hash(self, trial: TrialWorld) -> str:
         changed = self._changed_entities(trial)
         parts = []
-        with RawConnection(trial) as db:
-            for c in COLLECTIONS:
-                if not changed.get(c):
-                    parts.append(f'"{c}": {self._joined[c]}')
-                    continue
-                items = dict(self._items[c])
-                for key in changed[c]:
-                    entity = _entity(db, c, key)
-                    if entity is None:
-                        items.pop(key, None)
-                    else:
-                        items[key] = _item(key, entity)
-                parts.append(f'"{c}": {_join(items)}')
+        for c in COLLECTIONS:
+            if not changed.get(c):
+                parts.append(f'"{c}": {self._joined[c]}')
+                continue
+            items = dict(self._items[c])
+            for key in changed[c]:
+                entity = _entity(trial.db, c, key)
+                if entity is None:
+                    items.pop(key, None)
+                else:
+                    items[key] = _item(key, entity)
+            parts.append(f'"{c}": {_join(items)}')
         return hashlib.sha256(("{" + ", ".join(parts) + "}").encode("utf-8")).hexdigest()
 
     def _changed_entities(self, trial: TrialWorld) -> dict[str, set[str]]:
         out: dict[str, set[str]] = {}
-        for table, keys in self.delta.changed_keys(trial).items():
+        for table, keys in trial.changed_keys().items():
             collection, owner = COLLECTION_OF_TABLE[table]
             for key in keys:
                 if owner is None:  # the row is the entity itself: its key is the entity id
                     out.setdefault(collection, set()).add(key[0])
                     continue
-                for row in (self.delta.seed_row(table, key), self.delta.current_row(trial, table, key)):
+                for row in (self.world.seed_row(table, key), trial.row(table, key)):
                     if row is not None:
                         out.setdefault(collection, set()).add(row[COLUMNS[table].index(owner)])
         return out
