@@ -33,7 +33,8 @@ def main() -> None:
                            seed_sha256=ex.world.seed_sha256, environment_image=domain.image,
                            tool_schemas_sha256=domain.tool_schemas_sha256())
     runners = {"in-process (1 core)": in_process_runner(ex.world),
-               f"parallel ({args.workers} workers)": acceptance_runner(WorldRef.from_world(ex.world), identity, args.workers)}
+               f"parallel ({args.workers} workers)": acceptance_runner(WorldRef.from_world(ex.world), identity, args.workers),
+               "default (what builds use)": acceptance_runner(WorldRef.from_world(ex.world), identity)}
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     for label, runner in runners.items():
         rates, cpu_rates = [], []

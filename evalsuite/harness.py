@@ -88,12 +88,19 @@ def run_trials(world_ref: WorldRef, tasks: list[TaskRecord], agents: Sequence[st
     return [have.get(j) or new[j] for j in jobs]
 
 
+SMALL_RUN = 2000
+
+
 def acceptance_runner(world_ref: WorldRef, identity: RunIdentity, workers: int | None = None
                       ) -> Callable[[list[TaskRecord], Mapping[str, int]], list[TrialResult]]:
     """A runner for evalsuite.acceptance.run_acceptance: one pool for all its agents and trials."""
 
     def run(tasks: list[TaskRecord], plan: Mapping[str, int]) -> list[TrialResult]:
-        return list(run_trials(world_ref, tasks, list(plan), plan, workers=workers, identity=identity))
+        total = len(tasks) * sum(plan.values())
+        # Starting a pool costs about half a second; below ~2000 millisecond-scale baseline
+        # trials one process finishes first, so the pool is only used when it pays.
+        chosen = workers or (1 if total < SMALL_RUN else None)
+        return list(run_trials(world_ref, tasks, list(plan), plan, workers=chosen, identity=identity))
 
     return run
 
