@@ -49,10 +49,8 @@ class WorldRef(BaseModel):
         return World(get_domain(self.domain), self.path, seed_sha256=self.seed_sha256)
 
 
-class RunIdentity(BaseModel):
-    """Everything that defines a trial besides the task and the trial index."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class SuiteVersion(BaseModel):
+    """The version fields every trial and every score is tied to (one definition, reused)."""
 
     suite: str
     suite_version: str
@@ -60,6 +58,13 @@ class RunIdentity(BaseModel):
     seed_sha256: str
     environment_image: str
     tool_schemas_sha256: str
+
+
+class RunIdentity(SuiteVersion):
+    """Everything that defines a trial besides the task and the trial index."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
     simulator: Simulator | None = None
     agent_configs: dict[str, AgentConfig] = {}  # by agent name; a name without one is a built-in baseline
 

@@ -15,6 +15,7 @@ import pandas as pd
 from pydantic import BaseModel
 
 from evalsuite.domains import get_domain
+from evalsuite.identity import SuiteVersion
 from evalsuite.metrics import KPoint, slice_table, suite_pass_curve
 from evalsuite.records import TaskRecord
 from evalsuite.tracelog import TRACES, TraceLogError, TrialRecord, read_traces, summary_frame
@@ -71,13 +72,7 @@ class AgentScore(BaseModel):
     slices: list[SliceRow]
 
 
-class Scorecard(BaseModel):
-    suite: str
-    suite_version: str
-    task_set_sha256: str
-    seed_sha256: str
-    environment_image: str
-    tool_schemas_sha256: str
+class Scorecard(SuiteVersion):
     simulator: dict[str, Any] | None
     run_seed: int
     bootstrap: dict[str, Any]

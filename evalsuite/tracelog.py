@@ -19,6 +19,7 @@ from typing import IO, TYPE_CHECKING
 
 from pydantic import ConfigDict, ValidationError
 
+from evalsuite.identity import SuiteVersion
 from evalsuite.records import Simulator
 from evalsuite.spec import AgentConfig
 from evalsuite.trial import TrialResult
@@ -34,17 +35,11 @@ class TraceLogError(ValueError):
     """A traces file that cannot be trusted; the message names the file and line."""
 
 
-class TrialRecord(TrialResult):
+class TrialRecord(TrialResult, SuiteVersion):
     """A TrialResult stamped with its identity (see evalsuite.identity) and its seeds."""
 
     model_config = ConfigDict(extra="forbid")
 
-    suite: str
-    suite_version: str
-    task_set_sha256: str
-    seed_sha256: str
-    environment_image: str
-    tool_schemas_sha256: str
     simulator: Simulator | None
     agent_config: AgentConfig
     run_seed: int
