@@ -4,8 +4,11 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 export EVALSUITE_HOME ?= $(CURDIR)/.evalsuite
 export DAGSTER_HOME ?= $(EVALSUITE_HOME)/dagster
+# De-identification key. Real records need your own secret in EVALSUITE_DEID_KEY; when it is
+# unset the bundled demo uses this PUBLISHED DEMO KEY, which protects nothing.
+export EVALSUITE_DEID_KEY ?= demo-key-not-a-secret-0001
 
-.PHONY: demo test ui bench clean
+.PHONY: demo test ui bench bench-pipeline clean instance
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -13,14 +16,25 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $@
 
-demo: $(VENV)/.installed
-	$(VENV)/bin/evalsuite example
+# The embedded Dagster instance: SQLite under the home folder, configured by the top-level dagster.yaml.
+instance:
+	@mkdir -p $(DAGSTER_HOME)
+	@cmp -s dagster.yaml $(DAGSTER_HOME)/dagster.yaml || cp dagster.yaml $(DAGSTER_HOME)/dagster.yaml
+
+demo: $(VENV)/.installed instance
+	$(PY) -m assets.demo
+
+ui: $(VENV)/.installed instance
+	$(VENV)/bin/dagster dev -h 127.0.0.1 -w workspace.yaml
 
 test: $(VENV)/.installed
 	$(PY) -m pytest -n 2 -q
 
 bench: $(VENV)/.installed
 	$(PY) bench/bench_trial.py
+
+bench-pipeline: $(VENV)/.installed
+	$(PY) bench/bench_pipeline.py
 
 clean:
 	rm -rf $(VENV) $(EVALSUITE_HOME)

@@ -18,10 +18,12 @@ from pydantic import BaseModel
 
 from evalsuite import deid as deid_mod
 from evalsuite.quality import QualityReport, TableExpectations, check_tables
-from evalsuite.acceptance import AcceptanceReport, Runner, audit_markdown, in_process_runner, run_acceptance
+from evalsuite.acceptance import GATES, AcceptanceReport, Runner, audit_markdown, run_acceptance
+from evalsuite.harness import RunIdentity, WorldRef, acceptance_runner
 from evalsuite.derivation import DeriveContext
 from evalsuite.domains import get_deriver, get_domain
 from evalsuite.hashing import combine_sha256, file_sha256, json_sha256
+from evalsuite.heldout import home_dir
 from evalsuite.policies import PolicyDoc, load_policy
 from evalsuite.records import Deidentification, Environment, SuiteRef, TaskRecord
 from evalsuite.release import Quarantined, ReleaseManifest, release_version, task_set_sha256, write_release
@@ -40,10 +42,6 @@ class GateError(RuntimeError):
         self.gate, self.reason = gate, reason
 
 
-def home_dir() -> Path:
-    return Path(os.environ.get("EVALSUITE_HOME", ".evalsuite")).resolve()
-
-
 class Paths:
     """Where a suite's artifacts live under the home folder."""
 
@@ -53,8 +51,11 @@ class Paths:
         self.seed, self.deid = self.root / "seed", self.root / "deidentified"
         self.tasks, self.world = self.root / "tasks.jsonl", self.root / "world.sqlite"
         self.rights, self.derivation = self.root / "rights.json", self.root / "derivation.json"
+        self.quality, self.deid_report = self.root / "quality.json", self.root / "deid.json"
+        self.policies = self.root / "policies.json"
         self.acceptance = self.root / "acceptance"
         self.releases = self.home / "releases"
+        self.runs = self.home / "runs" / spec.name
 
 
 # ---------------------------------------------------------------- source and rights
@@ -106,12 +107,39 @@ class SnapshotResult(BaseModel):
 
 
 def build_seed(spec: SuiteSpec, paths: Paths) -> SnapshotResult:
-    """Read the sources, check them with great-expectations, write the seed snapshot."""
+    """Read the sources, check them with great-expectations, write the seed snapshot and quality.json."""
     require_rights(paths)
     tables = read_sources(spec)
     report = check_tables(tables, expectations(spec)) if spec.quality else None
     sha = write_snapshot(tables, paths.seed, {"quality_success": report.success if report else None})
-    return SnapshotResult(sha256=sha, rows={n: len(d) for n, d in tables.items()}, quality=report)
+    result = SnapshotResult(sha256=sha, rows={n: len(d) for n, d in tables.items()}, quality=report)
+    _write_json(paths.quality, result.model_dump(mode="json"))
+    return result
+
+
+def require_quality(paths: Paths) -> SnapshotResult:
+    """The seed snapshot on disk, refused unless its recorded quality check passed for exactly it."""
+    if not paths.quality.is_file():
+        raise GateError("source_quality", "no quality check on record for the seed snapshot")
+    seed = SnapshotResult.model_validate_json(paths.quality.read_text())
+    if seed.sha256 != _snapshot_sha(paths.seed):
+        raise GateError("source_quality", "the seed snapshot changed after its quality check")
+    if seed.quality is not None and not seed.quality.success:
+        raise GateError("source_quality", "; ".join(seed.quality.summary()[:3]))
+    return seed
+
+
+def _snapshot_sha(folder: Path) -> str | None:
+    meta = folder / "snapshot.json"
+    return json.loads(meta.read_text())["sha256"] if meta.is_file() else None
+
+
+def _write_json(path: Path, body) -> None:
+    """Replace path in one step, so a killed build never leaves half a record a later stage trusts."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(body, indent=2))
+    os.replace(tmp, path)
 
 
 class DeidStage(BaseModel):
@@ -120,6 +148,7 @@ class DeidStage(BaseModel):
     residual: deid_mod.ResidualReport | None
     joins: dict[str, dict[str, int]]
     provenance: dict | None
+    seed_sha256: str | None = None  # the seed snapshot this was made from
 
     @property
     def joins_preserved(self) -> bool:
@@ -139,6 +168,29 @@ def _join_counts(tables: dict[str, pd.DataFrame], exps: dict[str, TableExpectati
 
 
 def deidentify_seed(spec: SuiteSpec, paths: Paths) -> DeidStage:
+    """De-identify the quality-checked seed; deid.json records the residual scan and join counts."""
+    seed_sha = require_quality(paths).sha256
+    result = _deidentify(spec, paths)
+    result.seed_sha256 = seed_sha
+    _write_json(paths.deid_report, result.model_dump(mode="json"))
+    return result
+
+
+def require_deid(paths: Paths) -> DeidStage:
+    """The de-identified snapshot on disk, refused unless its residual and join checks passed for exactly it."""
+    if not paths.deid_report.is_file():
+        raise GateError("no_residual_pii", "no de-identification record for the snapshot")
+    de = DeidStage.model_validate_json(paths.deid_report.read_text())
+    if de.sha256 != _snapshot_sha(paths.deid):
+        raise GateError("no_residual_pii", "the de-identified snapshot changed after its residual check")
+    if de.residual is not None and not de.residual.passed:
+        raise GateError("no_residual_pii", f"{de.residual.total} residual personal value(s): {de.residual.counts}")
+    if not de.joins_preserved:
+        raise GateError("joins_preserved", json.dumps({k: v for k, v in de.joins.items() if v["before"] != v["after"]}))
+    return de
+
+
+def _deidentify(spec: SuiteSpec, paths: Paths) -> DeidStage:
     seed = read_snapshot(paths.seed)
     rules = deid_rules(spec)
     if rules is None:
@@ -166,11 +218,14 @@ class DeriveStage(BaseModel):
     tasks: int
     skipped: dict[str, int]
     problems: list[str]
+    deid_sha256: str | None = None  # the de-identified snapshot the world and tasks came from
+    rights_manifest_sha256: dict[str, str] = {}  # the rights decision they were cleared under
 
 
 def derive(spec: SuiteSpec, paths: Paths) -> DeriveStage:
     """Build the world from the de-identified snapshot and derive (or import) its tasks."""
     decision = require_rights(paths)
+    deid_sha = require_deid(paths).sha256
     domain = get_domain(spec.domain)
     snap = read_snapshot(paths.deid)
     rows = {n: frame_rows(df) for n, df in snap.items()}
@@ -192,9 +247,24 @@ def derive(spec: SuiteSpec, paths: Paths) -> DeriveStage:
     problems = [f"{t.task_id}:{f}: {m}" for t in tasks for f, m in domain_problems(t, domain)]
     paths.tasks.write_text("".join(t.model_dump_json() + "\n" for t in tasks))
     result = DeriveStage(task_set_sha256=task_set_sha256(tasks), seed_sha256=world.seed_sha256, tasks=len(tasks),
-                         skipped=skipped, problems=problems)
-    paths.derivation.write_text(result.model_dump_json(indent=2))
+                         skipped=skipped, problems=problems, deid_sha256=deid_sha,
+                         rights_manifest_sha256=decision.manifest_sha256)
+    _write_json(paths.derivation, result.model_dump(mode="json"))
     return result
+
+
+def require_derivation(paths: Paths, decision: RightsDecision, tasks: list[TaskRecord]) -> DeriveStage:
+    """The derivation on record, refused unless it is valid, of exactly these tasks and under this rights decision."""
+    if not paths.derivation.is_file():
+        raise GateError("task_schema_valid", "no derivation on record")
+    der = DeriveStage.model_validate_json(paths.derivation.read_text())
+    if der.problems:
+        raise GateError("task_schema_valid", "; ".join(der.problems[:3]))
+    if der.task_set_sha256 != task_set_sha256(tasks):
+        raise GateError("task_schema_valid", "tasks.jsonl changed after derivation")
+    if der.rights_manifest_sha256 != decision.manifest_sha256:
+        raise GateError("rights_cleared", "the tasks were derived under another rights decision")
+    return der
 
 
 def _imported(spec: SuiteSpec, ctx: DeriveContext) -> list[TaskRecord]:
@@ -212,10 +282,20 @@ def load_tasks(paths: Paths) -> list[TaskRecord]:
 
 # ---------------------------------------------------------------- acceptance and release
 
+def parallel_runner(spec: SuiteSpec, world: World, tasks: list[TaskRecord], workers: int | None = None) -> Runner:
+    """Acceptance trials spread over worker processes, stamped with a provisional identity."""
+    domain = world.domain
+    identity = RunIdentity(suite=spec.name, suite_version="acceptance", task_set_sha256=task_set_sha256(tasks),
+                           seed_sha256=world.seed_sha256, environment_image=domain.image,
+                           tool_schemas_sha256=domain.tool_schemas_sha256(), simulator=spec.simulator)
+    return acceptance_runner(WorldRef.from_world(world), identity, workers)
+
+
 def accept(spec: SuiteSpec, paths: Paths, runner: Runner | None = None) -> AcceptanceReport:
+    """Acceptance of every derived task; trials run on all cores unless a runner is given."""
     tasks = load_tasks(paths)
     world = World(get_domain(spec.domain), paths.world)
-    report = run_acceptance(tasks, spec.acceptance, runner or in_process_runner(world))
+    report = run_acceptance(tasks, spec.acceptance, runner or parallel_runner(spec, world, tasks))
     paths.acceptance.mkdir(parents=True, exist_ok=True)
     body = {"task_set_sha256": task_set_sha256(tasks), "seed_sha256": world.seed_sha256, **report.model_dump(mode="json")}
     (paths.acceptance / "audit.json").write_text(json.dumps(body, indent=2))
@@ -226,8 +306,12 @@ def accept(spec: SuiteSpec, paths: Paths, runner: Runner | None = None) -> Accep
 def release(spec: SuiteSpec, paths: Paths) -> Path:
     """Release the accepted tasks, refusing unless every gate passed for this exact task set and rights decision."""
     decision = require_rights(paths)
+    require_deid(paths)
+    if not paths.tasks.is_file():
+        raise GateError("task_schema_valid", "no derived tasks on record")
     tasks = load_tasks(paths)
     tsha = task_set_sha256(tasks)
+    require_derivation(paths, decision, tasks)
     audit_file = paths.acceptance / "audit.json"
     if not audit_file.is_file():
         raise GateError("acceptance", "no acceptance results on record")
@@ -236,9 +320,21 @@ def release(spec: SuiteSpec, paths: Paths) -> Path:
         raise GateError("acceptance", f"acceptance results are for task set {audit['task_set_sha256'][:12]}, not {tsha[:12]}")
     report = AcceptanceReport.model_validate({"tasks": audit["tasks"], "summary": audit["summary"]})
     if not report.summary["releasable"]:
-        raise GateError("acceptance", f"{report.summary['quarantined']} of {report.summary['tasks']} tasks quarantined, "
-                                      f"more than the allowed {report.summary['max_quarantined_fraction']:.0%}")
+        raise GateError(*blocking_gate(report))
     return _write(spec, paths, decision, report, [t for t in tasks if t.task_id in set(report.accepted_ids)], tsha)
+
+
+def blocking_gate(report: AcceptanceReport) -> tuple[str, str]:
+    """The first acceptance gate with failing tasks, and why the quarantine it causes blocks the release."""
+    s = report.summary
+    why = (f"{s['quarantined']} of {s['tasks']} tasks quarantined, "
+           f"more than the allowed {s['max_quarantined_fraction']:.0%}")
+    for name in GATES:
+        failing = report.gate(name)
+        if failing:
+            first = failing[0]
+            return name, f"{len(failing)} task(s) fail, first {first.task_id}: {'; '.join(first.reasons[:2])}; {why}"
+    return "acceptance", why
 
 
 def _write(spec, paths, decision, report, accepted, tsha) -> Path:

@@ -1,0 +1,88 @@
+"""`make demo`: the bundled AP-exceptions suite through the Dagster asset graph, then the baseline agents.
+
+Runs on the embedded instance in DAGSTER_HOME (SQLite; the Makefile puts it
+under the home folder and copies the top-level dagster.yaml there), so
+everything it did is in the UI afterwards: `make ui`.
+"""
+import json
+import os
+import sys
+import time
+
+import dagster as dg
+from rich.console import Console
+from rich.table import Table
+
+from assets import driver
+from assets.definitions import GRAPHS, defs
+from assets.resources import EvalsuiteHome
+
+DEMO_KEY = "demo-key-not-a-secret-0001"
+console = Console(width=None if sys.stdout.isatty() else 110)
+
+
+def main(suite: str = "ap_exceptions") -> int:
+    start = time.perf_counter()
+    if os.environ.get("EVALSUITE_DEID_KEY") == DEMO_KEY:
+        console.print("[yellow]De-identifying with the published DEMO key; set EVALSUITE_DEID_KEY for real records.[/]")
+    g = next(g for g in GRAPHS if g.spec.name == suite)
+    paths = EvalsuiteHome().paths(g.spec)
+    with dg.DagsterInstance.get() as instance:
+        console.print(f"Building suite [bold]{suite}[/] through the asset graph (Dagster instance {instance.root_directory})")
+        out = driver.build(defs, g, instance)
+        _print_gates(out)
+        if not out.success:
+            for gate, reason in out.blocked:
+                console.print(f"[red]blocked at {gate}[/]: {reason}")
+            return 1
+        console.print(f"release: [bold]{out.release}[/] (version {out.version})")
+        _print_acceptance(paths.acceptance / "audit.json")
+        console.print(f"Running the baseline agents: {', '.join(a.name for a in g.spec.agents)}")
+        driver.run_trials(defs, g, instance)
+        driver.score(defs, g, instance, out.version)
+    _print_scorecard(paths.runs / out.version / "scorecard.json")
+    console.print(f"scorecard: {paths.runs / out.version / 'scorecard.md'} (passk.png beside it); "
+                  f"leaderboard: {paths.runs / 'leaderboard.md'}")
+    console.print(f"done in {time.perf_counter() - start:.1f} s. Open the UI with [bold]make ui[/], then "
+                  f"http://127.0.0.1:3000/asset-groups/{suite}/lineage (asset graph, checks, metadata).")
+    return 0
+
+
+def _print_gates(out: driver.BuildOutcome) -> None:
+    table = Table(title="Gates (blocking asset checks)")
+    for col in ("gate", "result"):
+        table.add_column(col)
+    for name, (passed, severity) in out.checks.items():
+        table.add_row(name, "[green]passed[/]" if passed else f"[red]failed ({severity})[/]")
+    console.print(table)
+
+
+def _print_acceptance(audit_file) -> None:
+    s = json.loads(audit_file.read_text())["summary"]
+    console.print(f"acceptance: {s['tasks']} tasks, {s['accepted']} accepted, {s['quarantined']} quarantined "
+                  f"({s['quarantined_fraction']:.1%}, allowed {s['max_quarantined_fraction']:.0%}); "
+                  f"{s['trials_run']} trials (reference x{s['reference_trials']}, no-op, adversary); "
+                  f"no-op passes {s['noop_passes']}, adversary passes {s['adversary_passes']}")
+
+
+def _print_scorecard(card_file) -> None:
+    card = json.loads(card_file.read_text())
+    table = Table(title=f"{card['suite']} {card['suite_version']}: pass^k [95% task-bootstrap interval]")
+    table.add_column("")
+    for a in card["agents"]:
+        table.add_column(a["agent"], justify="right")
+    table.add_row("tasks / trials", *(f"{a['tasks']} / {a['trials']}" for a in card["agents"]))
+    for k in range(1, max(len(a["curve"]) for a in card["agents"]) + 1):
+        table.add_row(f"pass^{k}", *(_point(a["curve"], k) for a in card["agents"]))
+    console.print(table)
+
+
+def _point(curve: list[dict], k: int) -> str:
+    if k > len(curve):
+        return "—"
+    p = curve[k - 1]
+    return f"{p['pass_hat']:.3f} [{p['pass_hat_low']:.2f}, {p['pass_hat_high']:.2f}]"
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:]))

@@ -1,0 +1,158 @@
+"""One asset graph per suite spec: key prefix = suite name, one group per suite.
+
+source_records ─► rights_review ─► seed_snapshot ─► deidentified_snapshot ─┐
+policy_documents ─────────────────────────────────────────────────────────► derived_tasks
+  ─► acceptance_results ─► suite_release ─► trial_traces[version|agent] ─► scorecard[version] ─► leaderboard
+
+Every asset calls one library stage (evalsuite.pipeline) and returns its content
+hash as the DataVersion; the gates are the blocking checks in assets/checks.py.
+"""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import dagster as dg
+
+from assets.checks import suite_checks
+from assets.metadata import materialized, run_stage, to_metadata
+from assets.resources import EvalsuiteHome
+from evalsuite import pipeline as pl
+from evalsuite.spec import SuiteSpec, load_spec
+
+# Materialize when upstream changed, but never past a blocking check that has not passed.
+GATED = dg.AutomationCondition.eager() & dg.AutomationCondition.all_deps_blocking_checks_passed()
+BUILD_STAGES = ["rights_review", "seed_snapshot", "deidentified_snapshot", "policy_documents", "derived_tasks",
+                "acceptance_results", "suite_release"]
+
+
+@dataclass
+class SuiteGraph:
+    spec: SuiteSpec
+    spec_path: Path
+    assets: list = field(default_factory=list)
+    checks: list = field(default_factory=list)
+    agents: "dg.DynamicPartitionsDefinition | None" = None
+    versions: "dg.DynamicPartitionsDefinition | None" = None
+
+    def key(self, stage: str) -> dg.AssetKey:
+        return dg.AssetKey([self.spec.name, stage])
+
+    @property
+    def build_job(self) -> str:
+        return f"{self.spec.name}__build_job"
+
+    @property
+    def trials_job(self) -> str:
+        return f"{self.spec.name}__trials_job"
+
+    @property
+    def score_job(self) -> str:
+        return f"{self.spec.name}__score_job"
+
+    @property
+    def leaderboard_job(self) -> str:
+        return f"{self.spec.name}__leaderboard_job"
+
+    def jobs(self) -> list:
+        build = dg.AssetSelection.assets(*(self.key(s) for s in ["source_records", *BUILD_STAGES]))
+        return [dg.define_asset_job(self.build_job, selection=build, description=f"Build and release suite {self.spec.name}"),
+                dg.define_asset_job(self.trials_job, selection=[self.key("trial_traces")],
+                                    description="Run one agent config on one release"),
+                dg.define_asset_job(self.score_job, selection=[self.key("scorecard")]),
+                dg.define_asset_job(self.leaderboard_job, selection=[self.key("leaderboard")])]
+
+
+def _stage_asset(g: SuiteGraph, stage: str, deps: list[str], fn, description: str, kinds: set[str]):
+    spec = g.spec
+
+    @dg.asset(name=stage, key_prefix=spec.name, group_name=spec.name, deps=[g.key(d) for d in deps],
+              code_version=pl.code_version(stage, spec), automation_condition=GATED, description=description,
+              kinds=kinds)
+    def _asset(home: EvalsuiteHome) -> dg.MaterializeResult:
+        return materialized(run_stage(fn, spec, home.paths(spec)))
+
+    return _asset
+
+
+def _source_asset(g: SuiteGraph):
+    spec = g.spec
+
+    @dg.observable_source_asset(name="source_records", key_prefix=spec.name, group_name=spec.name,
+                                description=f"The supplier delivery {spec.sources.name} as received; "
+                                            "data version = hash of the raw inputs.")
+    def _observe() -> dg.ObserveResult:
+        out = pl.observe_sources(spec)
+        return dg.ObserveResult(data_version=dg.DataVersion(out.data_version), metadata=to_metadata(out.metadata))
+
+    return _observe
+
+
+def _trial_asset(g: SuiteGraph):
+    spec = g.spec
+
+    @dg.asset(name="trial_traces", key_prefix=spec.name, group_name=spec.name, deps=[g.key("suite_release")],
+              partitions_def=dg.MultiPartitionsDefinition({"version": g.versions, "agent": g.agents}),
+              code_version=pl.code_version("trial_traces", spec), kinds={"jsonl"},
+              description="Every trial of one agent config on one release: traces.jsonl, summary.parquet.")
+    def _asset(context: dg.AssetExecutionContext, home: EvalsuiteHome) -> dg.MaterializeResult:
+        keys = context.partition_key.keys_by_dimension
+        return materialized(run_stage(pl.trials_stage, spec, home.paths(spec), keys["version"], keys["agent"]))
+
+    return _asset
+
+
+def _scorecard_asset(g: SuiteGraph):
+    spec = g.spec
+    by_version = dg.MultiToSingleDimensionPartitionMapping(partition_dimension_name="version")
+
+    @dg.asset(name="scorecard", key_prefix=spec.name, group_name=spec.name, partitions_def=g.versions,
+              deps=[dg.AssetDep(g.key("trial_traces"), partition_mapping=by_version)], kinds={"json", "markdown"},
+              code_version=pl.code_version("scorecard", spec), automation_condition=GATED,
+              description="pass^k / pass@k per agent with task-bootstrap intervals, slices and the run identity.")
+    def _asset(context: dg.AssetExecutionContext, home: EvalsuiteHome) -> dg.MaterializeResult:
+        return materialized(run_stage(pl.scorecard_stage, spec, home.paths(spec), context.partition_key))
+
+    return _asset
+
+
+def build_suite_graph(spec_path: str | Path) -> SuiteGraph:
+    spec = load_spec(spec_path)
+    g = SuiteGraph(spec=spec, spec_path=Path(spec_path).resolve(),
+                   agents=dg.DynamicPartitionsDefinition(name=f"{spec.name}__agents"),
+                   versions=dg.DynamicPartitionsDefinition(name=f"{spec.name}__versions"))
+    stage = lambda *a: _stage_asset(g, *a)  # noqa: E731
+    g.assets = [
+        _source_asset(g),
+        stage("rights_review", ["source_records"], pl.rights_stage,
+              "Rights review of the delivery against its license schedule.", {"yaml"}),
+        stage("seed_snapshot", ["rights_review"], pl.seed_stage,
+              "The source tables as a Parquet snapshot with a canonical content hash.", {"parquet"}),
+        stage("deidentified_snapshot", ["seed_snapshot"], pl.deid_stage,
+              "The seed with personal data pseudonymised or replaced; residual scan recorded.", {"parquet"}),
+        stage("policy_documents", [], pl.policy_stage, "The versioned policies staff applied, with their clauses.",
+              {"markdown"}),
+        stage("derived_tasks", ["deidentified_snapshot", "policy_documents"], pl.derive_stage,
+              "Task records derived from resolved cases, and the world they run in.", {"jsonl", "sqlite"}),
+        stage("acceptance_results", ["derived_tasks"], pl.acceptance_stage,
+              "Reference, no-op and adversary trials per task; failing tasks quarantined.", {"json"}),
+        stage("suite_release", ["acceptance_results"], pl.release_stage,
+              "The immutable, versioned release: manifest.json, tasks.jsonl, world.sqlite.", {"json"}),
+        _trial_asset(g),
+        _scorecard_asset(g),
+        _leaderboard_asset(g),
+    ]
+    g.checks = suite_checks(spec, {s: g.key(s) for s in BUILD_STAGES})
+    return g
+
+
+def _leaderboard_asset(g: SuiteGraph):
+    spec = g.spec
+
+    @dg.asset(name="leaderboard", key_prefix=spec.name, group_name=spec.name, deps=[g.key("scorecard")],
+              code_version=pl.code_version("leaderboard", spec), kinds={"markdown"},
+              automation_condition=dg.AutomationCondition.eager().without(~dg.AutomationCondition.any_deps_missing()),
+              description="Every agent on every scored release of the suite, best first.")
+    def _asset(home: EvalsuiteHome) -> dg.MaterializeResult:
+        return materialized(pl.leaderboard_stage(spec, home.paths(spec)))
+
+    return _asset

@@ -1,0 +1,143 @@
+"""Wall time of `make demo` after installation, and of a full build of a generated 1,000-task suite through
+Dagster, with Dagster's share of it.
+
+    .venv/bin/python bench/bench_pipeline.py [--demo-repeats 3] [--cases 1150] [--build-repeats 3]
+                                             [--venv .venv] [--skip-demo] [--skip-big]
+
+`make demo` runs with a fresh home folder (a new Dagster instance, nothing built), as a first run does.
+The 1,000-task suite is the AP generator's export with n_cases chosen so derivation yields at least
+1,000 tasks. It is built twice, each in a fresh process and a fresh home folder: once through the
+Dagster asset graph (build job: observe, materialize every stage, evaluate every gate, on a SQLite
+instance configured by the project's dagster.yaml), once by the same library stages without Dagster
+(`evalsuite build`). Dagster's overhead is the difference, as a share of the Dagster wall time.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+KEY = "demo-key-not-a-secret-0001"
+
+LIBRARY_BUILD = """
+import json, sys
+from evalsuite.pipeline import build_suite
+print(json.dumps(build_suite(sys.argv[1])))
+"""
+DAGSTER_BUILD = """
+import json
+import dagster as dg
+from assets import driver
+from assets.definitions import GRAPHS, defs
+with dg.DagsterInstance.get() as instance:
+    out = driver.build(defs, GRAPHS[0], instance)
+    assert out.success, out.blocked
+    steps = {}
+    for rec in instance.all_logs(out.run_id):
+        ev = rec.dagster_event
+        if ev is None or not rec.step_key:
+            continue
+        kind = ev.event_type_value
+        if kind == "STEP_START":
+            steps.setdefault(rec.step_key, [rec.timestamp, None])[0] = rec.timestamp
+        elif kind in ("STEP_SUCCESS", "STEP_FAILURE"):
+            steps.setdefault(rec.step_key, [rec.timestamp, None])[1] = rec.timestamp
+    run = instance.get_run_record_by_id(out.run_id)
+    print(json.dumps({"version": out.version, "run_seconds": run.end_time - run.start_time,
+                      "step_seconds": sum(e - s for s, e in steps.values() if e), "steps": len(steps)}))
+"""
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("EVALSUITE_", "DAGSTER_"))}
+    return env | {"EVALSUITE_DEID_KEY": KEY} | extra
+
+
+def timed(cmd: list[str], **kw) -> tuple[float, subprocess.CompletedProcess]:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd[:3])}… failed ({proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
+    return elapsed, proc
+
+
+def bench_demo(venv: Path, repeats: int) -> list[float]:
+    times = []
+    for _ in range(repeats):
+        home = Path(tempfile.mkdtemp(prefix="bench-demo-"))
+        elapsed, _ = timed(["make", "-s", "demo", f"VENV={venv}"], cwd=ROOT, env=clean_env(EVALSUITE_HOME=str(home)))
+        times.append(elapsed)
+        shutil.rmtree(home, ignore_errors=True)
+    return times
+
+
+def make_big_suite(dest: Path, cases: int) -> Path:
+    """The bundled AP suite spec over a generated export of `cases` resolved cases."""
+    from evalsuite.domains.ap_exceptions.generator import write_csv
+
+    shutil.copytree(ROOT / "suites" / "ap_exceptions", dest / "ap_exceptions")
+    write_csv(str(dest / "ap_exceptions" / "source"), n_cases=cases)
+    raw = yaml.safe_load((ROOT / "suites" / "ap_exceptions.yaml").read_text())
+    raw["name"] = "ap_bench"
+    raw["policies"] = [str((ROOT / "suites" / p).resolve()) for p in raw["policies"]]
+    spec = dest / "ap_bench.yaml"
+    spec.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return spec
+
+
+def bench_big(spec: Path, py: str) -> dict:
+    lib_home, dg_home = Path(tempfile.mkdtemp(prefix="bench-lib-")), Path(tempfile.mkdtemp(prefix="bench-dg-"))
+    lib_s, lib = timed([py, "-c", LIBRARY_BUILD, str(spec)], cwd=ROOT, env=clean_env(EVALSUITE_HOME=str(lib_home)))
+    dagster_home = dg_home / "dagster"
+    dagster_home.mkdir()
+    shutil.copyfile(ROOT / "dagster.yaml", dagster_home / "dagster.yaml")
+    env = clean_env(EVALSUITE_HOME=str(dg_home), DAGSTER_HOME=str(dagster_home), EVALSUITE_SUITES=str(spec))
+    dg_s, dg = timed([py, "-c", DAGSTER_BUILD], cwd=ROOT, env=env)
+    built, run = json.loads(lib.stdout.strip().splitlines()[-1]), json.loads(dg.stdout.strip().splitlines()[-1])
+    assert built["version"] == run["version"], (built, run)  # the same release either way
+    shutil.rmtree(lib_home, ignore_errors=True)
+    shutil.rmtree(dg_home, ignore_errors=True)
+    return {"tasks": built["accepted"] + built["quarantined"], "library_s": lib_s, "dagster_s": dg_s, **run}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--venv", default=str(ROOT / ".venv"))
+    ap.add_argument("--demo-repeats", type=int, default=3)
+    ap.add_argument("--build-repeats", type=int, default=3)
+    ap.add_argument("--cases", type=int, default=1150, help="resolved cases to generate (about 89%% become tasks)")
+    ap.add_argument("--skip-demo", action="store_true")
+    ap.add_argument("--skip-big", action="store_true")
+    args = ap.parse_args()
+    print(f"{os.cpu_count()} cores, python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.2f}")
+    if not args.skip_demo:
+        demo = bench_demo(Path(args.venv), args.demo_repeats)
+        print(f"make demo (fresh home, after installation): median {statistics.median(demo):.1f} s "
+              f"over {len(demo)} runs {[round(t, 1) for t in demo]} (target < 60 s)")
+    if not args.skip_big:
+        spec = make_big_suite(Path(tempfile.mkdtemp(prefix="bench-big-")), args.cases)
+        runs = [bench_big(spec, sys.executable) for _ in range(args.build_repeats)]
+        r = {k: statistics.median(x[k] for x in runs) for k in ("library_s", "dagster_s", "run_seconds", "step_seconds")}
+        share = (r["dagster_s"] - r["library_s"]) / r["dagster_s"]
+        print(f"{runs[0]['tasks']}-task suite build to release: through Dagster {r['dagster_s']:.1f} s, "
+              f"library alone {r['library_s']:.1f} s; Dagster overhead {share:.1%} of the Dagster wall time "
+              f"(target < 20%)")
+        print(f"  inside the Dagster run: {runs[0]['steps']} steps, {r['step_seconds']:.1f} s in steps of a "
+              f"{r['run_seconds']:.1f} s run ({(r['run_seconds'] - r['step_seconds']) / r['run_seconds']:.1%} "
+              f"between steps); version {runs[0]['version']}")
+    print(f"load average at the end {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,127 @@
+"""The real UI: dagster-webserver on a free loopback port, GraphQL, and the lineage page in headless chromium."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from pipeline_support import ROOT, SUITE
+
+CHROMIUM = "/usr/bin/chromium"
+STAGES = ["source_records", "rights_review", "seed_snapshot", "deidentified_snapshot", "policy_documents",
+          "derived_tasks", "acceptance_results", "suite_release", "trial_traces", "scorecard", "leaderboard"]
+ASSETS_QUERY = """
+{ assetNodes { assetKey { path } groupName dependencyKeys { path }
+    assetChecksOrError { ... on AssetChecks { checks { name blocking
+      executionForLatestMaterialization { status evaluation { success severity description } } } } } } }
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get(url: str, body: dict | None = None) -> dict:
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        return json.load(resp)
+
+
+def _wait(what: str, probe, timeout: float = 180):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            result = probe()
+            if result:
+                return result
+        except (urllib.error.URLError, ConnectionError, OSError) as exc:
+            last = exc
+        time.sleep(0.5)
+    raise AssertionError(f"timed out waiting for {what} ({last})")
+
+
+@pytest.fixture
+def webserver(built, tmp_path):
+    """dagster-webserver over the built suite's instance; stopped (its own process group) afterwards."""
+    port = _free_port()
+    env = {**os.environ, "DAGSTER_HOME": str(built.dagster_home), "EVALSUITE_SUITES": str(built.suite.spec),
+           "EVALSUITE_HOME": str(built.suite.home)}
+    log = open(tmp_path / "webserver.log", "w")
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "dagster-webserver"), "-h", "127.0.0.1", "-p", str(port),
+                             "-w", "workspace.yaml"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait("/server_info", lambda: proc.poll() is None and _get(f"{base}/server_info"))
+        yield base
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+        log.close()
+
+
+def _loaded(base: str) -> bool:
+    entries = _get(f"{base}/graphql", {"query": "{ workspaceOrError { ... on Workspace { locationEntries { name "
+                                                "loadStatus locationOrLoadError { __typename ... on PythonError "
+                                                "{ message } } } } } }"})["data"]["workspaceOrError"]["locationEntries"]
+    for e in entries:
+        error = e["locationOrLoadError"] or {}
+        assert error.get("__typename") != "PythonError", error.get("message")
+    return bool(entries) and all(e["loadStatus"] == "LOADED" for e in entries)
+
+
+def test_ui_shows_the_suite_graph_checks_and_lineage(webserver, built, tmp_path):
+    _wait("the code location to load", lambda: _loaded(webserver))
+    nodes = _get(f"{webserver}/graphql", {"query": ASSETS_QUERY})["data"]["assetNodes"]
+    suite = {n["assetKey"]["path"][1]: n for n in nodes if n["assetKey"]["path"][0] == SUITE}
+    assert sorted(suite) == sorted(STAGES)
+    assert all(n["groupName"] == SUITE for n in suite.values())
+    deps = lambda stage: sorted(d["path"][1] for d in suite[stage]["dependencyKeys"])  # noqa: E731
+    assert deps("derived_tasks") == ["deidentified_snapshot", "policy_documents"]
+    assert deps("suite_release") == ["acceptance_results"] and deps("scorecard") == ["trial_traces"]
+    checks = {c["name"]: c for n in suite.values() for c in (n["assetChecksOrError"] or {}).get("checks", [])}
+    assert len(checks) == 11 and all(c["blocking"] for c in checks.values())
+    latest = {name: c["executionForLatestMaterialization"] for name, c in checks.items()}
+    assert all(e and e["status"] == "SUCCEEDED" and e["evaluation"]["success"] for e in latest.values()), latest
+    nux = _get(f"{webserver}/graphql", {"query": "{ shouldShowNux }"})["data"]["shouldShowNux"]
+
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} missing: .ci/run installs Debian's chromium")
+        pytest.skip(f"{CHROMIUM} not installed (apt-get install -y chromium)")
+    from playwright.sync_api import sync_playwright
+
+    shot = tmp_path / "lineage.png"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1600, "height": 1000})
+            page.goto(f"{webserver}/asset-groups/{SUITE}/lineage", wait_until="domcontentloaded")
+            if nux:  # "Join the Dagster community" covers the page on a first visit
+                page.get_by_role("button", name="Skip").click(timeout=60_000)
+            page.get_by_text("suite_release").first.wait_for(timeout=60_000)
+            page.wait_for_timeout(1500)  # let the graph finish laying out before the screenshot
+            page.screenshot(path=str(shot), full_page=True)
+            text = page.inner_text("body")
+        finally:
+            browser.close()
+    assert shot.stat().st_size > 10_000
+    assert "Join the Dagster community" not in text
+    missing = [s for s in STAGES if s not in text]
+    assert not missing, f"lineage page lacks {missing}; screenshot: {shot}"
