@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from pydantic import BaseModel
 
 from evalsuite import build
 from evalsuite.acceptance import GATES as ACCEPTANCE_GATES
-from evalsuite.acceptance import AcceptanceReport, in_process_runner
+from evalsuite.acceptance import AcceptanceReport
 from evalsuite.build import GateError, Paths
 from evalsuite.hashing import file_sha256, json_sha256
 from evalsuite.records import TaskRecord
@@ -195,25 +194,8 @@ def derive_stage(spec: SuiteSpec, paths: Paths) -> StageOutput:
         "problems": len(der.problems), "tasks_file": paths.tasks})
 
 
-def parallel_worth_it(trials: int) -> bool:
-    """Worker processes pay off only for many trials on several cores: on 2 cores 10,000 AP acceptance
-    trials took 19.8 s in process and 21.9 s across the worker pool."""
-    return trials >= 3000 and (os.cpu_count() or 1) >= 4
-
-
-def acceptance_runner_for(spec: SuiteSpec, paths: Paths, trials: int):
-    """In this process unless worker processes pay off; then the harness across all cores."""
-    if not parallel_worth_it(trials):
-        from evalsuite.domains import get_domain
-        from evalsuite.world.world import World
-
-        return in_process_runner(World(get_domain(spec.domain), paths.world))
-    return None  # evalsuite.build.accept's default: the harness across all cores
-
-
 def acceptance_stage(spec: SuiteSpec, paths: Paths) -> StageOutput:
-    n_tasks = sum(1 for line in paths.tasks.read_text().splitlines() if line.strip())
-    report = build.accept(spec, paths, acceptance_runner_for(spec, paths, n_tasks * (spec.acceptance.reference_trials + 2)))
+    report = build.accept(spec, paths)  # the harness picks one process or a pool by the trial count
     s = report.summary
     return StageOutput(file_sha256(paths.acceptance / "audit.json"), {
         "tasks": s["tasks"], "accepted": s["accepted"], "quarantined": s["quarantined"],
@@ -254,6 +236,7 @@ def agent_run_dir(paths: Paths, version: str, agent: str) -> Path:
 
 def trials_stage(spec: SuiteSpec, paths: Paths, version: str, agent: str, workers: int | None = None) -> StageOutput:
     """Run (or resume) one agent config on one release; its traces and its own scorecard go to its run folder."""
+    from evalsuite.harness import default_workers
     from evalsuite.runs import run_release
 
     if agent not in {a.name for a in spec.agents}:
@@ -261,7 +244,7 @@ def trials_stage(spec: SuiteSpec, paths: Paths, version: str, agent: str, worker
     rel = Release(release_dir(paths, spec.name, version))
     out = agent_run_dir(paths, version, agent)
     n_trials = sum(t.trial_protocol.trials for t in rel.tasks())
-    card = run_release(rel, [agent], out, workers=workers or (None if parallel_worth_it(n_trials) else 1),
+    card = run_release(rel, [agent], out, workers=workers or default_workers(n_trials),
                        progress=False)
     from evalsuite.scorecard import load_records
 
@@ -533,8 +516,7 @@ def drop_folder_digest(state: dict[str, list]) -> str:
 def build_suite(spec_path: str | Path, home: Path | None = None) -> dict[str, Any]:
     """Every stage in order, stopping at the first gate that blocks (GateError); what `evalsuite build` prints."""
     spec, paths = build.prepare(spec_path, home)
-    n = len(build.load_tasks(paths))
-    build.accept(spec, paths, acceptance_runner_for(spec, paths, n * (spec.acceptance.reference_trials + 2)))
+    build.accept(spec, paths)
     m = Release(build.release(spec, paths)).manifest
     return {"release": str(release_dir(paths, spec.name, m.version)), "version": m.version,
             "task_set_sha256": m.task_set_sha256, "accepted": m.n_tasks, "quarantined": len(m.quarantined)}
