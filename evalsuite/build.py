@@ -119,14 +119,20 @@ def build_seed(spec: SuiteSpec, paths: Paths) -> SnapshotResult:
 
 def require_quality(paths: Paths) -> SnapshotResult:
     """The seed snapshot on disk, refused unless its recorded quality check passed for exactly it."""
-    if not paths.quality.is_file():
-        raise GateError("source_quality", "no quality check on record for the seed snapshot")
-    seed = SnapshotResult.model_validate_json(paths.quality.read_text())
-    if seed.sha256 != _snapshot_sha(paths.seed):
-        raise GateError("source_quality", "the seed snapshot changed after its quality check")
+    seed = _record_for(paths.quality, SnapshotResult, paths.seed, "source_quality", "quality check")
     if seed.quality is not None and not seed.quality.success:
         raise GateError("source_quality", "; ".join(seed.quality.summary()[:3]))
     return seed
+
+
+def _record_for(record: Path, model, snapshot: Path, gate: str, check: str):
+    """A stage's recorded check, refused unless it exists and was made for exactly the snapshot on disk."""
+    if not record.is_file():
+        raise GateError(gate, f"no {check} on record for {snapshot.name}")
+    result = model.model_validate_json(record.read_text())
+    if result.sha256 != _snapshot_sha(snapshot):
+        raise GateError(gate, f"{snapshot.name} changed after its {check}")
+    return result
 
 
 def _snapshot_sha(folder: Path) -> str | None:
@@ -178,11 +184,7 @@ def deidentify_seed(spec: SuiteSpec, paths: Paths) -> DeidStage:
 
 def require_deid(paths: Paths) -> DeidStage:
     """The de-identified snapshot on disk, refused unless its residual and join checks passed for exactly it."""
-    if not paths.deid_report.is_file():
-        raise GateError("no_residual_pii", "no de-identification record for the snapshot")
-    de = DeidStage.model_validate_json(paths.deid_report.read_text())
-    if de.sha256 != _snapshot_sha(paths.deid):
-        raise GateError("no_residual_pii", "the de-identified snapshot changed after its residual check")
+    de = _record_for(paths.deid_report, DeidStage, paths.deid, "no_residual_pii", "residual check")
     if de.residual is not None and not de.residual.passed:
         raise GateError("no_residual_pii", f"{de.residual.total} residual personal value(s): {de.residual.counts}")
     if not de.joins_preserved:
