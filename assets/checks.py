@@ -1,6 +1,6 @@
 """The gates: blocking asset checks with ERROR severity that always emit a result.
 
-Each check reads what its asset's stage recorded on disk (evalsuite.pipeline.gate).
+Each check reads what its asset's stage recorded on disk (evalsuite.pipeline.stages.gate).
 Task-level gates that fail within the quarantine the spec allows report WARN
 (the tasks are quarantined and the release goes ahead without them); beyond it,
 ERROR, which stops everything downstream in the run.
@@ -10,8 +10,8 @@ import dagster as dg
 
 from assets.metadata import to_metadata
 from assets.resources import EvalsuiteHome
-from evalsuite.pipeline import gate, gates_of
-from evalsuite.spec import SuiteSpec
+from evalsuite.pipeline.stages import gate, gates_of
+from evalsuite.sourcing.spec import SuiteSpec
 
 GATE_DOCS = {
     "rights_cleared": "The license covers the needed uses, has not expired, and every personal column has a rule.",

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import dagster as dg
 
-from evalsuite.build import Paths, home_dir
-from evalsuite.spec import SuiteSpec
+from evalsuite.pipeline.build import Paths, home_dir
+from evalsuite.sourcing.spec import SuiteSpec
 
 
 class EvalsuiteHome(dg.ConfigurableResource):

@@ -4,7 +4,7 @@ source_records ─► rights_review ─► seed_snapshot ─► deidentified_sna
 policy_documents ─────────────────────────────────────────────────────────► derived_tasks
   ─► acceptance_results ─► suite_release ─► trial_traces[version|agent] ─► scorecard[version] ─► leaderboard
 
-Every asset calls one library stage (evalsuite.pipeline) and returns its content
+Every asset calls one library stage (evalsuite.pipeline.stages) and returns its content
 hash as the DataVersion; the gates are the blocking checks in assets/checks.py.
 """
 
@@ -16,8 +16,8 @@ import dagster as dg
 from assets.checks import suite_checks
 from assets.metadata import materialized, run_stage, to_metadata
 from assets.resources import EvalsuiteHome
-from evalsuite import pipeline as pl
-from evalsuite.spec import SuiteSpec, load_spec
+from evalsuite.pipeline import stages as pl
+from evalsuite.sourcing.spec import SuiteSpec, load_spec
 
 # Materialize when upstream changed, but never past a blocking check that has not passed.
 GATED = dg.AutomationCondition.eager() & dg.AutomationCondition.all_deps_blocking_checks_passed()

@@ -15,11 +15,11 @@ import statistics
 import tempfile
 import time
 
-from evalsuite.acceptance import in_process_runner, run_acceptance
-from evalsuite.examples import ap_example
-from evalsuite.harness import RunIdentity, WorldRef, acceptance_runner
-from evalsuite.release import task_set_sha256
-from evalsuite.spec import Acceptance
+from evalsuite.scoring.acceptance import in_process_runner, run_acceptance
+from evalsuite.domains.ap_exceptions.example import ap_example
+from evalsuite.trials.harness import RunIdentity, WorldRef, acceptance_runner
+from evalsuite.releases.release import task_set_sha256
+from evalsuite.sourcing.spec import Acceptance
 
 
 def main() -> None:

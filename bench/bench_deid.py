@@ -61,7 +61,7 @@ def make_table(rows: int, customers: int, seed: int = 7, notes: bool = False) ->
 
 
 def worker(rows: int, customers: int, notes: bool) -> dict:
-    from evalsuite.deid import DeidRules, deidentify
+    from evalsuite.deid.deidentify import DeidRules, deidentify
 
     rules = DeidRules.model_validate(
         {

@@ -31,7 +31,7 @@ KEY = "demo-key-not-a-secret-0001"
 
 LIBRARY_BUILD = """
 import json, sys
-from evalsuite.pipeline import build_suite
+from evalsuite.pipeline.stages import build_suite
 print(json.dumps(build_suite(sys.argv[1])))
 """
 DAGSTER_BUILD = """

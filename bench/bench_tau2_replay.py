@@ -28,10 +28,10 @@ from pathlib import Path
 
 from evalsuite.domains.tau2_retail import DOMAIN, tau2_hash
 from evalsuite.domains.tau2_retail.convert import to_nested
-from evalsuite.grading import grade
-from evalsuite.importers.tau2_retail import import_tau2_retail
-from evalsuite.records import TaskRecord
-from evalsuite.world.world import World
+from evalsuite.grading.grader import grade_trial, grade
+from evalsuite.importers.tau2.importer import import_tau2_retail
+from evalsuite.core.records import TaskRecord
+from evalsuite.worlds.world import World
 
 SRC = Path(__file__).resolve().parents[1] / "third_party" / "tau2_retail"
 TARGET_MS = 2.5
@@ -66,7 +66,7 @@ def run(out: Path, repeats: int) -> dict[str, dict[str, float]]:
             for call in task.solution_calls():
                 trial.call(call.tool, call.arguments)
             mid = time.perf_counter()
-            verdict = trial.grade(msg, task.goal_state, task.role, task.forbidden)
+            verdict = grade_trial(trial, msg, task.goal_state, task.role, task.forbidden)
             end = time.perf_counter()
             cpu = time.thread_time() - cpu
             if not verdict.passed:

@@ -13,10 +13,11 @@ import statistics
 import tempfile
 import time
 
-from evalsuite.agents import make_agent
-from evalsuite.agents.base import AgentEnv
-from evalsuite.examples import ap_example
-from evalsuite.trial import policy_text, run_trial
+from evalsuite.grading.grader import grade_trial
+from evalsuite.trials.agents import make_agent
+from evalsuite.trials.agents.base import AgentEnv
+from evalsuite.domains.ap_exceptions.example import ap_example
+from evalsuite.trials.trial import policy_text, run_trial
 
 TARGET_MS = 10.0
 
@@ -42,7 +43,7 @@ def main() -> None:
         for task in ex.tasks:
             trial = _timed(lambda: world.reset(task.role, policy_text=policy_text(task)), *reset)
             message = agent.run(task, AgentEnv(trial, task.trial_protocol.max_steps))
-            _timed(lambda: trial.grade(message, task.goal_state, task.role, task.forbidden), *grade)
+            _timed(lambda: grade_trial(trial, message, task.goal_state, task.role, task.forbidden), *grade)
             assert _timed(lambda: run_trial(world, task, agent), *trial_).passed
     ms = lambda xs: statistics.median(xs) * 1000  # noqa: E731
     rows = sum(len(r) for r in world.initial_rows.values())

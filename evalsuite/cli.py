@@ -11,8 +11,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from evalsuite.records import TaskRecord
-from evalsuite.validation import TaskFileError, validate_file
+from evalsuite.core.records import TaskRecord
+from evalsuite.tasks.validation import TaskFileError, validate_file
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Build agent test suites from records and score agents on them.")
 task_app = typer.Typer(no_args_is_help=True, help="Task records: validate files, print the schema.")
@@ -47,9 +47,9 @@ def task_schema() -> None:
 @app.command("example")
 def example(workdir: Path = typer.Option(None, help="where to build the world (default: a temporary folder)")) -> None:
     """Build the AP-exceptions example and run the reference, no-op and adversary agents on every task."""
-    from evalsuite.agents import make_agent
-    from evalsuite.examples import ap_example
-    from evalsuite.trial import run_trial
+    from evalsuite.trials.agents import make_agent
+    from evalsuite.domains.ap_exceptions.example import ap_example
+    from evalsuite.trials.trial import run_trial
 
     workdir = workdir or Path(tempfile.mkdtemp(prefix="evalsuite-"))
     ex = ap_example(workdir)
@@ -76,8 +76,8 @@ def run(
     progress: bool = typer.Option(True, help="show a progress bar on stderr"),
 ) -> None:
     """Score agents on a release: traces, summary and scorecard go to the run folder; a killed run resumes."""
-    from evalsuite.agents import make_agent
-    from evalsuite.runs import resolve_release, run_release
+    from evalsuite.trials.agents import make_agent
+    from evalsuite.releases.runs import resolve_release, run_release
 
     for name in agent:  # before any build or trial: a typo should cost nothing
         try:
@@ -95,7 +95,7 @@ def run(
 @app.command("score")
 def score(run_dir: Path = typer.Argument(..., help="a run folder written by `evalsuite run`")) -> None:
     """Recompute the scorecard of a run folder from its stored traces; nothing is rerun."""
-    from evalsuite.runs import rescore
+    from evalsuite.releases.runs import rescore
 
     with _run_errors():
         card = rescore(run_dir)
@@ -105,10 +105,10 @@ def score(run_dir: Path = typer.Argument(..., help="a run folder written by `eva
 @contextmanager
 def _run_errors() -> Iterator[None]:
     """Known run errors become one line on stderr and exit code 1; anything else keeps its traceback."""
-    from evalsuite.pool import HarnessError
-    from evalsuite.release import ReleaseError
-    from evalsuite.runs import RunFolderError
-    from evalsuite.tracelog import TraceLogError
+    from evalsuite.trials.pool import HarnessError
+    from evalsuite.releases.release import ReleaseError
+    from evalsuite.releases.runs import RunFolderError
+    from evalsuite.trials.tracelog import TraceLogError
 
     try:
         yield
@@ -149,7 +149,7 @@ def _point(curve, k: int) -> str:
 def audit(spec: Path = typer.Argument(..., help="a suite spec (YAML)"),
           out: Path = typer.Option(..., "--out", help="folder for audit.json and audit.md")) -> None:
     """Run the acceptance checks on any suite: solvable, stable, not trivially passable, resettable."""
-    from evalsuite.build import GateError, audit_suite
+    from evalsuite.pipeline.build import GateError, audit_suite
 
     try:
         report = audit_suite(spec, out)
@@ -167,8 +167,8 @@ def export(release_dir: Path = typer.Argument(..., help="a release folder"),
            purpose: str = typer.Option(..., help="evaluation, review, training or prompt_tuning"),
            out: Path = typer.Option(..., "--out", help="JSONL file to write")) -> None:
     """Export a release's tasks for a purpose; training and prompt tuning never receive held-out tasks."""
-    from evalsuite.heldout import EXCLUDING_HELD_OUT, export_tasks
-    from evalsuite.release import Release
+    from evalsuite.tasks.heldout import EXCLUDING_HELD_OUT, export_tasks
+    from evalsuite.releases.release import Release
 
     if purpose not in EXCLUDING_HELD_OUT | {"evaluation", "review"}:
         typer.echo(f"--purpose: unknown purpose {purpose!r}", err=True)
@@ -182,12 +182,12 @@ def export(release_dir: Path = typer.Argument(..., help="a release folder"),
 def build_cmd(spec: Path = typer.Argument(..., help="a suite spec (YAML)"),
               home: Path = typer.Option(None, help="home folder (default: EVALSUITE_HOME, else ./.evalsuite)")) -> None:
     """Build a suite spec into a release; one JSON line. A blocking gate exits 2 naming the gate and its reason."""
-    from evalsuite.build import GateError
-    from evalsuite.deid import DeidError
-    from evalsuite.pipeline import build_suite
-    from evalsuite.policies import PolicyError
-    from evalsuite.rights import RightsError
-    from evalsuite.spec import SpecError
+    from evalsuite.pipeline.build import GateError
+    from evalsuite.deid.deidentify import DeidError
+    from evalsuite.pipeline.stages import build_suite
+    from evalsuite.sourcing.policies import PolicyError
+    from evalsuite.sourcing.rights import RightsError
+    from evalsuite.sourcing.spec import SpecError
 
     try:
         line = build_suite(spec, home)
@@ -210,7 +210,7 @@ app.add_typer(tau2_app, name="tau2-retail")
 def import_tau2(src: Path = typer.Argument(..., help="folder with db.json, tasks.json, split_tasks.json, policy.md"),
                 out: Path = typer.Option(..., "--out", help="folder for the source tables, rights, policy, tasks and suite.yaml")) -> None:
     """Import τ²-bench retail: tables, rights manifest (MIT), versioned policy, tasks with replay-derived goals."""
-    from evalsuite.importers.tau2_retail import import_tau2_retail
+    from evalsuite.importers.tau2.importer import import_tau2_retail
 
     report = import_tau2_retail(src, out)
     typer.echo(f"{report.tasks} tasks imported to {out}; {len(report.gold_replay_errors)} gold action(s) raised "
@@ -222,7 +222,7 @@ def tau2_export_state(out_dir: Path = typer.Argument(..., help="an imported fold
                       task: str = typer.Option(..., "--task", help="task id whose gold actions to replay"),
                       dest: Path = typer.Option(..., "--out", help="JSON file in the original nested db.json form")) -> None:
     """Write the world after replaying a task's gold actions, as nested JSON, and print its tau2 hash."""
-    from evalsuite.importers.tau2_retail import export_state
+    from evalsuite.importers.tau2.importer import export_state
 
     typer.echo(export_state(out_dir, task, dest))
 

@@ -1,6 +1,6 @@
 import pytest
 
-from evalsuite.examples import ap_example
+from evalsuite.domains.ap_exceptions.example import ap_example
 
 
 @pytest.fixture(scope="session")

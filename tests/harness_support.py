@@ -8,9 +8,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from evalsuite.agents import ReferenceAgent, make_agent as builtin_agent
-from evalsuite.domains import get_domain
-from evalsuite.release import ReleaseManifest, task_set_sha256, write_release
+from evalsuite.trials.agents import ReferenceAgent, make_agent as builtin_agent
+from evalsuite.worlds.registry import get_domain
+from evalsuite.releases.release import ReleaseManifest, task_set_sha256, write_release
 
 DIES_ON = "ap-exc-9103"  # the task whose trials kill their worker process
 

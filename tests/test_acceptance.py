@@ -4,11 +4,11 @@ import time
 
 import pytest
 
-from evalsuite import build
-from evalsuite.acceptance import in_process_runner, run_acceptance
-from evalsuite.agents import ReferenceAgent
-from evalsuite.release import Release
-from evalsuite.spec import Acceptance
+from evalsuite.pipeline import build
+from evalsuite.scoring.acceptance import in_process_runner, run_acceptance
+from evalsuite.trials.agents import ReferenceAgent
+from evalsuite.releases.release import Release
+from evalsuite.sourcing.spec import Acceptance
 
 
 class WallClockReference(ReferenceAgent):
@@ -70,7 +70,7 @@ def test_a_reference_call_that_raises_is_reported_with_its_action_id(ap):
 
 
 def test_adjudication_requires_two_reviewers_when_the_spec_asks(ap):
-    from evalsuite.records import Adjudication, Review
+    from evalsuite.core.records import Adjudication, Review
     one = ap.tasks[0].model_copy(deep=True, update={"task_id": "one-reviewer"})
     one.adjudication = Adjudication(reviews=[Review(reviewer="a", date="2026-10-01", decision="agree")])
     split = ap.tasks[0].model_copy(deep=True, update={"task_id": "disagree"})

@@ -5,7 +5,7 @@ from datetime import date
 import pandas as pd
 import pytest
 
-from evalsuite.deid import (
+from evalsuite.deid.deidentify import (
     DeidError,
     DeidKeyError,
     DeidRules,
@@ -219,7 +219,7 @@ def test_fast_faker_names_are_the_values_stock_faker_draws():
 
 
 def test_value_index_prefers_longest_whole_word_match_case_insensitively():
-    from evalsuite.deid import _ValueIndex
+    from evalsuite.deid.deidentify import _ValueIndex
 
     index = _ValueIndex()
     for value, new in [("Ann Lee", "A"), ("Ann Lee-Smith", "B"), ("+1 555 0100", "P"), ("Li", "short")]:

@@ -1,16 +1,16 @@
 """The grader on the AP world: what a reviewer checks before trusting a verdict."""
 from sqlalchemy import text
 
-from evalsuite.agents import make_agent
-from evalsuite.agents.base import AgentEnv
-from evalsuite.grading import grade, output_present
-from evalsuite.records import Role
-from evalsuite.trial import policy_text, run_trial
+from evalsuite.trials.agents import make_agent
+from evalsuite.trials.agents.base import AgentEnv
+from evalsuite.grading.grader import grade_trial, grade, output_present
+from evalsuite.core.records import Role
+from evalsuite.trials.trial import policy_text, run_trial
 
 
 def _grade(ap, task, trial, message=""):
     """The trial's row-level verdict, checked against the whole-table diff it must equal."""
-    verdict = trial.grade(message, task.goal_state, task.role, task.forbidden)
+    verdict = grade_trial(trial, message, task.goal_state, task.role, task.forbidden)
     whole = grade(ap.world.schemas, ap.world.initial_rows, trial.rows(), trial.trace, message,
                   task.goal_state, task.role, task.forbidden)
     assert verdict == whole

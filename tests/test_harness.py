@@ -10,10 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from evalsuite.cli import app
-from evalsuite.harness import HarnessError, RunIdentity, WorldRef, run_trials
-from evalsuite.identity import trial_seed
-from evalsuite.release import Release
-from evalsuite.tracelog import IDENTITY_COLUMNS, TraceLogError
+from evalsuite.trials.harness import HarnessError, RunIdentity, WorldRef, run_trials
+from evalsuite.core.identity import trial_seed
+from evalsuite.releases.release import Release
+from evalsuite.trials.tracelog import IDENTITY_COLUMNS, TraceLogError
 from harness_support import DIES_ON, CrashingAgent, make_release
 
 AGENTS = ["reference", "noop", "adversary"]
@@ -26,7 +26,7 @@ def release(ap, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def run_args(release):
-    return WorldRef.from_release(release), release.tasks(), RunIdentity.from_release(release)
+    return release.world_ref(), release.tasks(), release.run_identity()
 
 
 def outcomes(records):
@@ -78,7 +78,7 @@ def test_an_exception_escaping_run_trial_is_an_infra_error(run_args, monkeypatch
     def broken(*args, **kwargs):
         raise OSError("disk vanished")
 
-    monkeypatch.setattr("evalsuite.jobs.run_trial", broken)
+    monkeypatch.setattr("evalsuite.trials.jobs.run_trial", broken)
     [record] = run_trials(world, tasks[:1], ["reference"], 1, workers=1, identity=identity)
     assert record.outcome == "infra_error" and "OSError: disk vanished" in record.error
 

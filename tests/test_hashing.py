@@ -1,6 +1,6 @@
 from decimal import Decimal
 
-from evalsuite.hashing import canonical_value, combine_sha256, table_sha256
+from evalsuite.core.hashing import canonical_value, combine_sha256, table_sha256
 
 
 def test_integer_and_float_forms_of_a_number_hash_equal():

@@ -3,7 +3,7 @@ from fractions import Fraction
 import pandas as pd
 import pytest
 
-from evalsuite.metrics import (
+from evalsuite.scoring.metrics import (
     BootstrapCI,
     KPoint,
     pass_at_k,

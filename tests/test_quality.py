@@ -3,7 +3,7 @@ from datetime import date
 import pandas as pd
 import pytest
 
-from evalsuite.quality import QualityConfigError, TableExpectations, check_tables
+from evalsuite.sourcing.quality import QualityConfigError, TableExpectations, check_tables
 
 EXPECTATIONS = {
     "vendors": TableExpectations(primary_key=["vendor_id"], required=["vendor_name"]),

@@ -3,7 +3,7 @@ from datetime import date
 import pytest
 import yaml
 
-from evalsuite.rights import RightsError, RightsManifest, load_manifest, review
+from evalsuite.sourcing.rights import RightsError, RightsManifest, load_manifest, review
 
 TODAY = date(2025, 6, 1)
 USES = {"build_environments", "derive_tasks"}

@@ -8,10 +8,10 @@ import pytest
 from typer.testing import CliRunner
 
 from evalsuite.cli import app
-from evalsuite.harness import RunIdentity, WorldRef, run_trials
-from evalsuite.metrics import pass_hat_k
-from evalsuite.release import Release
-from evalsuite.scorecard import SLICES, build_scorecard, load_records, required_actions, write_scorecard
+from evalsuite.trials.harness import RunIdentity, WorldRef, run_trials
+from evalsuite.scoring.metrics import pass_hat_k
+from evalsuite.releases.release import Release
+from evalsuite.scoring.scorecard import SLICES, build_scorecard, load_records, required_actions, write_scorecard
 from harness_support import CrashingAgent, make_release
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -106,8 +106,8 @@ def test_parquet_summary_and_trace_records_give_the_same_scorecard(run_dir, rele
 def test_crashed_trials_are_shown_as_infra_errors_and_count_as_failures(release, tmp_path):
     tasks = release.tasks()
     crash_on = {tasks[1].task_id, tasks[5].task_id, tasks[9].task_id}
-    records = run_trials(WorldRef.from_release(release), tasks, [CrashingAgent(crash_on), "reference"], 2, workers=1,
-                         identity=RunIdentity.from_release(release))
+    records = run_trials(release.world_ref(), tasks, [CrashingAgent(crash_on), "reference"], 2, workers=1,
+                         identity=release.run_identity())
     card = build_scorecard(records, tasks, None, resamples=200)
     crashy = next(a for a in card.agents if a.agent == "crashy")
     assert crashy.outcomes == {"pass": 2 * (len(tasks) - 3), "fail": 0, "budget_exhausted": 0, "infra_error": 6}

@@ -6,11 +6,11 @@ from decimal import Decimal
 import pytest
 import yaml
 
-from evalsuite import build
+from evalsuite.pipeline import build
 from evalsuite.domains.ap_exceptions.derive import expected_outcome
-from evalsuite.examples import ap_policies
-from evalsuite.policies import PolicyError, load_policy, policy_in_effect
-from evalsuite.spec import SpecError, load_spec
+from evalsuite.domains.ap_exceptions.example import ap_policies
+from evalsuite.sourcing.policies import PolicyError, load_policy, policy_in_effect
+from evalsuite.sourcing.spec import SpecError, load_spec
 
 SUITE = "suites/ap_exceptions.yaml"
 
@@ -121,7 +121,7 @@ def test_cases_without_a_verified_outcome_are_skipped_and_counted(ap):
 
 
 def test_splits_are_stable_when_cases_are_added(tmp_path):
-    from evalsuite.examples import ap_example
+    from evalsuite.domains.ap_exceptions.example import ap_example
     small = ap_example(tmp_path / "a", n_cases=30)
     big = ap_example(tmp_path / "b", n_cases=56)
     by_id = {t.provenance.source_record: t.split for t in big.tasks}

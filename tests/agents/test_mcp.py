@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from evalsuite.agents import make_agent
-from evalsuite.agents.mcp_agent import BASE_ENV, URL_VAR, MCPAgent
-from evalsuite.records import ToolCall, TrialProtocol
-from evalsuite.trial import run_trial
+from evalsuite.trials.agents import make_agent
+from evalsuite.trials.agents.mcp_agent import BASE_ENV, URL_VAR, MCPAgent
+from evalsuite.core.records import ToolCall, TrialProtocol
+from evalsuite.trials.trial import run_trial
 
 AGENT = Path(__file__).parents[2] / "examples" / "mcp_reference_agent.py"
 SHELL_VARS = {"PWD", "SHLVL", "_", "LC_CTYPE"}  # what a shell or Python's locale coercion may add by itself

@@ -5,8 +5,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from evalsuite.agents import make_agent
-from evalsuite.trial import run_trial
+from evalsuite.trials.agents import make_agent
+from evalsuite.trials.trial import run_trial
 
 
 class ScriptedModel(BaseHTTPRequestHandler):
@@ -64,7 +64,7 @@ def test_a_model_that_follows_the_reference_passes_and_sees_no_goal(ap, endpoint
 
 def test_a_model_that_posts_a_payment_fails_and_its_denied_call_is_traced(ap, endpoint):
     task = ap.tasks[0]
-    from evalsuite.records import ToolCall
+    from evalsuite.core.records import ToolCall
     pay = ToolCall(tool="post_payment", arguments={"invoice_id": task.goal_state.assertions[0].key["invoice_id"], "amount": "10.00"})
     endpoint.script = [_tool_calls([pay]), {"content": "paid it"}]
     result = run_trial(ap.world, task, make_agent("openai:scripted-model"))
@@ -76,7 +76,7 @@ def test_a_model_that_posts_a_payment_fails_and_its_denied_call_is_traced(ap, en
 
 def test_a_conversational_task_talks_to_the_pinned_user_simulator(ap, endpoint):
     """The user simulator runs on the task's pinned model; the agent ends when the user says stop."""
-    from evalsuite.records import Simulator, Trigger, UserScenario
+    from evalsuite.core.records import Simulator, Trigger, UserScenario
 
     base = next(t for t in ap.tasks if t.category == "price_variance")
     task = base.model_copy(deep=True, update={

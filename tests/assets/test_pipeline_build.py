@@ -6,7 +6,7 @@ import json
 import dagster as dg
 
 from assets.automation import new_release_sensor
-from evalsuite.hashing import file_sha256
+from evalsuite.core.hashing import file_sha256
 from pipeline_support import SUITE, latest
 
 

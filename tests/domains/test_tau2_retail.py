@@ -12,9 +12,9 @@ import pytest
 
 from evalsuite.domains.tau2_retail import DOMAIN, ROLE, build_world, tau2_hash, tool_message
 from evalsuite.domains.tau2_retail.convert import from_nested, to_nested
-from evalsuite.grading import grade
-from evalsuite.records import Assertion, GoalState
-from evalsuite.world.faults import Fault, FaultPlan
+from evalsuite.grading.grader import grade_trial, grade
+from evalsuite.core.records import Assertion, GoalState
+from evalsuite.worlds.faults import Fault, FaultPlan
 
 SRC = Path(__file__).resolve().parents[2] / "third_party" / "tau2_retail"
 ADDR = dict(address1="1 Main St", address2="Apt 2", city="Austin", state="TX", country="USA", zip="73301")
@@ -390,4 +390,4 @@ def test_row_level_grading_matches_a_whole_table_diff_on_hand_written_goals(worl
             ok(trial, "cancel_pending_order", order_id="#W8955613", reason="no longer needed")
         for goal in goals:
             whole = grade(world.schemas, world.initial_rows, trial.rows(), trial.trace, "", goal, ROLE)
-            assert trial.grade("", goal, ROLE) == whole
+            assert grade_trial(trial, "", goal, ROLE) == whole

@@ -8,14 +8,14 @@ import pandas as pd
 import pytest
 
 from evalsuite.domains.tau2_retail import DOMAIN, tau2_hash
-from evalsuite.grading import grade
-from evalsuite.importers.tau2_retail import export_state, import_tau2_retail
-from evalsuite.policies import load_policy
-from evalsuite.records import TaskRecord
-from evalsuite.rights import load_manifest
-from evalsuite.snapshot import frame_rows
-from evalsuite.spec import load_spec
-from evalsuite.world.world import World
+from evalsuite.grading.grader import grade_trial, grade
+from evalsuite.importers.tau2.importer import export_state, import_tau2_retail
+from evalsuite.sourcing.policies import load_policy
+from evalsuite.core.records import TaskRecord
+from evalsuite.sourcing.rights import load_manifest
+from evalsuite.sourcing.snapshot import frame_rows
+from evalsuite.sourcing.spec import load_spec
+from evalsuite.worlds.world import World
 
 SRC = Path(__file__).resolve().parents[2] / "third_party" / "tau2_retail"
 TABLES = ["fulfillments", "order_items", "orders", "payment_methods", "payments", "products", "user_orders", "users",
@@ -115,11 +115,11 @@ def test_every_reference_passes_its_goal_and_row_level_grading_equals_a_whole_ta
         # The reference, doing nothing, and another task's gold (collateral changes, failed assertions).
         for calls in (task.solution_calls(), [], other.solution_calls()):
             trial = _run(world, task, calls)
-            fast = trial.grade(_said(task), task.goal_state, task.role, task.forbidden)
+            fast = grade_trial(trial, _said(task), task.goal_state, task.role, task.forbidden)
             whole = grade(world.schemas, world.initial_rows, trial.rows(), trial.trace, _said(task),
                           task.goal_state, task.role, task.forbidden)
             assert fast == whole, task.task_id
-        assert _run(world, task, task.solution_calls()).grade(
+        assert grade_trial(_run(world, task, task.solution_calls()),
             _said(task), task.goal_state, task.role, task.forbidden).passed, task.task_id
 
 
@@ -127,7 +127,7 @@ def test_doing_nothing_fails_write_tasks_and_passes_no_op_ones(tasks, world, imp
     _, report = imported
     for task in tasks.values():
         trial = world.reset(task.role)
-        verdict = trial.grade(_said(task), task.goal_state, task.role, task.forbidden)
+        verdict = grade_trial(trial, _said(task), task.goal_state, task.role, task.forbidden)
         assert verdict.passed == (task.task_id in report.noop_gold_tasks), task.task_id
     assert report.noop_gold_tasks == ["10", "12", "24", "25", "50", "57", "62", "65", "67", "68", "105"]
 
@@ -153,9 +153,9 @@ def test_empty_gold_tasks(tasks, world, imported):
     # Task 24: the user backs out of cancelling the grill; a cancellation anyway is caught.
     trial = world.reset(tasks["24"].role)
     assert trial.call("cancel_pending_order", {"order_id": "#W3561391", "reason": "no longer needed"}).outcome == "ok"
-    verdict = trial.grade(_said(tasks["24"]), tasks["24"].goal_state, tasks["24"].role)
+    verdict = grade_trial(trial, _said(tasks["24"]), tasks["24"].goal_state, tasks["24"].role)
     assert not verdict.passed and {c.name for c in verdict.failures()} >= {"unchanged orders", "no collateral change"}
-    assert not world.reset(tasks["24"].role).grade("", tasks["24"].goal_state, tasks["24"].role).passed
+    assert not grade_trial(world.reset(tasks["24"].role), "", tasks["24"].goal_state, tasks["24"].role).passed
 
 
 def test_gold_replay_errors_are_reported(imported, tasks):

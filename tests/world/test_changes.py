@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import Column, Integer, MetaData, String, Table, text
 
-from evalsuite.grading import grade
-from evalsuite.records import Assertion, GoalState, MaskedField, Role
-from evalsuite.world import Domain, ToolError, World
-from evalsuite.world.types import Money
+from evalsuite.grading.grader import grade_trial, grade
+from evalsuite.core.records import Assertion, GoalState, MaskedField, Role
+from evalsuite.worlds import Domain, ToolError, World
+from evalsuite.worlds.types import Money
 
 md = MetaData()
 Table("accounts", md, Column("account_id", String, primary_key=True), Column("owner", String, nullable=False),
@@ -60,7 +60,7 @@ def sql(trial, statement):
 
 
 def same_as_whole_tables(world, trial, goal, message=""):
-    verdict = trial.grade(message, goal, ROLE)
+    verdict = grade_trial(trial, message, goal, ROLE)
     assert verdict == grade(world.schemas, world.initial_rows, trial.rows(), trial.trace, message, goal, ROLE)
     return verdict
 
@@ -95,7 +95,7 @@ def test_a_reset_closes_the_previous_trial(world):
     with pytest.raises(RuntimeError, match="trial closed"):
         old.call("run_sql", {"sql": "DELETE FROM entries"})
     with pytest.raises(RuntimeError, match="trial closed"):
-        old.grade("", GoalState(), ROLE)
+        grade_trial(old, "", GoalState(), ROLE)
 
 
 GOALS = [
@@ -146,7 +146,7 @@ def test_a_write_the_log_missed_is_an_error_not_a_wrong_verdict(world):
     trial.db.execute("UPDATE accounts SET note = 'hidden' WHERE account_id = 'A1'")
     goal = GoalState(assertions=[Assertion(table="accounts", key={"account_id": "A1"}, clause="C")])
     with pytest.raises(RuntimeError, match="change log has no record"):
-        trial.grade("", goal, ROLE)
+        grade_trial(trial, "", goal, ROLE)
 
 
 def test_raw_keyword_tools_show_their_parameters():

@@ -4,8 +4,8 @@ import pytest
 from sqlalchemy import update
 
 from evalsuite.domains.ap_exceptions import schema
-from evalsuite.world import ResetError, World
-from evalsuite.world.faults import Fault, FaultPlan
+from evalsuite.worlds import ResetError, World
+from evalsuite.worlds.faults import Fault, FaultPlan
 
 
 def test_world_built_twice_from_the_same_records_hashes_the_same(ap, tmp_path):

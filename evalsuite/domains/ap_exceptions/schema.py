@@ -1,7 +1,7 @@
 """Accounts-payable exception tables: the ERP state an AP clerk agent acts on."""
 from sqlalchemy import Column, Integer, MetaData, String, Table
 
-from evalsuite.world.types import Money
+from evalsuite.worlds.types import Money
 
 metadata = MetaData()
 

@@ -10,8 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sqlalchemy import bindparam, func, insert, select, update
 
-from evalsuite.records import Role
-from evalsuite.world.domain import Domain, ToolContext, ToolError
+from evalsuite.core.records import Role
+from evalsuite.worlds.domain import Domain, ToolContext, ToolError
 from evalsuite.domains.ap_exceptions import schema as s
 
 DOMAIN = Domain(name="ap_exceptions", version="1.0.0", metadata=s.metadata)

@@ -7,7 +7,7 @@ from typing import Any
 
 from evalsuite.domains.tau2_retail.convert import from_nested
 from evalsuite.domains.tau2_retail.tools import DOMAIN, ROLE, tool_message
-from evalsuite.world.world import World
+from evalsuite.worlds.world import World
 
 __all__ = ["DOMAIN", "ROLE", "build_world", "tool_message"]
 

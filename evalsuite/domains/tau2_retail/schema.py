@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from sqlalchemy import Boolean, Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text, func
 
-from evalsuite.world.types import ExactNumber
+from evalsuite.worlds.types import ExactNumber
 
 metadata = MetaData()
 

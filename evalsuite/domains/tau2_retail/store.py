@@ -15,7 +15,7 @@ from typing import Any
 
 from evalsuite.domains.tau2_retail import convert
 from evalsuite.domains.tau2_retail.schema import COLUMNS, select_sql
-from evalsuite.world.domain import ToolContext, ToolError
+from evalsuite.worlds.domain import ToolContext, ToolError
 
 Row = dict[str, Any]
 

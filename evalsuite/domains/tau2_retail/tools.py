@@ -17,8 +17,8 @@ from pydantic import BaseModel, ValidationError
 
 from evalsuite.domains.tau2_retail import calculator, convert, store
 from evalsuite.domains.tau2_retail.schema import ADDRESS_FIELDS, metadata
-from evalsuite.records import Role, TraceEvent
-from evalsuite.world.domain import Domain, ToolContext, ToolError
+from evalsuite.core.records import Role, TraceEvent
+from evalsuite.worlds.domain import Domain, ToolContext, ToolError
 
 DOMAIN = Domain(name="tau2_retail", version="1.0.0", metadata=metadata)
 CANCEL_REASONS = ("no longer needed", "ordered by mistake")

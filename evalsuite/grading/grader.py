@@ -1,0 +1,222 @@
+"""State-based grading: end state against the goal, plus the trace and the final message.
+
+A verdict lists every check with its result, so a failure explains itself.
+Any changed row that no assertion covers fails the trial (no collateral
+change), and an attempt at a forbidden or out-of-role write fails it even if a
+later call restored the state.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from pydantic import BaseModel
+
+from evalsuite.core.hashing import canonical_number, canonical_value
+from evalsuite.core.records import Assertion, GoalState, Role, TraceEvent
+from evalsuite.worlds.world import TableSchema, TrialWorld
+
+
+class Check(BaseModel):
+    name: str
+    passed: bool
+    detail: str = ""
+
+
+class Verdict(BaseModel):
+    passed: bool
+    checks: list[Check]
+
+    def failures(self) -> list[Check]:
+        return [c for c in self.checks if not c.passed]
+
+
+def _norm(value: Any, money: bool) -> Any:
+    if money and value is not None:
+        try:
+            return ["n", canonical_number(Decimal(str(value)))]
+        except InvalidOperation:
+            return canonical_value(value)
+    return canonical_value(value)
+
+
+class _Table:
+    """One table's rows; values are canonicalised lazily, only for rows a check looks at."""
+
+    def __init__(self, schema: TableSchema, rows: Sequence[tuple]):
+        self.schema = schema
+        self.raw = list(rows)
+        money = set(schema.money)
+        self._flags = [c in money for c in schema.columns]
+        self._pos = {c: i for i, c in enumerate(schema.columns)}
+        self._key_pos = [self._pos[k] for k in schema.key]
+
+    def canon(self, row: tuple) -> dict:
+        return {c: _norm(v, f) for c, v, f in zip(self.schema.columns, row, self._flags)}
+
+    def key_of(self, row: tuple) -> tuple:
+        return tuple(str(row[i]) for i in self._key_pos)
+
+    def matching(self, key: Mapping[str, Any]) -> list[dict]:
+        if not set(key) <= set(self._pos):
+            return []
+        want = [(self._pos[k], _norm(v, self._flags[self._pos[k]])) for k, v in key.items()]
+        # Text compares equal exactly when its canonical forms do, so test raw text first (the hot path).
+        text = [(i, v[1]) for i, v in want if isinstance(v, list) and v[0] == "s" and not self._flags[i]]
+        other = [(i, v) for i, v in want if not (isinstance(v, list) and v[0] == "s" and not self._flags[i])]
+        rows = [r for r in self.raw if all(r[i] == v for i, v in text)] if text else self.raw
+        return [self.canon(r) for r in rows if all(_norm(r[i], self._flags[i]) == v for i, v in other)]
+
+
+def _key(row: Mapping[str, Any], key: Sequence[str]) -> list:
+    return [_plain(row[k]) for k in key]
+
+
+def _diff(before: _Table, after: _Table) -> tuple[list[dict], list[dict], list[tuple[dict, set[str]]]]:
+    """Inserted, deleted and updated rows, found by set difference on the raw rows first."""
+    b_set, a_set = set(before.raw), set(after.raw)
+    gone = {before.key_of(r): r for r in before.raw if r not in a_set}
+    new = {after.key_of(r): r for r in after.raw if r not in b_set}
+    inserted = [after.canon(r) for k, r in new.items() if k not in gone]
+    deleted = [before.canon(r) for k, r in gone.items() if k not in new]
+    updated = []
+    for k, r in new.items():
+        if k in gone:
+            now, old = after.canon(r), before.canon(gone[k])
+            cols = {c for c in now if now[c] != old[c]}
+            if cols:
+                updated.append((now, cols))
+    return inserted, deleted, updated
+
+
+def _check_assertion(i: int, a: Assertion, table: _Table | None) -> Check:
+    name = f"assertion[{i}] {a.table} {a.key} ({a.clause})"
+    if table is None:
+        return Check(name=name, passed=False, detail=f"unknown table {a.table}")
+    rows = table.matching(a.key)
+    if a.row_count is not None and len(rows) != a.row_count:
+        return Check(name=name, passed=False, detail=f"expected {a.row_count} row(s), found {len(rows)}")
+    if a.row_count is None and not rows:
+        return Check(name=name, passed=False, detail="no row matches the key")
+    money = set(table.schema.money)
+    for row in rows:
+        for col, want in a.expect.items():
+            if row.get(col) != _norm(want, col in money):
+                return Check(name=name, passed=False, detail=f"{col}: expected {want!r}, found {_plain(row.get(col))!r}")
+    return Check(name=name, passed=True)
+
+
+def _plain(v: Any) -> Any:
+    return v[1] if isinstance(v, list) else v
+
+
+def _masked(goal: GoalState, table: str) -> set[str]:
+    out = set()
+    for m in goal.volatile_fields_masked:
+        t, _, c = m.field.rpartition(".")
+        if not t or t == table:
+            out.add(c)
+    return out
+
+
+def _collateral(goal: GoalState, table_name: str, before: _Table, after: _Table) -> list[str]:
+    """Changes in this table that no assertion covers (masked volatile fields aside)."""
+    inserted, deleted, updated = _diff(before, after)
+    asserts = [a for a in goal.assertions if a.table == table_name]
+    masked = _masked(goal, table_name)
+    problems = []
+    key = after.schema.key
+
+    def covering(row: dict) -> list[Assertion]:
+        money = set(after.schema.money)
+        return [a for a in asserts if all(row.get(k) == _norm(v, k in money) for k, v in a.key.items())]
+
+    for row in inserted:
+        if not covering(row):
+            problems.append(f"{table_name} row {_key(row, key)} inserted")
+    for row in deleted:
+        if not [a for a in covering(row) if a.row_count == 0]:
+            problems.append(f"{table_name} row {_key(row, key)} deleted")
+    for row, cols in updated:
+        allowed = set(masked)
+        for a in covering(row):
+            allowed |= set(a.expect) | set(a.key)
+        extra = cols - allowed
+        if extra:
+            problems.append(f"{table_name} row {_key(row, key)} updated {sorted(extra)}")
+    return problems
+
+
+def _number_tokens(text: str) -> set[str]:
+    out = set()
+    for tok in re.findall(r"-?\d[\d,]*(?:\.\d+)?", text):
+        try:
+            out.add(canonical_number(Decimal(tok.replace(",", ""))))
+        except InvalidOperation:
+            continue
+    return out
+
+
+def output_present(value: str, message: str) -> bool:
+    """A required output is in the message: numbers compared as numbers, text case-insensitively."""
+    numbers = _number_tokens(value)
+    if numbers and re.fullmatch(r"[\s\w$€£%.,-]*", value) and numbers <= _number_tokens(message):
+        words = re.sub(r"-?\d[\d,]*(?:\.\d+)?", " ", value).replace("_", " ").lower().split()
+        text = message.replace("_", " ").lower()
+        return all(w in text for w in words if w.isalpha())
+    norm = lambda s: " ".join(s.replace("_", " ").lower().split())  # noqa: E731
+    return norm(value) in norm(message)
+
+
+def grade(
+    schemas: Mapping[str, TableSchema],
+    initial: Mapping[str, Sequence[tuple]],
+    end: Mapping[str, Sequence[tuple]],
+    trace: Sequence[TraceEvent],
+    final_message: str,
+    goal: GoalState,
+    role: Role,
+    forbidden: set[str] | None = None,
+) -> Verdict:
+    """Judge one trial.
+
+    `initial` and `end` map tables to their seed rows and their rows now, both
+    ordered by key: whole tables, or the same selection of keys on both sides
+    holding every row the trial wrote and every row an assertion matches now
+    (what `grade_trial` passes, so grading costs only what the agent
+    touched). A table absent from `end` is unchanged.
+    """
+    changed = [t for t in end if list(initial.get(t, [])) != list(end[t])]
+    needed = set(changed) | {a.table for a in goal.assertions if a.table in schemas}
+    before = {t: _Table(schemas[t], initial.get(t, [])) for t in needed}
+    after = {t: _Table(schemas[t], end[t] if t in end else initial.get(t, [])) for t in needed}
+    checks = [_check_assertion(i, a, after.get(a.table)) for i, a in enumerate(goal.assertions)]
+    for t in goal.unchanged_tables:
+        checks.append(Check(name=f"unchanged {t}", passed=t not in changed, detail="rows changed" if t in changed else ""))
+    collateral = [p for t in changed for p in _collateral(goal, t, before[t], after[t])]
+    checks.append(Check(name="no collateral change", passed=not collateral, detail="; ".join(collateral[:5])))
+    checks.extend(_trace_checks(trace, role, forbidden if forbidden is not None else set(role.forbidden_tools)))
+    for out in goal.required_outputs:
+        ok = output_present(out.value, final_message)
+        checks.append(Check(name=f"output {out.name}", passed=ok, detail="" if ok else f"{out.value!r} not in final message"))
+    return Verdict(passed=all(c.passed for c in checks), checks=checks)
+
+
+def grade_trial(trial: TrialWorld, final_message: str, goal: GoalState, role: Role,
+                forbidden: set[str] | None = None) -> Verdict:
+    """The verdict on one trial, from the rows it wrote, the rows the goal asserts on, and its trace."""
+    initial, end = trial.world.selector.rows_to_grade(trial.db, goal)
+    return grade(trial.world.schemas, initial, end, trial.trace, final_message, goal, role, forbidden)
+
+
+def _trace_checks(trace: Sequence[TraceEvent], role: Role, forbidden: set[str]) -> list[Check]:
+    bad = [e for e in trace if e.tool in forbidden]
+    out_of_role = [e for e in trace if e.kind == "write" and e.tool not in role.write_tools and e.tool not in forbidden]
+    return [
+        Check(name="no forbidden call", passed=not bad,
+              detail=", ".join(f"#{e.seq} {e.tool} ({e.outcome})" for e in bad)),
+        Check(name="no write outside role", passed=not out_of_role,
+              detail=", ".join(f"#{e.seq} {e.tool} ({e.outcome})" for e in out_of_role)),
+    ]

@@ -1,0 +1,70 @@
+"""Code versions of the stages, computed from the library modules each stage really imports.
+
+A stage's code version hashes the source of every `evalsuite` module reachable
+from the stage's own module through its imports (top-level and inside
+functions), plus the package of the suite's domain when the stage looks a
+domain up by name, plus the spec settings the stage reads. Editing a module
+marks exactly the stages that run it as stale in the UI; nothing is listed by hand.
+"""
+from __future__ import annotations
+
+import ast
+from functools import lru_cache
+from pathlib import Path
+
+from evalsuite.core.hashing import file_sha256, json_sha256
+
+LIBRARY = Path(__file__).resolve().parent.parent  # the evalsuite package folder
+REGISTRY = "evalsuite.worlds.registry"  # where domains are looked up by name: the spec's domain joins the closure
+
+
+def module_file(name: str) -> Path | None:
+    """The source file of an evalsuite module or package, or None if there is no such module."""
+    rel = Path(*name.split(".")[1:])
+    for candidate in (LIBRARY / rel.with_suffix(".py"), LIBRARY / rel / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+@lru_cache(maxsize=None)
+def imported_modules(name: str) -> frozenset[str]:
+    """The evalsuite modules one module imports directly, wherever in the module the import stands."""
+    path = module_file(name)
+    if path is None:
+        return frozenset()
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found |= {f"{node.module}.{a.name}" for a in node.names}  # `from pkg import module`
+    mods = {m for m in found if m.split(".")[0] == "evalsuite" and module_file(m)}
+    # importing a.b.c runs a/__init__ and a/b/__init__ too
+    return frozenset(mods | {".".join(m.split(".")[:i]) for m in mods for i in range(2, m.count(".") + 1)})
+
+
+def closure(roots: list[str]) -> set[str]:
+    """Every evalsuite module reachable from the roots through imports."""
+    seen: set[str] = set()
+    todo = list(roots)
+    while todo:
+        m = todo.pop()
+        if m not in seen and module_file(m):
+            seen.add(m)
+            todo += imported_modules(m)
+    return seen
+
+
+def source_digest(modules: set[str]) -> dict[str, str]:
+    return {m: file_sha256(module_file(m)) for m in sorted(modules)}
+
+
+def code_version(module: str, domain: str | None, config: object = None) -> str:
+    """A short hash of the code a stage module runs (and the named domain's, if it looks domains up) and its config."""
+    mods = closure([module])
+    if domain and REGISTRY in mods:
+        mods |= closure([f"evalsuite.domains.{domain}"])
+    return json_sha256({"code": source_digest(mods), "config": config})[:16]
+

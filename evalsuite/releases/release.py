@@ -1,0 +1,123 @@
+"""Releases: immutable, versioned suites that scores are tied to.
+
+A release folder holds `manifest.json`, `tasks.jsonl` (accepted tasks only) and
+`world.sqlite`. It is written to a temporary folder and renamed into place in
+one step, so a failed or killed build never leaves a partial release. The
+version is derived from the content, so identical inputs give the same version
+and no duplicate.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from evalsuite.core.hashing import json_sha256
+from evalsuite.core.identity import AgentConfig, RunIdentity
+from evalsuite.tasks.heldout import log_read
+from evalsuite.core.records import Simulator, TaskRecord
+from evalsuite.worlds.ref import WorldRef
+from evalsuite.worlds.world import World
+
+
+class ReleaseError(RuntimeError):
+    """A release that cannot be made or read; the message names the gate or file."""
+
+
+class Quarantined(BaseModel):
+    task_id: str
+    reasons: list[str]
+
+
+class ReleaseManifest(BaseModel):
+    suite: str
+    version: str
+    domain: str
+    task_set_sha256: str
+    seed_sha256: str
+    environment_image: str
+    tool_schemas_sha256: str
+    policy_versions: list[str]
+    rights_decision: dict[str, Any]
+    acceptance: dict[str, Any]
+    quarantined: list[Quarantined]
+    simulator: Simulator | None = None
+    n_tasks: int
+
+
+def task_set_sha256(tasks: list[TaskRecord]) -> str:
+    """Hash of the task set, independent of the version fields a release later stamps in."""
+    ordered = sorted(tasks, key=lambda t: t.task_id)
+    return json_sha256([t.model_dump(mode="json", exclude={"suite": {"version", "task_set_sha256"}}) for t in ordered])
+
+
+def release_version(prefix: str, identity: dict[str, Any]) -> str:
+    return f"{prefix}{json_sha256(identity)[:12]}"
+
+
+class Release:
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        manifest = self.path / "manifest.json"
+        if not manifest.is_file():
+            raise ReleaseError(f"{self.path}: not a release (no manifest.json)")
+        self.manifest = ReleaseManifest.model_validate_json(manifest.read_text())
+
+    def tasks(self, purpose: str = "evaluation") -> list[TaskRecord]:
+        """The released tasks; reading held-out ones is logged with who, when and why."""
+        lines = (self.path / "tasks.jsonl").read_text().splitlines()
+        tasks = [TaskRecord.model_validate_json(line) for line in lines if line.strip()]
+        log_read(tasks, purpose, f"{self.manifest.suite}/{self.manifest.version}")
+        return tasks
+
+    def open_world(self) -> World:
+        return self.world_ref().open()
+
+    def world_ref(self) -> WorldRef:
+        m = self.manifest
+        return WorldRef(domain=m.domain, path=str((self.path / "world.sqlite").resolve()), seed_sha256=m.seed_sha256)
+
+    def run_identity(self, agent_configs: dict[str, AgentConfig] | None = None) -> RunIdentity:
+        """What every trial on this release is tied to."""
+        m = self.manifest
+        return RunIdentity(suite=m.suite, suite_version=m.version, task_set_sha256=m.task_set_sha256,
+                           seed_sha256=m.seed_sha256, environment_image=m.environment_image,
+                           tool_schemas_sha256=m.tool_schemas_sha256, simulator=m.simulator,
+                           agent_configs=agent_configs or {})
+
+
+def write_release(root: str | Path, manifest: ReleaseManifest, tasks: list[TaskRecord], world_file: Path,
+                  extra: dict[str, str] | None = None) -> Path:
+    """Write atomically to root/<suite>/<version>/; an existing identical release is reused."""
+    dest = Path(root) / manifest.suite / manifest.version
+    if (dest / "manifest.json").is_file():
+        return dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{manifest.version}-", dir=dest.parent))
+    try:
+        stamped = [t.model_copy(update={"suite": t.suite.model_copy(update={"version": manifest.version,
+                                                                          "task_set_sha256": manifest.task_set_sha256})})
+                   for t in tasks]
+        (tmp / "tasks.jsonl").write_text("".join(t.model_dump_json() + "\n" for t in stamped))
+        shutil.copyfile(world_file, tmp / "world.sqlite")
+        for name, body in (extra or {}).items():
+            (tmp / name).write_text(body)
+        (tmp / "manifest.json").write_text(json.dumps(manifest.model_dump(mode="json"), indent=2))
+        os.replace(tmp, dest)  # one step: the release appears whole or not at all
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return dest
+
+
+def latest_release(root: str | Path, suite: str) -> Release:
+    folder = Path(root) / suite
+    found = sorted((p for p in folder.glob("*/manifest.json")), key=lambda p: p.stat().st_mtime) if folder.is_dir() else []
+    if not found:
+        raise ReleaseError(f"{folder}: no release of suite {suite}")
+    return Release(found[-1].parent)

@@ -1,0 +1,112 @@
+"""Run folders: score a release into DIR, and rescore DIR later from what it stores.
+
+DIR holds run.json (release path, identity, run seed, bootstrap settings,
+acceptance, the plan of agents and trials), a verbatim copy of the release's
+tasks.jsonl, traces.jsonl, summary.parquet and the scorecard files. Rescoring
+needs nothing outside DIR, so a scorecard can be checked after the release
+has moved or gone.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from evalsuite.trials.harness import RunIdentity, WorldRef, run_trials
+from evalsuite.releases.release import Release, ReleaseError
+from evalsuite.scoring.scorecard import Scorecard, build_scorecard, load_records, write_scorecard
+from evalsuite.core.records import TaskRecord
+from evalsuite.trials.tracelog import TrialRecord
+
+RUN_JSON = "run.json"
+TASKS = "tasks.jsonl"
+
+
+class RunFolderError(RuntimeError):
+    """A run folder that does not match the run asked for, or cannot be scored yet."""
+
+
+def resolve_release(source: Path) -> Release:
+    """A release folder as is; a suite spec (.yaml) is built into a release first."""
+    source = Path(source)
+    if source.is_dir():
+        return Release(source)
+    if source.suffix in (".yaml", ".yml"):
+        try:
+            from evalsuite.pipeline.build import GateError, build_release
+        except ModuleNotFoundError as exc:
+            if exc.name != "evalsuite.pipeline.build":
+                raise
+            raise ReleaseError(f"{source}: building from a suite spec needs evalsuite.pipeline.build, not available") from exc
+        try:
+            built = build_release(source)
+        except GateError as exc:  # a blocked gate is a verdict on the suite, reported in one line
+            raise ReleaseError(f"{source}: {exc}") from exc
+        return built if isinstance(built, Release) else Release(Path(built))
+    raise ReleaseError(f"{source}: neither a release folder nor a suite spec (.yaml)")
+
+
+def run_release(release: Release, agents: list[str], out_dir: Path, *, trials: int | None = None,
+                workers: int | None = None, seed: int = 0, progress: bool = False, resamples: int = 2000,
+                bootstrap_seed: int = 0) -> Scorecard:
+    """Run (or resume) agents on a release into out_dir and write its scorecard."""
+    out_dir = Path(out_dir)
+    identity = release.run_identity()
+    _prepare(release, identity, agents, out_dir, trials, seed, resamples, bootstrap_seed)
+    run_trials(release.world_ref(), release.tasks(), agents, trials, out_dir=out_dir, workers=workers,
+               progress=progress, identity=identity, seed=seed)
+    return rescore(out_dir)
+
+
+def rescore(out_dir: Path) -> Scorecard:
+    """Recompute the scorecard from DIR alone; refuses a run whose plan is not complete."""
+    out_dir = Path(out_dir)
+    meta = _read_meta(out_dir)
+    tasks = [TaskRecord.model_validate_json(line) for line in (out_dir / TASKS).read_text().splitlines() if line.strip()]
+    records = load_records(out_dir)
+    _check_complete(records, tasks, meta["plan"], out_dir)
+    card = build_scorecard(records, tasks, meta["acceptance"], resamples=meta["resamples"], seed=meta["bootstrap_seed"])
+    write_scorecard(card, out_dir)
+    return card
+
+
+def _prepare(release: Release, identity: RunIdentity, agents: list[str], out_dir: Path, trials: int | None, seed: int,
+             resamples: int, bootstrap_seed: int) -> None:
+    """Check an existing run.json agrees, copy the tasks, and write the updated run.json."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    meta = {"release": str(release.path.resolve()), "identity": identity.model_dump(mode="json"), "run_seed": seed,
+            "resamples": resamples, "bootstrap_seed": bootstrap_seed, "acceptance": release.manifest.acceptance,
+            "plan": {}}
+    if (out_dir / RUN_JSON).is_file():
+        old = _read_meta(out_dir)
+        diff = [k for k in ("identity", "run_seed", "resamples", "bootstrap_seed") if old[k] != meta[k]]
+        if diff:
+            raise RunFolderError(f"{out_dir / RUN_JSON}: this folder holds another run ({', '.join(diff)} differ); "
+                                 "use a new --out")
+        meta["plan"] = old["plan"]
+    meta["plan"].update({a: trials for a in agents})
+    shutil.copyfile(release.path / TASKS, out_dir / TASKS)
+    # run.json is written before any trial so an interrupted folder still says what it was running;
+    # replaced in one step so a kill never leaves half of it
+    tmp = out_dir / f".{RUN_JSON}.tmp"
+    tmp.write_text(json.dumps(meta, indent=2) + "\n")
+    os.replace(tmp, out_dir / RUN_JSON)
+
+
+def _read_meta(out_dir: Path) -> dict:
+    path = out_dir / RUN_JSON
+    if not path.is_file():
+        raise RunFolderError(f"{path}: not a run folder (no {RUN_JSON})")
+    return json.loads(path.read_text())
+
+
+def _check_complete(records: list[TrialRecord], tasks: list[TaskRecord], plan: dict[str, int | None],
+                    out_dir: Path) -> None:
+    have = {r.key for r in records}
+    for agent, trials in plan.items():
+        gaps = [(t.task_id, agent, i) for t in tasks for i in range(trials or t.trial_protocol.trials)
+                if (t.task_id, agent, i) not in have]
+        if gaps:
+            raise RunFolderError(f"{out_dir}: {len(gaps)} planned trial(s) of {agent} not recorded, first {gaps[0]}; "
+                                 "rerun `evalsuite run` with the same arguments to finish")

@@ -1,0 +1,100 @@
+"""A scorecard for people: Markdown tables and the pass^k plot.
+
+The plot uses matplotlib's Agg canvas directly, not pyplot, so rendering
+never touches a display or the caller's global backend.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from evalsuite.scoring.metrics import KPoint
+from evalsuite.scoring.scorecard import AgentScore, Scorecard
+
+
+def _ci(mean: float, low: float, high: float) -> str:
+    return f"{mean:.3f} [{low:.3f}, {high:.3f}]"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
+
+
+def _curve_rows(curve: list[KPoint]) -> list[list[str]]:
+    return [[str(p.k), _ci(p.pass_hat, p.pass_hat_low, p.pass_hat_high), _ci(p.pass_at, p.pass_at_low, p.pass_at_high)]
+            for p in curve]
+
+
+def _agent_section(a: AgentScore, min_tasks: int) -> list[str]:
+    o = a.outcomes
+    lines = [f"## {a.agent}", "", f"Config: `{json.dumps(a.agent_config, sort_keys=True)}`  ", f"Identity sha256: `{a.identity_sha256}`", ""]
+    lines += _table(["tasks", "trials", "trials/task", "pass", "fail", "budget exhausted", "infra errors",
+                     "tasks with infra errors"],
+                    [[str(a.tasks), str(a.trials), f"{a.trials_per_task_min}–{a.trials_per_task_max}", str(o["pass"]),
+                      str(o["fail"]), str(o["budget_exhausted"]), str(o["infra_error"]), str(a.tasks_with_infra_error)]])
+    lines += ["", "### pass^k and pass@k (95% task-bootstrap intervals)", ""]
+    lines += _table(["k", "pass^k", "pass@k"], _curve_rows(a.curve))
+    lines += ["", "### By trigger type", ""]
+    lines += _table(["trigger", "tasks", "trials", "pass^1", f"pass^{len(a.curve)}"],
+                    [[t.trigger_type, str(t.tasks), str(t.trials),
+                      _ci(t.curve[0].pass_hat, t.curve[0].pass_hat_low, t.curve[0].pass_hat_high) if t.curve else "—",
+                      _ci(t.curve[-1].pass_hat, t.curve[-1].pass_hat_low, t.curve[-1].pass_hat_high) if t.curve else "—"]
+                     for t in a.by_trigger])
+    lines += ["", f"### Slices (pass^1; * = fewer than {min_tasks} tasks, too small to rank)", ""]
+    lines += _table(["slice", "value", "tasks", "trials", "pass^1", "Wilson (all trials pass)"],
+                    [[s.slice, f"{s.value}{' *' if s.too_small_to_rank else ''}", str(s.tasks), str(s.trials),
+                      _ci(s.pass_hat_1, s.low, s.high), f"[{s.wilson_low:.3f}, {s.wilson_high:.3f}]"]
+                     for s in a.slices])
+    return lines + [""]
+
+
+def to_markdown(card: Scorecard) -> str:
+    b = card.bootstrap
+    lines = [f"# Scorecard: {card.suite} {card.suite_version}", "",
+             f"- task set sha256: `{card.task_set_sha256}`", f"- seed sha256: `{card.seed_sha256}`",
+             f"- environment image: `{card.environment_image}`", f"- tool schemas sha256: `{card.tool_schemas_sha256}`",
+             f"- simulator: `{card.simulator}`", f"- run seed: {card.run_seed}",
+             f"- intervals: {b['method']}, {b['resamples']} resamples, seed {b['seed']}, {b['confidence']:.0%}", "",
+             "## Policy", "", *(f"- **{k}**: {v}" for k, v in card.policy.items()), ""]
+    if card.acceptance:
+        lines += ["## Acceptance", "", *_table(["check", "value"], [[k, str(v)] for k, v in card.acceptance.items()]), ""]
+    lines += ["## Summary", ""]
+    lines += _table(["agent", "tasks", "trials", "infra errors", "pass^1", f"pass^k (k={min(len(a.curve) for a in card.agents)})"],
+                    [[a.agent, str(a.tasks), str(a.trials), str(a.outcomes["infra_error"]),
+                      _ci(a.curve[0].pass_hat, a.curve[0].pass_hat_low, a.curve[0].pass_hat_high),
+                      _ci(*_at(a, min(len(x.curve) for x in card.agents)))] for a in card.agents])
+    lines.append("")
+    for a in card.agents:
+        lines += _agent_section(a, card.min_tasks_to_rank)
+    return "\n".join(lines)
+
+
+def _at(a: AgentScore, k: int) -> tuple[float, float, float]:
+    p = a.curve[k - 1]
+    return p.pass_hat, p.pass_hat_low, p.pass_hat_high
+
+
+def plot_passk(card: Scorecard, path: Path) -> None:
+    """pass^k against k, one line per agent, bars for the task-bootstrap interval."""
+    fig = Figure(figsize=(6.4, 4.2), dpi=100)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    n = len(card.agents)
+    for i, a in enumerate(card.agents):
+        offset = (i - (n - 1) / 2) * 0.06  # agents side by side so equal scores do not hide each other's bars
+        ks = [p.k + offset for p in a.curve]
+        means = [p.pass_hat for p in a.curve]
+        err = [[p.pass_hat - p.pass_hat_low for p in a.curve], [p.pass_hat_high - p.pass_hat for p in a.curve]]
+        ax.errorbar(ks, means, yerr=err, marker="o", capsize=3, label=a.agent)
+    ax.set_xticks(range(1, max((len(a.curve) for a in card.agents), default=1) + 1))
+    ax.set_xlabel("k (trials that must all pass)")
+    ax.set_ylabel("pass^k")
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_title(f"{card.suite} {card.suite_version}: pass^k, 95% task-bootstrap intervals", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, format="png")

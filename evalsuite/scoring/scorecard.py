@@ -1,0 +1,211 @@
+"""Scorecards: pass^k / pass@k per agent with task-bootstrap intervals, slices, counts, identity.
+
+Built only from stored trial records and the task records, so `evalsuite
+score DIR` recomputes the same scorecard.json without running anything. The
+JSON holds no timestamps or paths for the same reason.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from pydantic import BaseModel
+
+from evalsuite.worlds.registry import get_domain
+from evalsuite.core.identity import SuiteVersion
+from evalsuite.scoring.metrics import KPoint, slice_table, suite_pass_curve
+from evalsuite.core.records import TaskRecord
+from evalsuite.trials.tracelog import TRACES, TraceLogError, TrialRecord, read_traces, summary_frame
+
+MIN_TASKS_TO_RANK = 30
+TRIGGER_TYPES = ("queue_item", "conversation")
+SLICES = ("split", "trigger_type", "category", "required_actions", "policy_version")
+RUN_IDENTITY = ["suite", "suite_version", "task_set_sha256", "seed_sha256", "environment_image",
+                "tool_schemas_sha256", "simulator", "run_seed"]
+OUTCOMES = ("pass", "fail", "budget_exhausted", "infra_error")
+POLICY = {
+    "infra_error": "A trial whose agent or worker crashed is an infra_error: kept in the denominator and counted as "
+                   "a failed trial, never dropped or retried. Counts are shown per agent.",
+    "budget_exhausted": "A trial that used its step budget is counted as a failed trial.",
+    "intervals": "Intervals resample tasks, not trials (percentile task bootstrap, 95%); trials of one task are "
+                 "correlated. Slice intervals over fewer than min_tasks_to_rank tasks are too wide to rank slices.",
+    "trigger_types": "Queue-triggered and conversational tasks are always reported separately (by_trigger).",
+}
+
+
+class SliceRow(BaseModel):
+    slice: str
+    value: str | int | None
+    tasks: int
+    trials: int
+    pass_hat_1: float
+    low: float
+    high: float
+    wilson_low: float
+    wilson_high: float
+    too_small_to_rank: bool
+
+
+class TriggerScore(BaseModel):
+    trigger_type: str
+    tasks: int
+    trials: int
+    curve: list[KPoint]  # empty when the suite has no task of this type
+
+
+class AgentScore(BaseModel):
+    agent: str
+    agent_config: dict[str, Any]
+    identity_sha256: str
+    tasks: int
+    trials: int
+    trials_per_task_min: int
+    trials_per_task_max: int
+    outcomes: dict[str, int]
+    tasks_with_infra_error: int
+    tasks_with_budget_exhausted: int
+    curve: list[KPoint]
+    by_trigger: list[TriggerScore]
+    slices: list[SliceRow]
+
+
+class Scorecard(SuiteVersion):
+    simulator: dict[str, Any] | None
+    run_seed: int
+    bootstrap: dict[str, Any]
+    min_tasks_to_rank: int
+    policy: dict[str, str]
+    acceptance: dict[str, Any] | None
+    agents: list[AgentScore]
+
+
+def build_scorecard(records: Sequence[TrialRecord] | pd.DataFrame, tasks: list[TaskRecord],
+                    acceptance: dict | None, *, resamples: int = 2000, seed: int = 0,
+                    min_tasks: int = MIN_TASKS_TO_RANK) -> Scorecard:
+    """Score every agent in records over exactly the given tasks (each must have at least one trial)."""
+    frame = records if isinstance(records, pd.DataFrame) else summary_frame(list(records))
+    if frame.empty:
+        raise ValueError("no trial records to score")
+    run = _one_identity(frame)
+    attrs = task_attributes(tasks)
+    unknown = sorted(set(frame["task_id"]) - set(attrs["task_id"]))
+    if unknown:
+        raise ValueError(f"records for {len(unknown)} task(s) not in the task set, first: {unknown[0]}")
+    agents = [_agent_score(agent, group, attrs, resamples, seed, min_tasks)
+              for agent, group in frame.groupby("agent", sort=True)]
+    return Scorecard(**run, bootstrap={"method": "task_bootstrap_percentile", "resamples": resamples, "seed": seed,
+                                       "confidence": 0.95},
+                     min_tasks_to_rank=min_tasks, policy=POLICY, acceptance=acceptance, agents=agents)
+
+
+def task_attributes(tasks: list[TaskRecord]) -> pd.DataFrame:
+    """One row per task with the columns scorecards slice by."""
+    rows = [{"task_id": t.task_id, "split": t.split, "trigger_type": t.trigger.type, "category": t.category,
+             "required_actions": required_actions(t), "policy_version": t.policy.version} for t in tasks]
+    frame = pd.DataFrame(rows, columns=["task_id", *SLICES])
+    frame["required_actions"] = frame["required_actions"].astype("Int64")
+    return frame
+
+
+def required_actions(task: TaskRecord) -> int | None:
+    """Writes in the reference solution; None when the solution is stored elsewhere (a path)."""
+    if isinstance(task.reference_solution, str):
+        return None
+    tools = get_domain(task.domain).tools
+    return sum(1 for c in task.reference_solution if c.tool in tools and tools[c.tool].kind == "write")
+
+
+def _one_identity(frame: pd.DataFrame) -> dict[str, Any]:
+    """Trials of different suites, worlds or seeds cannot share one score."""
+    out = {}
+    for col in RUN_IDENTITY:
+        values = frame[col].drop_duplicates().tolist()
+        if len(values) != 1:
+            raise ValueError(f"records mix several values of {col}: {values[:3]}")
+        out[col] = values[0]
+    out["simulator"] = json.loads(out["simulator"]) if out["simulator"] else None
+    out["run_seed"] = int(out["run_seed"])
+    return out
+
+
+def _agent_score(agent: str, group: pd.DataFrame, attrs: pd.DataFrame, resamples: int, seed: int,
+                 min_tasks: int) -> AgentScore:
+    config, sha = _single(group, "agent_config", agent), _single(group, "identity_sha256", agent)
+    dupes = group[group.duplicated(["task_id", "trial"])]
+    if len(dupes):
+        raise ValueError(f"agent {agent}: trial {tuple(dupes.iloc[0][['task_id', 'trial']])} appears twice")
+    per_task = group.groupby("task_id").agg(n=("passed", "size"), c=("passed", "sum"),
+                                            infra=("outcome", lambda s: (s == "infra_error").any()),
+                                            budget=("outcome", lambda s: (s == "budget_exhausted").any()))
+    rows = attrs.merge(per_task, left_on="task_id", right_index=True, how="left")
+    missing = rows.loc[rows["n"].isna(), "task_id"].tolist()
+    if missing:  # an unscored task would bias the mean; finish the run instead
+        raise ValueError(f"agent {agent}: no trials for {len(missing)} task(s), first: {missing[0]}")
+    rows = rows.astype({"n": int, "c": int})
+    counts = group["outcome"].value_counts()
+    return AgentScore(
+        agent=agent, agent_config=json.loads(config), identity_sha256=sha, tasks=len(rows), trials=len(group),
+        trials_per_task_min=int(rows["n"].min()), trials_per_task_max=int(rows["n"].max()),
+        outcomes={o: int(counts.get(o, 0)) for o in OUTCOMES},
+        tasks_with_infra_error=int(rows["infra"].sum()), tasks_with_budget_exhausted=int(rows["budget"].sum()),
+        curve=_curve(rows, resamples, seed),
+        by_trigger=[_trigger(rows, t, resamples, seed) for t in TRIGGER_TYPES],
+        slices=[SliceRow(**_plain(r)) for by in SLICES
+                for r in slice_table(rows, by, min_tasks, resamples, seed).to_dict("records")],
+    )
+
+
+def _single(group: pd.DataFrame, col: str, agent: str) -> str:
+    values = group[col].unique()
+    if len(values) != 1:
+        raise ValueError(f"agent {agent}: records mix several values of {col}")
+    return str(values[0])
+
+
+def _curve(rows: pd.DataFrame, resamples: int, seed: int) -> list[KPoint]:
+    results = {t: (n, c) for t, n, c in zip(rows["task_id"], rows["n"], rows["c"])}
+    return suite_pass_curve(results, resamples=resamples, seed=seed) if results else []
+
+
+def _trigger(rows: pd.DataFrame, trigger: str, resamples: int, seed: int) -> TriggerScore:
+    part = rows[rows["trigger_type"] == trigger]
+    return TriggerScore(trigger_type=trigger, tasks=len(part), trials=int(part["n"].sum()),
+                        curve=_curve(part, resamples, seed))
+
+
+def _plain(row: dict) -> dict:
+    """numpy/pandas scalars to Python ones, missing values to None, so the JSON is plain."""
+    out = {}
+    for k, v in row.items():
+        if v is pd.NA or (isinstance(v, float) and v != v):
+            v = None
+        out[k] = v.item() if hasattr(v, "item") else v
+    return out
+
+
+def load_records(out_dir: str | Path) -> list[TrialRecord]:
+    """The trial records of a run folder; a truncated tail means the run is unfinished, an error here."""
+    path = Path(out_dir) / TRACES
+    if not path.is_file():
+        raise TraceLogError(f"{path}: no traces (not a run folder)")
+    read = read_traces(path)
+    if read.truncated_tail:
+        raise TraceLogError(f"{path}: final line is truncated (the run was interrupted); "
+                            "rerun `evalsuite run` with the same arguments to resume it")
+    return read.records
+
+
+def write_scorecard(scorecard: Scorecard, out_dir: str | Path) -> dict[str, Path]:
+    """scorecard.json (the numbers), scorecard.md (for people), passk.png (pass^k against k)."""
+    from evalsuite.scoring.render import plot_passk, to_markdown
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"json": out / "scorecard.json", "md": out / "scorecard.md", "png": out / "passk.png"}
+    paths["json"].write_text(json.dumps(scorecard.model_dump(mode="json"), indent=2) + "\n")
+    paths["md"].write_text(to_markdown(scorecard))
+    plot_passk(scorecard, paths["png"])
+    return paths

@@ -1,0 +1,235 @@
+"""Data-quality checks on the tables a test world is built from, run by Great Expectations.
+
+Per table we declare keys, required columns, foreign keys, value sets and ranges;
+they become GX expectations, validated in one ephemeral GX context per call. The
+report keeps GX's own statistics and counts per expectation, but never cell
+values: the tables may still hold personal data when they are checked.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import date, datetime
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from evalsuite.sourcing.rights import ColumnRef
+
+if TYPE_CHECKING:
+    from great_expectations.expectations import Expectation
+
+Bound = int | float | datetime | date
+
+
+class QualityConfigError(ValueError):
+    """Expectations that cannot be checked against these tables at all."""
+
+
+class Range(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    min: Bound | None = None
+    max: Bound | None = None
+
+    @model_validator(mode="after")
+    def _bounded(self) -> Range:
+        if self.min is None and self.max is None:
+            raise ValueError("a range needs min, max or both")
+        return self
+
+
+class TableExpectations(BaseModel):
+    """What one table must satisfy."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    primary_key: list[str] = Field(default_factory=list)
+    # Required columns must exist and hold no nulls.
+    required: list[str] = Field(default_factory=list)
+    foreign_keys: dict[str, ColumnRef] = Field(default_factory=dict)
+    value_sets: dict[str, list[str | int | float | bool]] = Field(default_factory=dict)
+    ranges: dict[str, Range] = Field(default_factory=dict)
+
+    def columns(self) -> set[str]:
+        return {*self.primary_key, *self.required, *self.foreign_keys, *self.value_sets, *self.ranges}
+
+
+class ExpectationOutcome(BaseModel):
+    """One GX expectation result, reduced to counts (no unexpected values)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    expectation_type: str
+    table: str
+    column: str  # compound keys: columns joined by ","
+    success: bool
+    element_count: int | None = None
+    unexpected_count: int | None = None
+    unexpected_percent: float | None = None
+    missing_count: int | None = None
+    exception: str | None = None
+
+    def describe(self) -> str:
+        what = f"{self.expectation_type} on {self.table}.{self.column}"
+        if self.exception:
+            return f"{what}: error: {self.exception}"
+        if self.unexpected_count is not None and self.element_count is not None:
+            return f"{what}: {self.unexpected_count} of {self.element_count} rows unexpected"
+        return f"{what}: {'passed' if self.success else 'failed'}"
+
+
+class QualityReport(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    success: bool
+    results: list[ExpectationOutcome]
+    # GX's suite statistics per table: evaluated/successful/unsuccessful expectations, success_percent.
+    statistics: dict[str, dict[str, float]]
+
+    @property
+    def failures(self) -> list[ExpectationOutcome]:
+        return [r for r in self.results if not r.success]
+
+    def summary(self) -> list[str]:
+        return [f.describe() for f in self.failures]
+
+
+# ---------------------------------------------------------------- building expectations
+
+
+def _inbound_columns(table: str, expectations: Mapping[str, TableExpectations]) -> set[str]:
+    """Columns of `table` that other tables' foreign keys point at."""
+    refs = (ref for exp in expectations.values() for ref in exp.foreign_keys.values())
+    return {ref.split(".", 1)[1] for ref in refs if ref.split(".", 1)[0] == table}
+
+
+def _bound(value: Bound | None, series: pd.Series) -> Any:
+    # GX compares cell by cell: a datetime64 column holds Timestamps, which refuse plain dates.
+    plain_date = isinstance(value, date) and not isinstance(value, datetime)
+    if plain_date and pd.api.types.is_datetime64_any_dtype(series):
+        return pd.Timestamp(value).to_pydatetime()
+    return value
+
+
+def _foreign_values(child: pd.Series, ref: str, tables: Mapping[str, pd.DataFrame]) -> list[Any] | None:
+    """The referenced column's values, or None if it is missing (its own table reports that).
+
+    GX serialises an expectation's arguments dozens of times per validation, so its cost
+    grows with the value set; parent keys the child never uses cannot change the result
+    and are left out.
+    """
+    table, column = ref.split(".", 1)
+    if column not in tables[table].columns:
+        return None
+    parent = pd.Index(tables[table][column].dropna().unique())
+    return parent.intersection(pd.Index(child.dropna().unique())).tolist()
+
+
+def _expectations(
+    df: pd.DataFrame, exp: TableExpectations, tables: Mapping[str, pd.DataFrame], inbound: set[str]
+) -> list[Expectation]:
+    import great_expectations as gx
+
+    ge = gx.expectations
+    present = set(df.columns)
+    out: list[Expectation] = [ge.ExpectColumnToExist(column=c) for c in sorted(exp.columns() | inbound)]
+    # Value checks on a missing column would only repeat the existence failure as a GX error.
+    not_null = [c for c in dict.fromkeys(exp.primary_key + exp.required) if c in present]
+    out += [ge.ExpectColumnValuesToNotBeNull(column=c) for c in not_null]
+    if len(exp.primary_key) == 1 and exp.primary_key[0] in present:
+        out.append(ge.ExpectColumnValuesToBeUnique(column=exp.primary_key[0]))
+    elif len(exp.primary_key) > 1 and set(exp.primary_key) <= present:
+        out.append(ge.ExpectCompoundColumnsToBeUnique(column_list=list(exp.primary_key)))
+    for column, ref in sorted(exp.foreign_keys.items()):
+        if column in present and (values := _foreign_values(df[column], ref, tables)) is not None:
+            out.append(ge.ExpectColumnValuesToBeInSet(column=column, value_set=values))
+    for column, values in sorted(exp.value_sets.items()):
+        if column in present:
+            out.append(ge.ExpectColumnValuesToBeInSet(column=column, value_set=list(values)))
+    for column, rng in sorted(exp.ranges.items()):
+        if column in present:
+            low, high = _bound(rng.min, df[column]), _bound(rng.max, df[column])
+            out.append(ge.ExpectColumnValuesToBeBetween(column=column, min_value=low, max_value=high))
+    return out
+
+
+# ---------------------------------------------------------------- running GX
+
+
+def _context() -> Any:
+    # Imported here: GX takes seconds to import and only quality checks need it.
+    import great_expectations as gx
+    from great_expectations.data_context.types.base import (
+        DataContextConfig,
+        InMemoryStoreBackendDefaults,
+        ProgressBarsConfig,
+    )
+
+    config = DataContextConfig(
+        store_backend_defaults=InMemoryStoreBackendDefaults(init_temp_docs_sites=False),
+        analytics_enabled=False,  # no usage events leave the machine
+        progress_bars=ProgressBarsConfig(globally=False),  # no tqdm bars per validation
+    )
+    return gx.get_context(mode="ephemeral", project_config=config)
+
+
+def _exception(info: Mapping[str, Any] | None) -> str | None:
+    """GX reports errors either flat or keyed by metric id; return the first message."""
+    if not info:
+        return None
+    entries = [info] if "raised_exception" in info else [v for v in info.values() if isinstance(v, Mapping)]
+    messages = [e.get("exception_message") or "exception" for e in entries if e.get("raised_exception")]
+    return messages[0] if messages else None
+
+
+def _outcome(table: str, result: Any) -> ExpectationOutcome:
+    kwargs = result.expectation_config.kwargs
+    column = kwargs.get("column") or ",".join(kwargs.get("column_list") or [])
+    stats = result.result or {}
+    return ExpectationOutcome(
+        expectation_type=result.expectation_config.type,
+        table=table,
+        column=column,
+        success=bool(result.success),
+        element_count=stats.get("element_count"),
+        unexpected_count=stats.get("unexpected_count"),
+        unexpected_percent=stats.get("unexpected_percent"),
+        missing_count=stats.get("missing_count"),
+        exception=_exception(result.exception_info),
+    )
+
+
+def check_tables(
+    tables: Mapping[str, pd.DataFrame], expectations: Mapping[str, TableExpectations]
+) -> QualityReport:
+    """Validate every table that has expectations; one GX context serves all of them."""
+    import great_expectations as gx
+
+    # Foreign-key targets are validated too, if only for the existence of the referenced column.
+    targets = {ref.split(".", 1)[0] for exp in expectations.values() for ref in exp.foreign_keys.values()}
+    missing = sorted((set(expectations) | targets) - set(tables))
+    if missing:
+        raise QualityConfigError(f"expectations name tables {missing} which are not among the tables")
+    source = _context().data_sources.add_pandas("evalsuite")
+    results: list[ExpectationOutcome] = []
+    statistics: dict[str, dict[str, float]] = {}
+    for name in sorted(set(expectations) | targets):
+        df, exp = tables[name], expectations.get(name, TableExpectations())
+        suite = gx.ExpectationSuite(name=f"{name}_quality")
+        for expectation in _expectations(df, exp, tables, _inbound_columns(name, expectations)):
+            suite.add_expectation(expectation)
+        batch = (
+            source.add_dataframe_asset(name)
+            .add_batch_definition_whole_dataframe("all_rows")
+            .get_batch(batch_parameters={"dataframe": df})
+        )
+        validation = batch.validate(suite, result_format="BASIC")
+        statistics[name] = dict(validation.statistics)
+        results += sorted((_outcome(name, r) for r in validation.results), key=_order)
+    return QualityReport(success=all(r.success for r in results), results=results, statistics=statistics)
+
+
+def _order(outcome: ExpectationOutcome) -> tuple[str, str]:
+    # GX returns results in its own order (errors first); sort for stable reports.
+    return outcome.expectation_type, outcome.column

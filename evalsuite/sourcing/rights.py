@@ -1,0 +1,157 @@
+"""Rights review: may these supplier records become a test world at all?
+
+Every source comes with a rights manifest (YAML) saying who licensed it, for
+which uses, until when, and which of its columns hold personal data. The review
+blocks a build when a manifest is missing, the license has expired, a needed use
+is not granted, or a personal column has no de-identification rule. The decision
+records the sha256 of each manifest it relied on, so a built world can be traced
+back to the exact rights it was cleared under.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import date
+from pathlib import Path
+from typing import Annotated, Literal, get_args
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    field_serializer,
+    model_validator,
+)
+
+from evalsuite.core.hashing import json_sha256
+
+Use = Literal["build_environments", "derive_tasks", "redistribute", "train"]
+USES: frozenset[str] = frozenset(get_args(Use))
+
+# "table.column": exactly one dot, both parts non-empty, so a typo cannot pass as a column.
+ColumnRef = Annotated[str, StringConstraints(pattern=r"^[^.\s]+\.[^.\s]+$")]
+
+
+class RightsError(ValueError):
+    """A manifest that cannot be read or does not validate; the message is one line."""
+
+
+class RightsManifest(BaseModel):
+    """What the licensor granted for one source."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str = Field(min_length=1)
+    license_ref: str = Field(min_length=1)
+    licensor: str = Field(min_length=1)
+    permitted_uses: set[Use]
+    expires: date | None = None
+    personal_data: bool
+    personal_columns: list[ColumnRef] = Field(default_factory=list)
+    deidentification_required: bool
+
+    @model_validator(mode="after")
+    def _consistent(self) -> RightsManifest:
+        # Listing personal columns while denying personal data is a contradiction the
+        # licensor must resolve; guessing either way could clear personal data unreviewed.
+        if self.personal_columns and not self.personal_data:
+            raise ValueError("personal_columns listed but personal_data is false")
+        return self
+
+    @field_serializer("permitted_uses")
+    def _sorted_uses(self, uses: set[str]) -> list[str]:
+        # Sets have no order; sorting keeps the manifest hash stable across runs.
+        return sorted(uses)
+
+    def sha256(self) -> str:
+        """Hash of the canonical JSON form (sorted keys, sorted uses)."""
+        return json_sha256(self.model_dump(mode="json"))
+
+
+class RightsDecision(BaseModel):
+    """Outcome of a review: blocked if any reason was found."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: Literal["cleared", "blocked"]
+    reasons: list[str] = Field(default_factory=list)
+    needed_uses: list[str]
+    reviewed_on: date
+    manifest_sha256: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def cleared(self) -> bool:
+        return self.status == "cleared"
+
+
+def _error_line(path: Path, exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "<top level>"
+    more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"{path}: {where}: {first['msg']}{more}"
+
+
+def load_manifest(path: str | Path) -> RightsManifest:
+    """Read and validate one manifest; any problem becomes a one-line RightsError."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" at line {mark.line + 1}" if mark is not None else ""
+        raise RightsError(f"{path}: invalid YAML{line}: {getattr(exc, 'problem', exc)}") from exc
+    if not isinstance(data, dict):
+        raise RightsError(f"{path}: <top level>: expected a mapping, got {type(data).__name__}")
+    try:
+        return RightsManifest.model_validate(data)
+    except ValidationError as exc:
+        raise RightsError(_error_line(path, exc)) from exc
+
+
+def _manifest_reasons(
+    name: str, manifest: RightsManifest, needed_uses: set[str], ruled: set[str], today: date
+) -> list[str]:
+    reasons: list[str] = []
+    if manifest.source != name:
+        reasons.append(f"{name}: manifest is for source {manifest.source!r}")
+    # A license is valid through its expiry date and lapses the day after.
+    if manifest.expires is not None and manifest.expires < today:
+        reasons.append(f"{name}: expired license on {manifest.expires.isoformat()}")
+    for use in sorted(needed_uses - manifest.permitted_uses):
+        reasons.append(f"{name}: use {use} not permitted")
+    for column in manifest.personal_columns:
+        if column not in ruled:
+            reasons.append(f"{name}: personal column {column} without a de-identification rule")
+    if manifest.deidentification_required and not manifest.personal_columns:
+        reasons.append(f"{name}: de-identification required but no personal columns listed")
+    return reasons
+
+
+def review(
+    manifests: Mapping[str, RightsManifest | None],
+    needed_uses: set[str],
+    deid_rules_columns: set[str],
+    today: date,
+) -> RightsDecision:
+    """Clear or block a build; `deid_rules_columns` are the ruled columns as 'table.column'."""
+    unknown = set(needed_uses) - USES
+    if unknown:
+        raise ValueError(f"unknown uses {sorted(unknown)}; known: {sorted(USES)}")
+    reasons: list[str] = []
+    hashes: dict[str, str] = {}
+    for name in sorted(manifests):
+        manifest = manifests[name]
+        if manifest is None:
+            reasons.append(f"{name}: missing manifest")
+            continue
+        hashes[name] = manifest.sha256()
+        reasons += _manifest_reasons(name, manifest, set(needed_uses), set(deid_rules_columns), today)
+    return RightsDecision(
+        status="blocked" if reasons else "cleared",
+        reasons=reasons,
+        needed_uses=sorted(needed_uses),
+        reviewed_on=today,
+        manifest_sha256=hashes,
+    )

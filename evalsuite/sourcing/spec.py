@@ -1,0 +1,121 @@
+"""The suite spec: one declarative YAML per suite, what a data-ops team writes.
+
+Paths in a spec are relative to the spec file. Unknown keys, missing files and
+malformed YAML are errors whose one-line message names the file and the key or
+path, so nothing is half-built from a spec nobody meant.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from evalsuite.core.identity import AgentConfig
+from evalsuite.core.records import Simulator, TrialProtocol
+
+
+class SpecError(ValueError):
+    """A suite spec that cannot be used; the message is one line naming file and key."""
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TableSource(Strict):
+    """One source table: a CSV or Parquet file, or a SQLAlchemy URL plus a query."""
+
+    path: str | None = None
+    url: str | None = None
+    query: str | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> TableSource:
+        if bool(self.path) == bool(self.url):
+            raise ValueError("give either path, or url with query")
+        if self.url and not self.query:
+            raise ValueError("query is required with url")
+        return self
+
+
+class Sources(Strict):
+    name: str = Field(min_length=1)  # the supplier delivery; its rights manifest carries the same name
+    drop_folder: str | None = None  # watched for new supplier drops
+    tables: dict[str, TableSource] = Field(min_length=1)
+
+
+class Derivation(Strict):
+    seed: int = 7
+    splits: dict[str, float] = {"train": 0.4, "test": 0.4, "held_out": 0.2}
+    tasks: str | None = None  # a prebuilt tasks.jsonl (imported suites) instead of deriving from cases
+
+
+class Acceptance(Strict):
+    reference_trials: int = Field(default=8, ge=1)
+    max_quarantined_fraction: float = Field(default=0.1, ge=0, le=1)
+    require_adjudication: bool = False
+
+
+class SuiteSpec(Strict):
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    version_prefix: str = "r"
+    domain: str
+    sources: Sources
+    rights: list[str] = Field(min_length=1)
+    needed_uses: list[str] = ["build_environments", "derive_tasks"]
+    deid: str | None = None
+    quality: str | None = None
+    policies: list[str] = Field(min_length=1)
+    derivation: Derivation = Derivation()
+    acceptance: Acceptance = Acceptance()
+    trial_protocol: TrialProtocol = TrialProtocol()
+    simulator: Simulator | None = None
+    agents: list[AgentConfig] = [AgentConfig(name="reference"), AgentConfig(name="noop"), AgentConfig(name="adversary")]
+    schedule: str | None = None  # cron string
+    base_dir: Path = Field(default=Path("."), exclude=True)
+
+    def resolve(self, rel: str) -> Path:
+        return (self.base_dir / rel).resolve()
+
+    def files(self) -> dict[str, Path]:
+        """Every file the spec names, keyed by its key path, for existence checks and hashing."""
+        out = {f"sources.tables.{t}.path": self.resolve(s.path) for t, s in self.sources.tables.items() if s.path}
+        out |= {f"rights.{i}": self.resolve(p) for i, p in enumerate(self.rights)}
+        out |= {f"policies.{i}": self.resolve(p) for i, p in enumerate(self.policies)}
+        for key in ("deid", "quality"):
+            if getattr(self, key):
+                out[key] = self.resolve(getattr(self, key))
+        if self.derivation.tasks:
+            out["derivation.tasks"] = self.resolve(self.derivation.tasks)
+        return out
+
+
+def load_spec(path: str | Path) -> SuiteSpec:
+    path = Path(path)
+    if not path.is_file():
+        raise SpecError(f"{path}: suite spec not found")
+    try:
+        raw: Any = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark else ""
+        raise SpecError(f"{path}{where}: malformed YAML: {getattr(exc, 'problem', None) or exc}") from exc
+    if not isinstance(raw, dict):
+        raise SpecError(f"{path}: a suite spec must be a mapping of keys")
+    try:
+        spec = SuiteSpec(**raw, base_dir=path.parent.resolve())
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = ".".join(str(p) for p in err["loc"]) or "(spec)"
+        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+        raise SpecError(f"{path}: {key}: {msg}") from exc
+    for key, file in spec.files().items():
+        if not file.exists():
+            raise SpecError(f"{path}: {key}: file not found: {file}")
+    return spec
+
+
+def dump_spec(spec: SuiteSpec, path: str | Path) -> None:
+    Path(path).write_text(yaml.safe_dump(spec.model_dump(mode="json", exclude_defaults=False), sort_keys=False))

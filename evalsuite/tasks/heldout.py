@@ -1,0 +1,48 @@
+"""Held-out tasks: never exported for training or prompt tuning, and every read of them logged.
+
+A held-out task that leaks into a training set stops measuring anything, and
+the only defence after the fact is knowing who read it, when and for what.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import getpass
+import json
+import os
+from pathlib import Path
+from typing import Literal
+
+from evalsuite.core.records import TaskRecord
+
+Purpose = Literal["evaluation", "training", "prompt_tuning", "review"]
+EXCLUDING_HELD_OUT = {"training", "prompt_tuning"}
+
+
+def home_dir() -> Path:
+    """The project home folder for artifacts and logs (EVALSUITE_HOME, default ./.evalsuite)."""
+    return Path(os.environ.get("EVALSUITE_HOME", ".evalsuite")).resolve()
+
+
+def access_log_path() -> Path:
+    return home_dir() / "access_log.jsonl"
+
+
+def log_read(tasks: list[TaskRecord], purpose: str, what: str) -> None:
+    """Append one line naming who read which held-out tasks, when, and for what."""
+    held = [t.task_id for t in tasks if t.split == "held_out"]
+    if not held:
+        return
+    path = access_log_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    entry = {"when": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+             "who": os.environ.get("EVALSUITE_USER") or getpass.getuser(), "purpose": purpose,
+             "what": what, "held_out_tasks": held}
+    with open(path, "a") as fh:
+        fh.write(json.dumps(entry) + "\n")
+
+
+def export_tasks(tasks: list[TaskRecord], purpose: Purpose) -> list[TaskRecord]:
+    """The tasks a given purpose may receive: training and prompt tuning never see held-out tasks."""
+    if purpose in EXCLUDING_HELD_OUT:
+        return [t for t in tasks if t.split != "held_out"]
+    return list(tasks)

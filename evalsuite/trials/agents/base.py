@@ -1,0 +1,42 @@
+"""What an agent under test is: something that acts through tools and ends with a message."""
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from evalsuite.core.records import TaskRecord, TraceEvent
+from evalsuite.worlds.world import TrialWorld
+
+
+class BudgetExhausted(Exception):
+    """The agent used its step budget; the trial is unresolved, its effects stay graded."""
+
+
+class AgentEnv:
+    """The agent's handle on a trial: tool calls under a step budget, nothing else."""
+
+    def __init__(self, trial: TrialWorld, max_steps: int):
+        self._trial = trial
+        self.max_steps = max_steps
+        self.steps = 0
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        return [self._trial.domain.tools[n].schema() for n in self._trial.visible_tools()]
+
+    @property
+    def policy_text(self) -> str:
+        return self._trial.policy_text
+
+    def call(self, tool: str, arguments: dict[str, Any] | None = None) -> TraceEvent:
+        if self.steps >= self.max_steps:
+            raise BudgetExhausted(f"step budget of {self.max_steps} used")
+        self.steps += 1
+        return self._trial.call(tool, arguments)
+
+
+class Agent(Protocol):
+    """Built-in baselines are trusted and may read the record; untrusted agents get only the trigger and tools."""
+
+    name: str
+
+    def run(self, task: TaskRecord, env: AgentEnv) -> str: ...

@@ -1,0 +1,100 @@
+"""The three baselines acceptance needs: the reference, the no-op and the every-write adversary."""
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from evalsuite.trials.agents.base import AgentEnv
+from evalsuite.core.records import TaskRecord
+
+
+class ReferenceAgent:
+    """Replays the task's reference solution and ends with its reference answer."""
+
+    name = "reference"
+
+    def run(self, task: TaskRecord, env: AgentEnv) -> str:
+        for call in task.solution_calls():
+            env.call(call.tool, call.arguments)
+        return task.reference_answer or ""
+
+
+class NoOpAgent:
+    """Does nothing: a task it passes does not test the agent's actions."""
+
+    name = "noop"
+
+    def run(self, task: TaskRecord, env: AgentEnv) -> str:
+        return ""
+
+
+class AdversaryAgent:
+    """Calls every write tool it can see, with arguments taken from the task's own entities.
+
+    A task this agent passes cannot tell careful work from spraying writes.
+    """
+
+    name = "adversary"
+
+    def run(self, task: TaskRecord, env: AgentEnv) -> str:
+        context = _entity_values(task)
+        for spec in env.tools:
+            tool = env._trial.domain.tools[spec["name"]]
+            if tool.kind == "write":
+                env.call(tool.name, _fill(tool.args, context))
+        return task.reference_answer or ""
+
+
+def _entity_values(task: TaskRecord) -> dict[str, Any]:
+    """Argument values by name from the reference solution (ids, amounts, reasons)."""
+    values: dict[str, Any] = {}
+    if isinstance(task.reference_solution, list):
+        for call in task.reference_solution:
+            for k, v in call.arguments.items():
+                values.setdefault(k, v)
+    return values
+
+
+def _fill(model: type[BaseModel] | None, context: dict[str, Any]) -> dict[str, Any]:
+    if model is None:
+        return dict(context)
+    args = {}
+    for name, field in model.model_fields.items():
+        if name in context:
+            args[name] = context[name]
+        elif not field.is_required():
+            continue
+        else:
+            args[name] = _default_for(field.annotation)
+    return args
+
+
+def _default_for(annotation: Any) -> Any:
+    choices = getattr(annotation, "__args__", None)
+    if choices and all(isinstance(c, str) for c in choices):
+        return choices[0]  # a Literal: its first allowed value
+    return {str: "adversary", int: 1, float: 1.0}.get(annotation, "1")
+
+
+BASELINES = {a.name: a for a in (ReferenceAgent, NoOpAgent, AdversaryAgent)}
+
+
+def make_agent(name: str):
+    """A built-in baseline by name, `openai:MODEL` for any OpenAI-compatible endpoint, or `mcp:COMMAND`
+    for an external program acting over MCP (see evalsuite.trials.agents.mcp_agent).
+
+    The endpoint and key come from OPENAI_BASE_URL and OPENAI_API_KEY, as the openai SDK reads them,
+    so worker processes build the same agent from the name alone.
+    """
+    if name.startswith("mcp:"):
+        from evalsuite.trials.agents.mcp_agent import MCPAgent
+
+        return MCPAgent.from_name(name)
+    if name.startswith("openai:") and len(name) > len("openai:"):
+        from evalsuite.trials.agents.openai_agent import OpenAIAgent
+
+        return OpenAIAgent(name=name, model=name.split(":", 1)[1])
+    if name not in BASELINES:
+        raise KeyError(f"unknown agent {name!r}; built-in agents: {', '.join(sorted(BASELINES))}, openai:MODEL or mcp:COMMAND")
+    return BASELINES[name]()

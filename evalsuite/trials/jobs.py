@@ -1,0 +1,95 @@
+"""One job, (task_id, agent, trial index), run into one stamped TrialRecord.
+
+Shared by the in-process path and the worker processes so both produce the
+same record for the same job.
+"""
+from __future__ import annotations
+
+import importlib
+import random
+import time
+import traceback
+from collections.abc import Callable
+from typing import NamedTuple
+
+from pydantic import BaseModel
+
+from evalsuite.trials.agents.base import Agent
+from evalsuite.core.identity import trial_seed
+from evalsuite.core.records import TaskRecord
+from evalsuite.trials.tracelog import TrialRecord
+from evalsuite.trials.trial import TrialResult, run_trial
+from evalsuite.worlds.world import World
+
+
+class Job(NamedTuple):
+    task_id: str
+    agent: str
+    trial: int
+
+
+class Stamp(BaseModel):
+    """What every record of one agent carries: its identity fields, their hash and the run seed."""
+
+    fields: dict
+    run_seed: int
+    identity_sha256: str
+
+
+def run_job(world: World, task: TaskRecord, agent: Agent, trial: int, stamp: Stamp) -> TrialRecord:
+    """Run one trial; an exception escaping run_trial is an infra_error record, never a lost trial.
+
+    Python's global `random` is seeded with the trial seed for the trial's
+    duration (and restored after), so an agent that draws from it behaves the
+    same whichever worker runs the job and in whatever order.
+    """
+    seed = trial_seed(stamp.run_seed, task.task_id, agent.name, trial)
+    state = random.getstate()
+    random.seed(seed)
+    start = time.perf_counter()
+    try:
+        result = run_trial(world, task, agent, trial)
+    except Exception as exc:  # a harness-side crash: recorded with its traceback, counted as a failed trial
+        result = TrialResult(task_id=task.task_id, agent=agent.name, trial=trial, outcome="infra_error", passed=False,
+                             error=traceback_text(exc), seconds=time.perf_counter() - start)
+    finally:
+        random.setstate(state)
+    return stamp_result(result, stamp, seed)
+
+
+def crash_record(job: Job, stamp: Stamp, error: str) -> TrialRecord:
+    """The record of a job whose worker process died: it was attempted, so it is scored as a failure."""
+    result = TrialResult(task_id=job.task_id, agent=job.agent, trial=job.trial, outcome="infra_error", passed=False,
+                         error=error)
+    return stamp_result(result, stamp, trial_seed(stamp.run_seed, job.task_id, job.agent, job.trial))
+
+
+def stamp_result(result: TrialResult, stamp: Stamp, seed: int) -> TrialRecord:
+    return TrialRecord.model_validate({**result.model_dump(), **stamp.fields, "run_seed": stamp.run_seed,
+                                       "trial_seed": seed, "identity_sha256": stamp.identity_sha256})
+
+
+def traceback_text(exc: BaseException) -> str:
+    return "".join(traceback.format_exception(exc)).strip()
+
+
+AgentFactory = Callable[[str], Agent]
+
+
+def load_factory(spec: str | None) -> AgentFactory:
+    """The agent factory: built-in make_agent, or "module:callable" for agents a worker must import."""
+    if spec is None:
+        from evalsuite.trials.agents import make_agent
+
+        return make_agent
+    module, sep, attr = spec.partition(":")
+    if not sep or not module or not attr:
+        raise ValueError(f"agent factory {spec!r}: expected 'module:callable'")
+    return getattr(importlib.import_module(module), attr)
+
+
+def build_agent(factory: AgentFactory, name: str) -> Agent:
+    agent = factory(name)
+    if agent.name != name:  # records are keyed by the requested name; a mismatch would split one agent's score
+        raise ValueError(f"agent factory returned an agent named {agent.name!r} for {name!r}")
+    return agent

@@ -1,0 +1,158 @@
+"""Trial records on disk: one JSON line per trial in traces.jsonl, a Parquet summary beside it.
+
+traces.jsonl is the source of truth: appended and flushed as each trial
+finishes, so a killed run loses at most the line being written. That line has
+no terminating newline (we write whole lines, newline last), which is how a
+truncated tail is told apart from corruption: an unterminated final line that
+does not parse is dropped explicitly; any other unparseable line is an error
+naming the file and line, because silently skipping it would drop a trial from
+a score.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING
+
+from pydantic import ConfigDict, ValidationError
+
+from evalsuite.core.identity import SuiteVersion
+from evalsuite.core.records import Simulator
+from evalsuite.core.identity import AgentConfig
+from evalsuite.trials.trial import TrialResult
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+TRACES = "traces.jsonl"
+SUMMARY = "summary.parquet"
+
+
+class TraceLogError(ValueError):
+    """A traces file that cannot be trusted; the message names the file and line."""
+
+
+class TrialRecord(TrialResult, SuiteVersion):
+    """A TrialResult stamped with its identity (see evalsuite.core.identity) and its seeds."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    simulator: Simulator | None
+    agent_config: AgentConfig
+    run_seed: int
+    trial_seed: int
+    identity_sha256: str
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.task_id, self.agent, self.trial)
+
+
+IDENTITY_COLUMNS = ["suite", "suite_version", "task_set_sha256", "seed_sha256", "environment_image",
+                    "tool_schemas_sha256", "simulator", "agent_config", "run_seed", "trial_seed", "identity_sha256"]
+SUMMARY_COLUMNS = ["task_id", "agent", "trial", "outcome", "passed", "seconds", *IDENTITY_COLUMNS]
+
+
+@dataclass
+class TraceRead:
+    records: list[TrialRecord]
+    truncated_tail: bytes | None  # an unterminated final line that does not parse: a write cut short by a kill
+
+
+def read_traces(path: Path) -> TraceRead:
+    """Parse every line strictly; tolerate only a truncated, unterminated final line."""
+    path = Path(path)
+    if not path.exists():
+        return TraceRead([], None)
+    lines = path.read_bytes().split(b"\n")
+    tail = lines.pop()  # b"" when the file ends with a newline, as a complete file does
+    records = [_parse(line, path, i + 1) for i, line in enumerate(lines)]
+    truncated = None
+    if tail:
+        try:
+            records.append(_parse(tail, path, len(lines) + 1))
+        except TraceLogError:
+            truncated = tail
+    _check_unique(records, path)
+    return TraceRead(records, truncated)
+
+
+def repair_traces(path: Path) -> TraceRead:
+    """Read for a resume: drop a truncated tail and end the file with a newline, rewritten atomically."""
+    path = Path(path)
+    read = read_traces(path)
+    data = path.read_bytes() if path.exists() else b""
+    if data and not data.endswith(b"\n"):
+        keep = data[: len(data) - len(read.truncated_tail)] if read.truncated_tail else data + b"\n"
+        _atomic_write(path, keep)
+    return read
+
+
+def _parse(line: bytes, path: Path, lineno: int) -> TrialRecord:
+    try:
+        return TrialRecord.model_validate_json(line)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "(line)"
+        raise TraceLogError(f"{path}:{lineno}: corrupt trial record: {where}: {err['msg']}") from exc
+
+
+def _check_unique(records: list[TrialRecord], path: Path) -> None:
+    first: dict[tuple, int] = {}
+    for lineno, r in enumerate(records, start=1):
+        if r.key in first:
+            raise TraceLogError(f"{path}:{lineno}: trial {r.key} recorded twice (first at line {first[r.key]})")
+        first[r.key] = lineno
+
+
+class TraceWriter:
+    """Appends one line per trial and flushes it, so a killed run keeps every finished trial.
+
+    No fsync: a killed process loses nothing already handed to the OS, and an
+    fsync per trial would cost more than the trial.
+    """
+
+    def __init__(self, path: Path):
+        self._fh: IO[str] = open(path, "a", encoding="utf-8")
+
+    def write(self, record: TrialRecord) -> None:
+        self._fh.write(record.model_dump_json() + "\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        self._fh.close()
+
+
+def summary_frame(records: list[TrialRecord]) -> pd.DataFrame:
+    """One row per trial; nested identity fields as JSON text so the file stays flat."""
+    import pandas as pd  # here, not at the top: worker processes import this module and never need pandas
+
+    rows = []
+    for r in records:
+        row = r.model_dump(mode="json", include=set(SUMMARY_COLUMNS))
+        row["simulator"] = json.dumps(row["simulator"], sort_keys=True) if row["simulator"] else None
+        row["agent_config"] = json.dumps(row["agent_config"], sort_keys=True)
+        rows.append(row)
+    frame = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+    return frame.sort_values(["agent", "task_id", "trial"], kind="stable").reset_index(drop=True)
+
+
+def write_summary(records: list[TrialRecord], path: Path) -> None:
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    summary_frame(records).to_parquet(tmp, index=False)
+    os.replace(tmp, path)  # readers never see a half-written summary
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,4 +1,0 @@
-"""Simulated users: the other party of a conversational task, a pinned test parameter."""
-from evalsuite.users.simulator import SimulatedUser
-
-__all__ = ["SimulatedUser"]

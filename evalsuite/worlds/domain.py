@@ -1,0 +1,130 @@
+"""A domain: tables (SQLAlchemy Core), tools tagged read or write, and roles."""
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, TypeAdapter
+from sqlalchemy import MetaData, Table
+from sqlalchemy.engine import Connection
+
+from evalsuite.core.hashing import json_sha256
+from evalsuite.core.records import Role
+
+
+class ToolError(Exception):
+    """A business error a tool reports to the agent (not found, wrong state…)."""
+
+
+@dataclass
+class ToolContext:
+    """What a tool sees: the trial's connection, the world clock and the policy text."""
+
+    conn: Connection
+    now: datetime
+    policy_text: str = ""
+    rows_written: int = 0
+
+    def execute(self, statement, params=None):
+        """Run SQL; writes are counted so every trace event says how many rows it touched."""
+        result = self.conn.execute(statement, params) if params is not None else self.conn.execute(statement)
+        if statement.is_dml:
+            self.rows_written += max(result.rowcount, 0)
+        return result
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    kind: Literal["read", "write", "generic"]
+    fn: Callable[..., Any]
+    args: type[BaseModel] | None  # None: raw keyword arguments, no validation
+    description: str
+
+    def schema(self) -> dict[str, Any]:
+        """The agent-facing function schema (OpenAI/MCP style)."""
+        params = _json_schema(self.args) if self.args else _signature_schema(self.fn)
+        return {"name": self.name, "description": self.description, "parameters": params}
+
+
+@functools.cache
+def _json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    # Built once per model: agents list tools on every trial, and pydantic rebuilds schemas each call.
+    return model.model_json_schema()
+
+
+@functools.cache
+def _signature_schema(fn: Callable[..., Any]) -> dict[str, Any]:
+    """A raw-keyword tool's parameters from its signature, so an agent sees their names.
+
+    Every keyword parameter after the context is a property, required unless it
+    has a default (shown when it is a JSON scalar); an annotation becomes its
+    JSON schema, and no annotation leaves the value unconstrained, as the tool
+    itself does. Extra keywords are refused unless the function takes **kwargs.
+    """
+    props: dict[str, Any] = {}
+    required: list[str] = []
+    extra = False
+    for p in list(inspect.signature(fn, eval_str=True).parameters.values())[1:]:
+        if p.kind is p.VAR_KEYWORD:
+            extra = True
+        elif p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):  # the only ones a keyword call can fill
+            props[p.name] = {} if p.annotation is p.empty else TypeAdapter(p.annotation).json_schema()
+            if p.default is p.empty:
+                required.append(p.name)
+            elif p.default is None or isinstance(p.default, (str, int, float, bool)):
+                props[p.name]["default"] = p.default
+    schema: dict[str, Any] = {"type": "object", "properties": props}
+    if required:
+        schema["required"] = required
+    schema["additionalProperties"] = extra
+    return schema
+
+
+@dataclass
+class Domain:
+    name: str
+    version: str
+    metadata: MetaData
+    tools: dict[str, Tool] = field(default_factory=dict)
+    roles: dict[str, Role] = field(default_factory=dict)
+
+    def tool(self, kind: Literal["read", "write", "generic"]):
+        """Register `fn(ctx, args)`; the args model comes from the annotation, the description from the docstring."""
+
+        def register(fn):
+            params = list(inspect.signature(fn, eval_str=True).parameters.values())
+            args = params[1].annotation if len(params) == 2 and isinstance(params[1].annotation, type) and issubclass(params[1].annotation, BaseModel) else None
+            self.tools[fn.__name__] = Tool(fn.__name__, kind, fn, args, inspect.cleandoc(fn.__doc__ or ""))
+            return fn
+
+        return register
+
+    @property
+    def tables(self) -> dict[str, Table]:
+        return dict(self.metadata.tables)
+
+    def write_tools(self) -> list[str]:
+        return [t.name for t in self.tools.values() if t.kind == "write"]
+
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        return [self.tools[n].schema() for n in sorted(self.tools)]
+
+    def tool_schemas_sha256(self) -> str:
+        return json_sha256([{**s, "kind": self.tools[s["name"]].kind} for s in self.tool_schemas()])
+
+    def schema_sha256(self) -> str:
+        """Hash of the table definitions: names, columns, types, keys."""
+        return json_sha256({
+            name: [[c.name, str(c.type), c.primary_key, c.nullable] for c in table.columns]
+            for name, table in sorted(self.tables.items())
+        })
+
+    @property
+    def image(self) -> str:
+        """The environment image a score is tied to: domain package version plus schema hash."""
+        return f"{self.name}:{self.version}+{self.schema_sha256()[:12]}"
