@@ -5,7 +5,8 @@ from pathlib import Path
 
 import dagster as dg
 
-from evalsuite.pipeline.build import Paths, home_dir
+from evalsuite.core.home import home_dir
+from evalsuite.pipeline.build import Paths
 from evalsuite.sourcing.spec import SuiteSpec
 
 

@@ -23,7 +23,7 @@ from evalsuite.trials.harness import RunIdentity, WorldRef, acceptance_runner
 from evalsuite.tasks.derivation import DeriveContext
 from evalsuite.worlds.registry import get_deriver, get_domain
 from evalsuite.core.hashing import combine_sha256, file_sha256, json_sha256
-from evalsuite.tasks.heldout import home_dir
+from evalsuite.core.home import home_dir
 from evalsuite.sourcing.policies import PolicyDoc, load_policy
 from evalsuite.core.records import Deidentification, Environment, SuiteRef, TaskRecord
 from evalsuite.releases.release import Quarantined, ReleaseManifest, release_version, task_set_sha256, write_release

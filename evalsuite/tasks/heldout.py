@@ -12,15 +12,11 @@ import os
 from pathlib import Path
 from typing import Literal
 
+from evalsuite.core.home import home_dir
 from evalsuite.core.records import TaskRecord
 
 Purpose = Literal["evaluation", "training", "prompt_tuning", "review"]
 EXCLUDING_HELD_OUT = {"training", "prompt_tuning"}
-
-
-def home_dir() -> Path:
-    """The project home folder for artifacts and logs (EVALSUITE_HOME, default ./.evalsuite)."""
-    return Path(os.environ.get("EVALSUITE_HOME", ".evalsuite")).resolve()
 
 
 def access_log_path() -> Path:
