@@ -1,6 +1,28 @@
+import os
+
 import pytest
 
 from evalsuite.domains.ap_exceptions.example import ap_example
+
+
+@pytest.fixture(scope="session", autouse=True)
+def session_home(tmp_path_factory):
+    """Session fixtures (built suites, releases) also write below a temporary home, never into the checkout."""
+    old = os.environ.get("EVALSUITE_HOME")
+    os.environ["EVALSUITE_HOME"] = str(tmp_path_factory.mktemp("session_home"))
+    yield
+    if old is None:
+        os.environ.pop("EVALSUITE_HOME", None)
+    else:
+        os.environ["EVALSUITE_HOME"] = old
+
+
+@pytest.fixture(autouse=True)
+def private_home(tmp_path_factory, monkeypatch):
+    """Every test gets its own home folder: nothing is written into the checkout, nothing read from the user's home."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("EVALSUITE_HOME", str(home))
+    return home
 
 
 @pytest.fixture(scope="session")

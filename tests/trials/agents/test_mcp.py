@@ -11,7 +11,7 @@ from evalsuite.trials.agents.mcp_agent import BASE_ENV, URL_VAR, MCPAgent
 from evalsuite.core.records import ToolCall, TrialProtocol
 from evalsuite.trials.trial import run_trial
 
-AGENT = Path(__file__).parents[2] / "examples" / "mcp_reference_agent.py"
+AGENT = Path(__file__).parents[3] / "examples" / "mcp_reference_agent.py"
 SHELL_VARS = {"PWD", "SHLVL", "_", "LC_CTYPE"}  # what a shell or Python's locale coercion may add by itself
 
 
