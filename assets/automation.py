@@ -14,7 +14,7 @@ import json
 import dagster as dg
 
 from assets.suite_graph import SuiteGraph
-from evalsuite.pipeline.stages import drop_folder_changes, drop_folder_digest, drop_folder_state
+from evalsuite.pipeline.drop_folder import drop_folder_changes, drop_folder_digest, drop_folder_state
 
 SENSOR_INTERVAL = 30  # seconds
 

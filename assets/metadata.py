@@ -7,8 +7,8 @@ from typing import Any
 
 import dagster as dg
 
-from evalsuite.pipeline.build import GateError
-from evalsuite.pipeline.stages import Markdown, StageOutput
+from evalsuite.pipeline.present import Markdown
+from evalsuite.pipeline.stage import GateError, StageOutput
 
 
 def metadata_value(value: Any) -> Any:

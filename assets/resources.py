@@ -6,7 +6,7 @@ from pathlib import Path
 import dagster as dg
 
 from evalsuite.core.home import home_dir
-from evalsuite.pipeline.build import Paths
+from evalsuite.pipeline.paths import Paths
 from evalsuite.sourcing.spec import SuiteSpec
 
 

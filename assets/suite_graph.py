@@ -4,8 +4,9 @@ source_records ─► rights_review ─► seed_snapshot ─► deidentified_sna
 policy_documents ─────────────────────────────────────────────────────────► derived_tasks
   ─► acceptance_results ─► suite_release ─► trial_traces[version|agent] ─► scorecard[version] ─► leaderboard
 
-Every asset calls one library stage (evalsuite.pipeline.stages) and returns its content
-hash as the DataVersion; the gates are the blocking checks in assets/checks.py.
+The build assets are made from the stage registry (evalsuite.pipeline.registry):
+each calls its stage's `run` and returns its content hash as the DataVersion;
+the gates are the blocking checks in assets/checks.py.
 """
 
 from dataclasses import dataclass, field
@@ -16,13 +17,14 @@ import dagster as dg
 from assets.checks import suite_checks
 from assets.metadata import materialized, run_stage, to_metadata
 from assets.resources import EvalsuiteHome
-from evalsuite.pipeline import stages as pl
+from evalsuite.pipeline import registry
+from evalsuite.pipeline.stage import Stage
+from evalsuite.pipeline.stages import leaderboard, scorecard, sources, trials
 from evalsuite.sourcing.spec import SuiteSpec, load_spec
 
 # Materialize when upstream changed, but never past a blocking check that has not passed.
 GATED = dg.AutomationCondition.eager() & dg.AutomationCondition.all_deps_blocking_checks_passed()
-BUILD_STAGES = ["rights_review", "seed_snapshot", "deidentified_snapshot", "policy_documents", "derived_tasks",
-                "acceptance_results", "suite_release"]
+BUILD_STAGES = [s.name for s in registry.BUILD]
 
 
 @dataclass
@@ -62,14 +64,14 @@ class SuiteGraph:
                 dg.define_asset_job(self.leaderboard_job, selection=[self.key("leaderboard")])]
 
 
-def _stage_asset(g: SuiteGraph, stage: str, deps: list[str], fn, description: str, kinds: set[str]):
+def _stage_asset(g: SuiteGraph, stage: Stage):
     spec = g.spec
 
-    @dg.asset(name=stage, key_prefix=spec.name, group_name=spec.name, deps=[g.key(d) for d in deps],
-              code_version=pl.code_version(stage, spec), automation_condition=GATED, description=description,
-              kinds=kinds)
+    @dg.asset(name=stage.name, key_prefix=spec.name, group_name=spec.name, deps=[g.key(d) for d in stage.deps],
+              code_version=registry.code_version(stage.name, spec), automation_condition=GATED,
+              description=stage.description, kinds=set(stage.kinds))
     def _asset(home: EvalsuiteHome) -> dg.MaterializeResult:
-        return materialized(run_stage(fn, spec, home.paths(spec)))
+        return materialized(run_stage(stage.run, spec, home.paths(spec)))
 
     return _asset
 
@@ -81,7 +83,7 @@ def _source_asset(g: SuiteGraph):
                                 description=f"The supplier delivery {spec.sources.name} as received; "
                                             "data version = hash of the raw inputs.")
     def _observe() -> dg.ObserveResult:
-        out = pl.observe_sources(spec)
+        out = sources.observe(spec)
         return dg.ObserveResult(data_version=dg.DataVersion(out.data_version), metadata=to_metadata(out.metadata))
 
     return _observe
@@ -92,11 +94,11 @@ def _trial_asset(g: SuiteGraph):
 
     @dg.asset(name="trial_traces", key_prefix=spec.name, group_name=spec.name, deps=[g.key("suite_release")],
               partitions_def=dg.MultiPartitionsDefinition({"version": g.versions, "agent": g.agents}),
-              code_version=pl.code_version("trial_traces", spec), kinds={"jsonl"},
+              code_version=registry.code_version("trial_traces", spec), kinds={"jsonl"},
               description="Every trial of one agent config on one release: traces.jsonl, summary.parquet.")
     def _asset(context: dg.AssetExecutionContext, home: EvalsuiteHome) -> dg.MaterializeResult:
         keys = context.partition_key.keys_by_dimension
-        return materialized(run_stage(pl.trials_stage, spec, home.paths(spec), keys["version"], keys["agent"]))
+        return materialized(run_stage(trials.run, spec, home.paths(spec), keys["version"], keys["agent"]))
 
     return _asset
 
@@ -107,10 +109,10 @@ def _scorecard_asset(g: SuiteGraph):
 
     @dg.asset(name="scorecard", key_prefix=spec.name, group_name=spec.name, partitions_def=g.versions,
               deps=[dg.AssetDep(g.key("trial_traces"), partition_mapping=by_version)], kinds={"json", "markdown"},
-              code_version=pl.code_version("scorecard", spec), automation_condition=GATED,
+              code_version=registry.code_version("scorecard", spec), automation_condition=GATED,
               description="pass^k / pass@k per agent with task-bootstrap intervals, slices and the run identity.")
     def _asset(context: dg.AssetExecutionContext, home: EvalsuiteHome) -> dg.MaterializeResult:
-        return materialized(run_stage(pl.scorecard_stage, spec, home.paths(spec), context.partition_key))
+        return materialized(run_stage(scorecard.run, spec, home.paths(spec), context.partition_key))
 
     return _asset
 
@@ -120,27 +122,8 @@ def build_suite_graph(spec_path: str | Path) -> SuiteGraph:
     g = SuiteGraph(spec=spec, spec_path=Path(spec_path).resolve(),
                    agents=dg.DynamicPartitionsDefinition(name=f"{spec.name}__agents"),
                    versions=dg.DynamicPartitionsDefinition(name=f"{spec.name}__versions"))
-    stage = lambda *a: _stage_asset(g, *a)  # noqa: E731
-    g.assets = [
-        _source_asset(g),
-        stage("rights_review", ["source_records"], pl.rights_stage,
-              "Rights review of the delivery against its license schedule.", {"yaml"}),
-        stage("seed_snapshot", ["rights_review"], pl.seed_stage,
-              "The source tables as a Parquet snapshot with a canonical content hash.", {"parquet"}),
-        stage("deidentified_snapshot", ["seed_snapshot"], pl.deid_stage,
-              "The seed with personal data pseudonymised or replaced; residual scan recorded.", {"parquet"}),
-        stage("policy_documents", [], pl.policy_stage, "The versioned policies staff applied, with their clauses.",
-              {"markdown"}),
-        stage("derived_tasks", ["deidentified_snapshot", "policy_documents"], pl.derive_stage,
-              "Task records derived from resolved cases, and the world they run in.", {"jsonl", "sqlite"}),
-        stage("acceptance_results", ["derived_tasks"], pl.acceptance_stage,
-              "Reference, no-op and adversary trials per task; failing tasks quarantined.", {"json"}),
-        stage("suite_release", ["acceptance_results"], pl.release_stage,
-              "The immutable, versioned release: manifest.json, tasks.jsonl, world.sqlite.", {"json"}),
-        _trial_asset(g),
-        _scorecard_asset(g),
-        _leaderboard_asset(g),
-    ]
+    g.assets = [_source_asset(g), *(_stage_asset(g, s) for s in registry.BUILD),
+                _trial_asset(g), _scorecard_asset(g), _leaderboard_asset(g)]
     g.checks = suite_checks(spec, {s: g.key(s) for s in BUILD_STAGES})
     return g
 
@@ -149,10 +132,10 @@ def _leaderboard_asset(g: SuiteGraph):
     spec = g.spec
 
     @dg.asset(name="leaderboard", key_prefix=spec.name, group_name=spec.name, deps=[g.key("scorecard")],
-              code_version=pl.code_version("leaderboard", spec), kinds={"markdown"},
+              code_version=registry.code_version("leaderboard", spec), kinds={"markdown"},
               automation_condition=dg.AutomationCondition.eager().without(~dg.AutomationCondition.any_deps_missing()),
               description="Every agent on every scored release of the suite, best first.")
     def _asset(home: EvalsuiteHome) -> dg.MaterializeResult:
-        return materialized(pl.leaderboard_stage(spec, home.paths(spec)))
+        return materialized(leaderboard.run(spec, home.paths(spec)))
 
     return _asset

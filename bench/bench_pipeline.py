@@ -31,8 +31,8 @@ KEY = "demo-key-not-a-secret-0001"
 
 LIBRARY_BUILD = """
 import json, sys
-from evalsuite.pipeline.stages import build_suite
-print(json.dumps(build_suite(sys.argv[1])))
+from evalsuite.pipeline.driver import build
+print(build(sys.argv[1]).model_dump_json())
 """
 DAGSTER_BUILD = """
 import json

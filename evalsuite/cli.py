@@ -12,7 +12,8 @@ from rich.console import Console
 from rich.table import Table
 
 from evalsuite.core.records import TaskRecord
-from evalsuite.tasks.validation import TaskFileError, validate_file
+from evalsuite.tasks.taskfile import TaskFileError
+from evalsuite.tasks.validation import validate_file
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Build agent test suites from records and score agents on them.")
 task_app = typer.Typer(no_args_is_help=True, help="Task records: validate files, print the schema.")
@@ -67,7 +68,8 @@ def example(workdir: Path = typer.Option(None, help="where to build the world (d
 @app.command("run")
 def run(
     source: Path = typer.Argument(..., help="a release folder (with manifest.json) or a suite spec (.yaml)"),
-    agent: list[str] = typer.Option(..., "--agent", help="agent to score; repeat for several"),
+    agent: list[str] = typer.Option(..., "--agent", help="agent to score: reference, noop, adversary, openai:MODEL or "
+                                                     "mcp:COMMAND; repeat for several"),
     trials: int = typer.Option(None, min=1, help="trials per task (default: each task's trial protocol)"),
     out: Path = typer.Option(None, help="run folder (default: runs/<suite>/<version>); rerunning resumes it"),
     workers: int = typer.Option(None, min=1, help="worker processes (default: all cores; 1 runs in this process)"),
@@ -77,13 +79,16 @@ def run(
 ) -> None:
     """Score agents on a release: traces, summary and scorecard go to the run folder; a killed run resumes."""
     from evalsuite.trials.agents import make_agent
-    from evalsuite.releases.runs import resolve_release, run_release
+    from evalsuite.pipeline.driver import resolve_release
+    from evalsuite.releases.runs import run_release
 
     for name in agent:  # before any build or trial: a typo should cost nothing
         try:
             make_agent(name)
         except KeyError as exc:
             raise typer.BadParameter(exc.args[0], param_hint="--agent") from exc
+        except ValueError as exc:  # openai: without a model, mcp: without a command
+            raise typer.BadParameter(str(exc), param_hint="--agent") from exc
     with _run_errors():
         release = resolve_release(source)
         out = out or Path("runs") / release.manifest.suite / release.manifest.version
@@ -139,27 +144,39 @@ def _ks(top: int) -> list[int]:
 
 
 def _point(curve, k: int) -> str:
+    from evalsuite.scoring.render import interval_cell
+
     if k > len(curve):
         return "—"
     p = curve[k - 1]
-    return f"{p.pass_hat:.3f} [{p.pass_hat_low:.2f}, {p.pass_hat_high:.2f}]"
+    return interval_cell(p.pass_hat, p.pass_hat_low, p.pass_hat_high)
 
 
 @app.command("audit")
 def audit(spec: Path = typer.Argument(..., help="a suite spec (YAML)"),
           out: Path = typer.Option(..., "--out", help="folder for audit.json and audit.md")) -> None:
     """Run the acceptance checks on any suite: solvable, stable, not trivially passable, resettable."""
-    from evalsuite.pipeline.build import GateError, audit_suite
+    from evalsuite.pipeline.driver import audit as audit_suite
 
-    try:
+    with _build_errors():
         report = audit_suite(spec, out)
-    except (GateError, ValueError, FileNotFoundError) as exc:
-        typer.echo(str(exc), err=True)
-        raise typer.Exit(2)
     s = report.summary
     typer.echo(f"{s['tasks']} tasks: {s['accepted']} accepted, {s['quarantined']} quarantined, "
                f"{s['gold_replay_errors']} reference call(s) raised, no-op passes {s['noop_passes']}; "
                f"written to {out / 'audit.json'} and {out / 'audit.md'}")
+
+
+@app.command("gates")
+def gates() -> None:
+    """List every gate: the stage it guards and what it checks (the one registry the build and Dagster use)."""
+    from evalsuite.pipeline.registry import GATES
+
+    table = Table(title="Gates (each blocks every release when it fails)")
+    for col in ("gate", "stage", "what it checks"):
+        table.add_column(col, overflow="fold")
+    for g in GATES.values():
+        table.add_row(g.name, g.stage, g.description)
+    console.print(table)
 
 
 @app.command("export")
@@ -168,13 +185,14 @@ def export(release_dir: Path = typer.Argument(..., help="a release folder"),
            out: Path = typer.Option(..., "--out", help="JSONL file to write")) -> None:
     """Export a release's tasks for a purpose; training and prompt tuning never receive held-out tasks."""
     from evalsuite.tasks.heldout import EXCLUDING_HELD_OUT, export_tasks
+    from evalsuite.tasks.taskfile import write_tasks
     from evalsuite.releases.release import Release
 
     if purpose not in EXCLUDING_HELD_OUT | {"evaluation", "review"}:
         typer.echo(f"--purpose: unknown purpose {purpose!r}", err=True)
         raise typer.Exit(2)
     tasks = export_tasks(Release(release_dir).tasks(purpose=purpose), purpose)  # type: ignore[arg-type]
-    out.write_text("".join(t.model_dump_json() + "\n" for t in tasks))
+    write_tasks(out, tasks)
     typer.echo(f"{len(tasks)} task(s) written to {out}")
 
 
@@ -182,23 +200,33 @@ def export(release_dir: Path = typer.Argument(..., help="a release folder"),
 def build_cmd(spec: Path = typer.Argument(..., help="a suite spec (YAML)"),
               home: Path = typer.Option(None, help="home folder (default: EVALSUITE_HOME, else ./.evalsuite)")) -> None:
     """Build a suite spec into a release; one JSON line. A blocking gate exits 2 naming the gate and its reason."""
-    from evalsuite.pipeline.build import GateError
-    from evalsuite.deid.deidentify import DeidError
-    from evalsuite.pipeline.stages import build_suite
+    from evalsuite.pipeline.driver import build
+
+    with _build_errors():
+        built = build(spec, home)
+    typer.echo(built.model_dump_json())
+
+
+@contextmanager
+def _build_errors() -> Iterator[None]:
+    """A blocking gate: a JSON line on stdout and exit 2; a bad input file: one line on stderr and exit 1."""
+    from evalsuite.deid.rules import DeidError
+    from evalsuite.pipeline.stage import GateError
     from evalsuite.sourcing.policies import PolicyError
+    from evalsuite.sourcing.quality import QualityConfigError
     from evalsuite.sourcing.rights import RightsError
     from evalsuite.sourcing.spec import SpecError
+    from evalsuite.tasks.taskfile import TaskFileError
 
     try:
-        line = build_suite(spec, home)
+        yield
     except GateError as exc:
         typer.echo(json.dumps({"blocked": exc.gate, "reason": exc.reason}))
         typer.echo(f"error: gate {exc.gate} blocked: {exc.reason}", err=True)
         raise typer.Exit(2) from exc
-    except (SpecError, RightsError, DeidError, PolicyError) as exc:
+    except (SpecError, RightsError, DeidError, PolicyError, QualityConfigError, TaskFileError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from exc
-    typer.echo(json.dumps(line))
 
 import_app = typer.Typer(no_args_is_help=True, help="Import public benchmarks as evalsuite sources and suites.")
 app.add_typer(import_app, name="import")

@@ -1,7 +1,8 @@
 """Run folders: score a release into DIR, and rescore DIR later from what it stores.
 
-DIR holds run.json (release path, identity, run seed, bootstrap settings,
-acceptance, the plan of agents and trials), a verbatim copy of the release's
+DIR holds run.json (release path, identity with the config of every agent
+run into it, run seed, bootstrap settings, acceptance, the plan of agents and
+trials), a verbatim copy of the release's
 tasks.jsonl, traces.jsonl, summary.parquet and the scorecard files. Rescoring
 needs nothing outside DIR, so a scorecard can be checked after the release
 has moved or gone.
@@ -11,8 +12,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
+from evalsuite.core.identity import AgentConfig, agent_configs
 from evalsuite.trials.harness import RunIdentity, WorldRef, run_trials
 from evalsuite.releases.release import Release, ReleaseError
 from evalsuite.scoring.scorecard import Scorecard, build_scorecard, load_records, write_scorecard
@@ -27,35 +30,22 @@ class RunFolderError(RuntimeError):
     """A run folder that does not match the run asked for, or cannot be scored yet."""
 
 
-def resolve_release(source: Path) -> Release:
-    """A release folder as is; a suite spec (.yaml) is built into a release first."""
-    source = Path(source)
-    if source.is_dir():
-        return Release(source)
-    if source.suffix in (".yaml", ".yml"):
-        try:
-            from evalsuite.pipeline.build import GateError, build_release
-        except ModuleNotFoundError as exc:
-            if exc.name != "evalsuite.pipeline.build":
-                raise
-            raise ReleaseError(f"{source}: building from a suite spec needs evalsuite.pipeline.build, not available") from exc
-        try:
-            built = build_release(source)
-        except GateError as exc:  # a blocked gate is a verdict on the suite, reported in one line
-            raise ReleaseError(f"{source}: {exc}") from exc
-        return built if isinstance(built, Release) else Release(Path(built))
-    raise ReleaseError(f"{source}: neither a release folder nor a suite spec (.yaml)")
-
-
-def run_release(release: Release, agents: list[str], out_dir: Path, *, trials: int | None = None,
+def run_release(release: Release, agents: Sequence[str | AgentConfig], out_dir: Path, *, trials: int | None = None,
                 workers: int | None = None, seed: int = 0, progress: bool = False, resamples: int = 2000,
                 bootstrap_seed: int = 0) -> Scorecard:
-    """Run (or resume) agents on a release into out_dir and write its scorecard."""
+    """Run (or resume) agents on a release into out_dir and write its scorecard.
+
+    agents are names (AgentConfig.parse: reference, openai:MODEL, mcp:COMMAND, ...) or AgentConfig objects,
+    e.g. a suite spec's agents; each name must stand for one config, in this call and in out_dir.
+    """
     out_dir = Path(out_dir)
-    identity = release.run_identity()
-    _prepare(release, identity, agents, out_dir, trials, seed, resamples, bootstrap_seed)
-    run_trials(release.world_ref(), release.tasks(), agents, trials, out_dir=out_dir, workers=workers,
-               progress=progress, identity=identity, seed=seed)
+    configs = agent_configs(agents)
+    if len(configs) != len(agents):
+        raise ValueError(f"agent names repeat: {[AgentConfig.parse(a).name for a in agents]}")
+    identity = release.run_identity(configs)
+    _prepare(release, identity, out_dir, trials, seed, resamples, bootstrap_seed)
+    run_trials(release.world_ref(), release.tasks(), list(configs.values()), trials, out_dir=out_dir,
+               workers=workers, progress=progress, identity=identity, seed=seed)
     return rescore(out_dir)
 
 
@@ -71,21 +61,28 @@ def rescore(out_dir: Path) -> Scorecard:
     return card
 
 
-def _prepare(release: Release, identity: RunIdentity, agents: list[str], out_dir: Path, trials: int | None, seed: int,
+def _prepare(release: Release, identity: RunIdentity, out_dir: Path, trials: int | None, seed: int,
              resamples: int, bootstrap_seed: int) -> None:
-    """Check an existing run.json agrees, copy the tasks, and write the updated run.json."""
+    """Check an existing run.json agrees, copy the tasks, and write the updated run.json.
+
+    Agents may be added to a run folder later; an agent already in it must come back with the same config.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     meta = {"release": str(release.path.resolve()), "identity": identity.model_dump(mode="json"), "run_seed": seed,
             "resamples": resamples, "bootstrap_seed": bootstrap_seed, "acceptance": release.manifest.acceptance,
             "plan": {}}
     if (out_dir / RUN_JSON).is_file():
         old = _read_meta(out_dir)
+        old_configs = old["identity"].pop("agent_configs", {})
+        new_configs = meta["identity"].pop("agent_configs")
         diff = [k for k in ("identity", "run_seed", "resamples", "bootstrap_seed") if old[k] != meta[k]]
+        diff += [f"agent_config of {a}" for a in new_configs if a in old_configs and old_configs[a] != new_configs[a]]
         if diff:
             raise RunFolderError(f"{out_dir / RUN_JSON}: this folder holds another run ({', '.join(diff)} differ); "
                                  "use a new --out")
+        meta["identity"]["agent_configs"] = {**old_configs, **new_configs}
         meta["plan"] = old["plan"]
-    meta["plan"].update({a: trials for a in agents})
+    meta["plan"].update({a: trials for a in identity.agent_configs})
     shutil.copyfile(release.path / TASKS, out_dir / TASKS)
     # run.json is written before any trial so an interrupted folder still says what it was running;
     # replaced in one step so a kill never leaves half of it

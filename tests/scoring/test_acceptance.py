@@ -4,7 +4,10 @@ import time
 
 import pytest
 
-from evalsuite.pipeline import build
+from evalsuite.pipeline import driver
+from evalsuite.pipeline.paths import Paths
+from evalsuite.pipeline.stages.release import release
+from evalsuite.sourcing.spec import load_spec
 from evalsuite.scoring.acceptance import in_process_runner, run_acceptance
 from evalsuite.trials.agents import ReferenceAgent
 from evalsuite.releases.release import Release
@@ -87,7 +90,7 @@ def test_adjudication_requires_two_reviewers_when_the_spec_asks(ap):
 
 def test_audit_command_writes_json_and_markdown_for_the_bundled_suite(tmp_path, monkeypatch):
     monkeypatch.setenv("EVALSUITE_DEID_KEY", "test-key-not-a-secret-0001")
-    report = build.audit_suite("suites/ap_exceptions.yaml", tmp_path / "audit", home=tmp_path / "home")
+    report = driver.audit("suites/ap_exceptions.yaml", tmp_path / "audit", home=tmp_path / "home")
     body = json.loads((tmp_path / "audit" / "audit.json").read_text())
     assert len(body["tasks"]) == report.summary["tasks"] >= 40
     first = body["tasks"][0]
@@ -95,6 +98,6 @@ def test_audit_command_writes_json_and_markdown_for_the_bundled_suite(tmp_path, 
         assert key in first
     assert body["summary"]["quarantined"] == 0
     assert "# Acceptance audit" in (tmp_path / "audit" / "audit.md").read_text()
-    paths = build.Paths(build.load_spec("suites/ap_exceptions.yaml"), tmp_path / "home")
-    rel = Release(build.release(build.load_spec("suites/ap_exceptions.yaml"), paths))
+    paths = Paths(load_spec("suites/ap_exceptions.yaml"), tmp_path / "home")
+    rel = Release(release(load_spec("suites/ap_exceptions.yaml"), paths))
     assert rel.manifest.n_tasks == report.summary["accepted"] and rel.manifest.quarantined == []

@@ -6,7 +6,8 @@ from decimal import Decimal
 import pytest
 import yaml
 
-from evalsuite.pipeline import build
+from evalsuite.pipeline.paths import Paths
+from evalsuite.pipeline.stages.rights import review_rights
 from evalsuite.domains.ap_exceptions.derive import expected_outcome
 from evalsuite.domains.ap_exceptions.example import ap_policies
 from evalsuite.sourcing.policies import PolicyError, load_policy, policy_in_effect
@@ -69,7 +70,7 @@ def test_missing_source_file_names_key_and_path(suite_copy):
 def test_rights_review_blocks_with_a_clear_reason(suite_copy, change, reason, tmp_path):
     _edit(suite_copy.parent / "ap_exceptions" / "rights.yaml", change)
     spec = load_spec(suite_copy)
-    decision = build.review_rights(spec, build.Paths(spec, tmp_path / "home"))
+    decision = review_rights(spec, Paths(spec, tmp_path / "home"))
     assert decision.status == "blocked"
     assert any(reason in r for r in decision.reasons), decision.reasons
 
@@ -77,7 +78,7 @@ def test_rights_review_blocks_with_a_clear_reason(suite_copy, change, reason, tm
 def test_a_missing_manifest_blocks(suite_copy, tmp_path):
     _edit(suite_copy.parent / "ap_exceptions" / "rights.yaml", lambda m: m.update(source="someone_else"))
     spec = load_spec(suite_copy)
-    decision = build.review_rights(spec, build.Paths(spec, tmp_path / "home"))
+    decision = review_rights(spec, Paths(spec, tmp_path / "home"))
     assert decision.reasons == ["erp_ap_export: missing manifest"]
 
 

@@ -1,0 +1,51 @@
+"""The one registry of stages and gates: the build order, each gate's stage and description, and code versions.
+
+`evalsuite build`, `evalsuite audit`, `evalsuite gates`, the Dagster assets and
+asset checks, and the README's gate table all read it; a gate is declared once,
+in the module of the stage it guards.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from evalsuite.pipeline import code_versions
+from evalsuite.pipeline.paths import Paths
+from evalsuite.pipeline.stage import Gate, Stage, Verdict, evaluate
+from evalsuite.pipeline.stages import acceptance, deidentified, derived, policies, release, rights, seed
+from evalsuite.pipeline.stages import leaderboard, scorecard, trials
+from evalsuite.sourcing.spec import SuiteSpec
+
+BUILD: tuple[Stage, ...] = (rights.STAGE, seed.STAGE, deidentified.STAGE, policies.STAGE, derived.STAGE,
+                            acceptance.STAGE, release.STAGE)
+STAGES: dict[str, Stage] = {s.name: s for s in BUILD}
+GATES: dict[str, Gate] = {g.name: g for s in BUILD for g in s.gates}
+
+# The evaluation stages run per release and agent; their code is their module's imports, their config the spec's.
+EVALUATION: dict[str, tuple[str, Callable[[SuiteSpec], Any]]] = {
+    "trial_traces": (trials.__name__, trials.config),
+    "scorecard": (scorecard.__name__, lambda spec: None),
+    "leaderboard": (leaderboard.__name__, lambda spec: None),
+}
+
+
+def gates_of(stage: str, spec: SuiteSpec) -> list[Gate]:
+    """The gates that guard a stage's output for this spec (adjudication only where the spec requires it)."""
+    return [g for g in STAGES[stage].gates if g.applies(spec)] if stage in STAGES else []
+
+
+def judge(name: str, spec: SuiteSpec, paths: Paths) -> Verdict:
+    """One gate's verdict from the records on disk; never raises (an unknown gate name does)."""
+    if name not in GATES:
+        raise KeyError(f"unknown gate {name!r}; gates: {', '.join(GATES)}")
+    return evaluate(GATES[name], spec, paths)
+
+
+def code_version(stage: str, spec: SuiteSpec) -> str:
+    """What marks a stage's asset stale: the modules it imports (the suite's domain too, where it looks one up)
+    and the spec settings and files it reads."""
+    if stage in STAGES:
+        module, config = STAGES[stage].module, STAGES[stage].config
+    else:
+        module, config = EVALUATION[stage]
+    return code_versions.code_version(module, spec.domain, config(spec))

@@ -1,0 +1,1 @@
+"""The build stages, one module each: the work, the record it leaves on disk, and the gates that judge it."""

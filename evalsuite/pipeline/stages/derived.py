@@ -1,0 +1,197 @@
+"""Derived tasks and their world: tasks from resolved cases (or imported), under the policy in effect;
+gates task_schema_valid, assertions_cite_policy and masked_fields_justified."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from evalsuite.core.hashing import file_sha256
+from evalsuite.core.io import atomic_write, write_json
+from evalsuite.core.records import Deidentification, Environment, SuiteRef, TaskRecord
+from evalsuite.pipeline.paths import Paths
+from evalsuite.pipeline.present import Markdown, md_list, md_table
+from evalsuite.pipeline.stage import Gate, GateError, Stage, StageOutput, Verdict, blocked, passed, require
+from evalsuite.pipeline.stages import deidentified, policies, rights
+from evalsuite.releases.release import task_set_sha256
+from evalsuite.sourcing.snapshot import frame_rows, read_snapshot
+from evalsuite.sourcing.spec import SuiteSpec
+from evalsuite.tasks.derivation import DeriveContext
+from evalsuite.tasks.validation import domain_problems, read_task_objects, validate_file
+from evalsuite.worlds.registry import get_deriver, get_domain
+from evalsuite.worlds.world import World
+
+
+class DeriveRecord(BaseModel):
+    """derivation.json: the task set and the inputs it was derived from."""
+
+    task_set_sha256: str
+    seed_sha256: str
+    tasks: int
+    skipped: dict[str, int]
+    problems: list[str]
+    deid_sha256: str | None = None  # the de-identified snapshot the world and tasks came from
+    rights_manifest_sha256: dict[str, str] = {}  # the rights decision they were cleared under
+
+
+def stamp(path: Path) -> tuple[str, int, int]:
+    st = path.stat()
+    return str(path), st.st_mtime_ns, st.st_size
+
+
+@lru_cache(maxsize=4)
+def _tasks_at(stamp: tuple[str, int, int]) -> tuple[TaskRecord, ...]:
+    tasks = []
+    for n, line in enumerate(Path(stamp[0]).read_text().splitlines(), 1):
+        if line.strip():
+            try:
+                tasks.append(TaskRecord.model_validate_json(line))
+            except ValidationError as exc:  # the schema gate lists every problem; the others only refuse
+                raise GateError("task_schema_valid", f"{stamp[0]}:{n}: not a valid task record "
+                                                     f"({exc.error_count()} problem(s); see gate task_schema_valid)") from exc
+    return tuple(tasks)
+
+
+@lru_cache(maxsize=4)
+def _problems_at(stamp: tuple[str, int, int]) -> tuple[str, ...]:
+    return tuple(str(p) for p in validate_file(stamp[0]))
+
+
+@lru_cache(maxsize=4)
+def _task_set_at(stamp: tuple[str, int, int]) -> str:
+    return task_set_sha256(list(_tasks_at(stamp)))
+
+
+def tasks_on_disk(paths: Paths) -> list[TaskRecord]:
+    """The derived tasks, parsed once per version of tasks.jsonl (several gates and stages read them)."""
+    if not paths.tasks.is_file():
+        raise GateError("task_schema_valid", "no derived tasks on record")
+    return list(_tasks_at(stamp(paths.tasks)))
+
+
+def task_set_on_disk(paths: Paths) -> str:
+    tasks_on_disk(paths)
+    return _task_set_at(stamp(paths.tasks))
+
+
+def _context(spec: SuiteSpec, paths: Paths, world: World, decision, prov: dict | None) -> DeriveContext:
+    env = Environment(image=world.domain.image, seed_snapshot=str(paths.deid.relative_to(paths.home)),
+                      seed_sha256=world.seed_sha256)
+    deid = Deidentification(method=prov["method"], rule_set_sha256=prov["rule_set_sha256"], date=prov["date"]) if prov else None
+    return DeriveContext(suite=SuiteRef(name=spec.name, version="unreleased"), environment=env, seed=spec.derivation.seed,
+                         splits=spec.derivation.splits, protocol=spec.trial_protocol, deidentification=deid,
+                         license_ref=",".join(f"{k}:{v[:12]}" for k, v in decision.manifest_sha256.items()))
+
+
+def _imported(spec: SuiteSpec, ctx: DeriveContext) -> list[TaskRecord]:
+    """Prebuilt task records (an imported benchmark), stamped with this build's world and suite."""
+    return [TaskRecord.model_validate(obj).model_copy(update={"suite": ctx.suite, "environment": ctx.environment})
+            for _, obj in read_task_objects(spec.resolve(spec.derivation.tasks))]
+
+
+def derive(spec: SuiteSpec, paths: Paths) -> DeriveRecord:
+    """Build the world from the de-identified snapshot and derive (or import) its tasks."""
+    require(rights.STAGE, spec, paths)
+    require(deidentified.STAGE, spec, paths)
+    decision, deid_sha = rights.decision_on_record(paths), deidentified.on_record(paths).sha256
+    domain = get_domain(spec.domain)
+    rows = {n: frame_rows(df) for n, df in read_snapshot(paths.deid).items()}
+    world = World.build(domain, {n: r for n, r in rows.items() if n in domain.tables}, paths.world)
+    prov = json.loads((paths.deid / "snapshot.json").read_text()).get("deidentification")
+    ctx = _context(spec, paths, world, decision, prov)
+    if spec.derivation.tasks:
+        tasks, skipped = _imported(spec, ctx), {}
+    else:
+        der = get_deriver(spec.domain)(rows, policies.policy_docs(spec), ctx)
+        tasks, skipped = der.tasks, der.skipped
+    problems = [f"{t.task_id}:{f}: {m}" for t in tasks for f, m in domain_problems(t, domain)]
+    atomic_write(paths.tasks, "".join(t.model_dump_json() + "\n" for t in tasks))
+    record = DeriveRecord(task_set_sha256=task_set_sha256(tasks), seed_sha256=world.seed_sha256, tasks=len(tasks),
+                          skipped=skipped, problems=problems, deid_sha256=deid_sha,
+                          rights_manifest_sha256=decision.manifest_sha256)
+    write_json(paths.derivation, record.model_dump(mode="json"))
+    return record
+
+
+def run(spec: SuiteSpec, paths: Paths) -> StageOutput:
+    der = derive(spec, paths)
+    tasks = tasks_on_disk(paths)
+    return StageOutput(der.task_set_sha256, {
+        "tasks": der.tasks, "task_set_sha256": der.task_set_sha256, "world_seed_sha256": der.seed_sha256,
+        "splits": md_table(["split", "tasks"], sorted(Counter(t.split for t in tasks).items())),
+        "categories": md_table(["category", "tasks"], sorted(Counter(t.category for t in tasks).items())),
+        "skipped_cases": md_table(["reason", "cases"], sorted(der.skipped.items())) if der.skipped else Markdown("none"),
+        "problems": len(der.problems), "tasks_file": paths.tasks})
+
+
+def task_schema_valid(spec: SuiteSpec, paths: Paths) -> Verdict:
+    """Valid records, of exactly the derivation on record, from the snapshot and rights decision on record now."""
+    if not paths.derivation.is_file():
+        raise GateError("task_schema_valid", "no derivation on record")
+    der = DeriveRecord.model_validate_json(paths.derivation.read_text())
+    if not paths.tasks.is_file():
+        raise GateError("task_schema_valid", "no derived tasks on record")
+    problems = der.problems + list(_problems_at(stamp(paths.tasks)))
+    if problems:
+        return blocked("task_schema_valid", "; ".join(problems[:3]), problems=md_list(problems[:50]))
+    tasks = tasks_on_disk(paths)
+    if der.task_set_sha256 != task_set_on_disk(paths):
+        raise GateError("task_schema_valid", "tasks.jsonl changed after derivation")
+    if der.rights_manifest_sha256 != rights.decision_on_record(paths).manifest_sha256:
+        raise GateError("task_schema_valid", "the tasks were derived under another rights decision")
+    if der.deid_sha256 != deidentified.on_record(paths).sha256:
+        raise GateError("task_schema_valid", "the tasks were derived from another de-identified snapshot")
+    if not tasks:
+        raise GateError("task_schema_valid", "no task was derived")
+    return passed("task_schema_valid", f"{der.tasks} task records valid against the schema and the domain")
+
+
+def quarantine_verdict(gate: str, spec: SuiteSpec, total: int, failing: list[tuple[str, str]],
+                       releasable: bool | None = None) -> Verdict:
+    """A task-level gate: failing tasks are quarantined; it blocks only when the quarantine exceeds what the spec
+    allows (or, for acceptance gates, when the acceptance report says the suite is not releasable)."""
+    if not failing:
+        return passed(gate, f"all {total} tasks pass", tasks=total)
+    allowed = spec.acceptance.max_quarantined_fraction
+    blocking = (len(failing) / max(total, 1) > allowed) if releasable is None else not releasable
+    meta = {"tasks": total, "failing": len(failing),
+            "failing_tasks": md_table(["task", "reasons"], [list(f) for f in failing[:100]])}
+    verdict = "blocks the release" if blocking else "quarantined, release still allowed"
+    return Verdict(gate=gate, passed=False, blocking=blocking, metadata=meta,
+                   reason=f"{len(failing)} of {total} task(s) fail ({verdict}; allowed {allowed:.0%}), "
+                          f"first {failing[0][0]}: {failing[0][1]}")
+
+
+def _task_gate(name: str, test: Callable[[TaskRecord], bool]):
+    def judge(spec: SuiteSpec, paths: Paths) -> Verdict:
+        tasks = tasks_on_disk(paths)
+        failing = [(t.task_id, name.replace("_", " ") + " fails") for t in tasks if not test(t)]
+        return quarantine_verdict(name, spec, len(tasks), failing)
+
+    return judge
+
+
+def _config(spec: SuiteSpec) -> list:
+    imported = file_sha256(spec.resolve(spec.derivation.tasks)) if spec.derivation.tasks else None
+    return [spec.derivation.model_dump(mode="json"), spec.trial_protocol.model_dump(mode="json"), imported]
+
+
+STAGE = Stage(
+    name="derived_tasks", deps=("deidentified_snapshot", "policy_documents"), module=__name__,
+    kinds=frozenset({"jsonl", "sqlite"}), run=run, config=_config,
+    description="Task records derived from resolved cases, and the world they run in.",
+    gates=(Gate("task_schema_valid", "derived_tasks", task_schema_valid,
+                description="Every task record validates against the TaskRecord schema and the domain's tables and tools."),
+           Gate("assertions_cite_policy", "derived_tasks",
+                _task_gate("assertions_cite_policy",
+                           lambda t: all(a.clause in t.policy.clause_ids for a in t.goal_state.assertions)),
+                description="Every goal-state assertion cites a clause of the task's policy."),
+           Gate("masked_fields_justified", "derived_tasks",
+                _task_gate("masked_fields_justified",
+                           lambda t: all(m.justification.strip() for m in t.goal_state.volatile_fields_masked)),
+                description="Every masked volatile field carries a justification.")),
+)

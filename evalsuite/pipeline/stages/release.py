@@ -1,0 +1,64 @@
+"""The immutable, versioned release of the accepted tasks, refused unless every gate passed for exactly them."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from evalsuite.pipeline.paths import Paths
+from evalsuite.pipeline.stage import GateError, Stage, StageOutput, require
+from evalsuite.pipeline.stages import acceptance, deidentified, derived, rights, seed
+from evalsuite.pipeline.stages.acceptance import quarantine_table
+from evalsuite.releases.release import Quarantined, Release, ReleaseManifest, release_version, task_set_sha256, write_release
+from evalsuite.sourcing.spec import SuiteSpec
+from evalsuite.worlds.registry import get_domain
+from evalsuite.worlds.world import World
+
+UPSTREAM = (rights.STAGE, seed.STAGE, deidentified.STAGE, derived.STAGE, acceptance.STAGE)
+
+
+def release(spec: SuiteSpec, paths: Paths) -> Path:
+    """Release the accepted tasks; every upstream gate must pass for this exact task set and rights decision."""
+    for stage in UPSTREAM:
+        require(stage, spec, paths)
+    audit = acceptance.audit_on_record(paths)
+    if not audit.summary["releasable"]:  # the gates above name the cause; this guards a report no gate explains
+        raise GateError("acceptance_results", f"{audit.summary['quarantined']} of {audit.summary['tasks']} tasks "
+                                              "quarantined: not releasable")
+    accepted_ids = set(audit.accepted_ids)
+    accepted = [t for t in derived.tasks_on_disk(paths) if t.task_id in accepted_ids]
+    decision = rights.decision_on_record(paths)
+    domain = get_domain(spec.domain)
+    world = World(domain, paths.world)
+    identity = {"task_set": task_set_sha256(accepted), "seed": world.seed_sha256, "image": domain.image,
+                "tools": domain.tool_schemas_sha256(), "rights": decision.manifest_sha256,
+                "policies": sorted({f"{t.policy.doc}@{t.policy.version}" for t in accepted}),
+                "simulator": spec.simulator.model_dump(mode="json") if spec.simulator else None,
+                "source_acceptance": audit.task_set_sha256}
+    manifest = ReleaseManifest(
+        suite=spec.name, version=release_version(spec.version_prefix, identity), domain=spec.domain,
+        task_set_sha256=identity["task_set"], seed_sha256=world.seed_sha256, environment_image=domain.image,
+        tool_schemas_sha256=identity["tools"], policy_versions=identity["policies"],
+        rights_decision={"status": decision.status, "manifest_sha256": decision.manifest_sha256,
+                         "reviewed_on": decision.reviewed_on.isoformat()},
+        acceptance=dict(audit.summary),
+        quarantined=[Quarantined(task_id=t.task_id, reasons=t.reasons) for t in audit.tasks if t.quarantined],
+        simulator=spec.simulator, n_tasks=len(accepted))
+    return write_release(paths.releases, manifest, accepted, paths.world,
+                         extra={"audit.md": (paths.acceptance / "audit.md").read_text()})
+
+
+def run(spec: SuiteSpec, paths: Paths) -> StageOutput:
+    rel = Release(release(spec, paths))
+    m = rel.manifest
+    return StageOutput(m.version, {
+        "version": m.version, "release": rel.path, "tasks": m.n_tasks, "task_set_sha256": m.task_set_sha256,
+        "seed_sha256": m.seed_sha256, "environment_image": m.environment_image,
+        "tool_schemas_sha256": m.tool_schemas_sha256, "policy_versions": ", ".join(m.policy_versions),
+        "license_decision": m.rights_decision["status"], "quarantined": len(m.quarantined),
+        "quarantined_tasks": quarantine_table([(q.task_id, q.reasons) for q in m.quarantined])})
+
+
+STAGE = Stage(
+    name="suite_release", deps=("acceptance_results",), module=__name__, kinds=frozenset({"json"}), run=run,
+    config=lambda spec: [spec.version_prefix, spec.simulator.model_dump(mode="json") if spec.simulator else None],
+    description="The immutable, versioned release: manifest.json, tasks.jsonl, world.sqlite.",
+)

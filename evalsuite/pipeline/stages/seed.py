@@ -1,0 +1,93 @@
+"""The seed snapshot: the source tables as Parquet with a content hash, checked by great-expectations; gate source_quality."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel
+
+from evalsuite.core.hashing import file_sha256
+from evalsuite.core.io import read_yaml, write_json
+from evalsuite.pipeline.paths import Paths
+from evalsuite.pipeline.present import md_list, md_table
+from evalsuite.pipeline.stage import Gate, GateError, Stage, StageOutput, Verdict, blocked, passed, require
+from evalsuite.pipeline.stages import rights
+from evalsuite.sourcing.quality import QualityConfigError, QualityReport, TableExpectations, check_tables
+from evalsuite.sourcing.snapshot import read_sources, write_snapshot
+from evalsuite.sourcing.spec import SuiteSpec
+
+R = TypeVar("R", bound=BaseModel)
+
+
+class SnapshotResult(BaseModel):
+    """quality.json: the seed snapshot's hash and row counts, and its quality report."""
+
+    sha256: str
+    rows: dict[str, int]
+    quality: QualityReport | None = None
+
+
+def expectations(spec: SuiteSpec) -> dict[str, TableExpectations]:
+    if not spec.quality:
+        return {}
+    raw = read_yaml(spec.resolve(spec.quality), QualityConfigError) or {}
+    return {t: TableExpectations.model_validate(e) for t, e in raw.items()}
+
+
+def build_seed(spec: SuiteSpec, paths: Paths) -> SnapshotResult:
+    """Read the sources, check them with great-expectations, write the seed snapshot and quality.json."""
+    require(rights.STAGE, spec, paths)
+    tables = read_sources(spec)
+    report = check_tables(tables, expectations(spec)) if spec.quality else None
+    sha = write_snapshot(tables, paths.seed, {"quality_success": report.success if report else None})
+    result = SnapshotResult(sha256=sha, rows={n: len(d) for n, d in tables.items()}, quality=report)
+    write_json(paths.quality, result.model_dump(mode="json"))
+    return result
+
+
+def rows_table(rows: dict[str, int]):
+    return md_table(["table", "rows"], [[n, c] for n, c in sorted(rows.items())])
+
+
+def run(spec: SuiteSpec, paths: Paths) -> StageOutput:
+    seed = build_seed(spec, paths)
+    q = seed.quality
+    return StageOutput(seed.sha256, {
+        "sha256": seed.sha256, "rows": sum(seed.rows.values()), "row_counts": rows_table(seed.rows),
+        "quality_passed": q.success if q else "no expectations declared",
+        "expectations_evaluated": len(q.results) if q else 0, "snapshot": paths.seed})
+
+
+def record_for(record: Path, model: type[R], snapshot: Path, gate: str, check: str) -> R:
+    """A stage's recorded check, refused unless it exists and was made for exactly the snapshot on disk."""
+    if not record.is_file():
+        raise GateError(gate, f"no {check} on record for {snapshot.name}")
+    result = model.model_validate_json(record.read_text())
+    meta = snapshot / "snapshot.json"
+    if not meta.is_file() or result.sha256 != json.loads(meta.read_text())["sha256"]:
+        raise GateError(gate, f"{snapshot.name} changed after its {check}")
+    return result
+
+
+def source_quality(spec: SuiteSpec, paths: Paths) -> Verdict:
+    seed = record_for(paths.quality, SnapshotResult, paths.seed, "source_quality", "quality check")
+    q = seed.quality
+    if q is None:
+        return passed("source_quality", "the spec declares no expectations")
+    stats = md_table(["table", "evaluated", "successful", "success %"],
+                     [[t, int(s.get("evaluated_expectations", 0)), int(s.get("successful_expectations", 0)),
+                       round(s.get("success_percent") or 0, 1)] for t, s in sorted(q.statistics.items())])
+    meta = {"statistics": stats, "expectations": len(q.results), "failed": len(q.failures)}
+    if not q.success:
+        return blocked("source_quality", "; ".join(q.summary()[:3]), failures=md_list(q.summary()[:20]), **meta)
+    return passed("source_quality", f"{len(q.results)} expectations met", **meta)
+
+
+STAGE = Stage(
+    name="seed_snapshot", deps=("rights_review",), module=__name__, kinds=frozenset({"parquet"}), run=run,
+    description="The source tables as a Parquet snapshot with a canonical content hash.",
+    config=lambda spec: file_sha256(spec.resolve(spec.quality)) if spec.quality else None,
+    gates=(Gate("source_quality", "seed_snapshot", source_quality,
+                description="The source tables meet their great-expectations suite (keys, required columns, joins, value sets)."),),
+)
