@@ -16,7 +16,9 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $@
 
-# The embedded Dagster instance: SQLite under the home folder, configured by the top-level dagster.yaml.
+# The embedded Dagster instance: SQLite in DAGSTER_HOME, configured by a copy of the top-level dagster.yaml
+# (so `dagster dev`'s note that ./dagster.yaml is not used is expected). Plain `dagster dev -w workspace.yaml`
+# without DAGSTER_HOME runs on a throwaway instance in ./.tmp_dagster_home_*, configured by ./dagster.yaml.
 instance:
 	@mkdir -p $(DAGSTER_HOME)
 	@cmp -s dagster.yaml $(DAGSTER_HOME)/dagster.yaml || cp dagster.yaml $(DAGSTER_HOME)/dagster.yaml

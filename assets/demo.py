@@ -12,10 +12,11 @@ import time
 import dagster as dg
 from rich.console import Console
 from rich.table import Table
-
 from assets import driver
-from assets.definitions import GRAPHS, defs
+from assets.definitions import GRAPHS, INVALID, defs
 from assets.resources import EvalsuiteHome
+from evalsuite.scoring.render import console_table
+from evalsuite.scoring.scorecard import Scorecard
 
 DEMO_KEY = "demo-key-not-a-secret-0001"
 console = Console(width=None if sys.stdout.isatty() else 110)
@@ -25,7 +26,11 @@ def main(suite: str = "ap_exceptions") -> int:
     start = time.perf_counter()
     if os.environ.get("EVALSUITE_DEID_KEY") == DEMO_KEY:
         console.print("[yellow]De-identifying with the published DEMO key; set EVALSUITE_DEID_KEY for real records.[/]")
-    g = next(g for g in GRAPHS if g.spec.name == suite)
+    g = next((g for g in GRAPHS if g.spec.name == suite), None)
+    if g is None:
+        errors = [bad.error for bad in INVALID] or [f"no suite spec named {suite} in suites/"]
+        console.print(f"[red]cannot build {suite}[/]: " + "; ".join(errors))
+        return 1
     paths = EvalsuiteHome().paths(g.spec)
     with dg.DagsterInstance.get() as instance:
         console.print(f"Building suite [bold]{suite}[/] through the asset graph (Dagster instance {instance.root_directory})")
@@ -66,22 +71,7 @@ def _print_acceptance(audit_file) -> None:
 
 
 def _print_scorecard(card_file) -> None:
-    card = json.loads(card_file.read_text())
-    table = Table(title=f"{card['suite']} {card['suite_version']}: pass^k [95% task-bootstrap interval]")
-    table.add_column("")
-    for a in card["agents"]:
-        table.add_column(a["agent"], justify="right")
-    table.add_row("tasks / trials", *(f"{a['tasks']} / {a['trials']}" for a in card["agents"]))
-    for k in range(1, max(len(a["curve"]) for a in card["agents"]) + 1):
-        table.add_row(f"pass^{k}", *(_point(a["curve"], k) for a in card["agents"]))
-    console.print(table)
-
-
-def _point(curve: list[dict], k: int) -> str:
-    if k > len(curve):
-        return "—"
-    p = curve[k - 1]
-    return f"{p['pass_hat']:.3f} [{p['pass_hat_low']:.2f}, {p['pass_hat_high']:.2f}]"
+    console.print(console_table(Scorecard.model_validate_json(card_file.read_text())))
 
 
 if __name__ == "__main__":

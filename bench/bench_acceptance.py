@@ -17,8 +17,10 @@ import time
 
 from evalsuite.scoring.acceptance import in_process_runner, run_acceptance
 from evalsuite.domains.ap_exceptions.example import ap_example
-from evalsuite.trials.harness import RunIdentity, WorldRef, acceptance_runner
-from evalsuite.releases.release import task_set_sha256
+from evalsuite.core.identity import RunIdentity
+from evalsuite.worlds.ref import WorldRef
+from evalsuite.trials.harness import acceptance_runner
+from evalsuite.tasks.taskfile import task_set_sha256
 from evalsuite.sourcing.spec import Acceptance
 
 

@@ -61,7 +61,8 @@ def make_table(rows: int, customers: int, seed: int = 7, notes: bool = False) ->
 
 
 def worker(rows: int, customers: int, notes: bool) -> dict:
-    from evalsuite.deid.deidentify import DeidRules, deidentify
+    from evalsuite.deid.rules import DeidRules
+    from evalsuite.deid.transform import deidentify
 
     rules = DeidRules.model_validate(
         {

@@ -30,7 +30,7 @@ from evalsuite.domains.tau2_retail import DOMAIN, tau2_hash
 from evalsuite.domains.tau2_retail.convert import to_nested
 from evalsuite.grading.grader import grade_trial, grade
 from evalsuite.importers.tau2.importer import import_tau2_retail
-from evalsuite.core.records import TaskRecord
+from evalsuite.tasks.taskfile import read_tasks
 from evalsuite.worlds.world import World
 
 SRC = Path(__file__).resolve().parents[1] / "third_party" / "tau2_retail"
@@ -51,7 +51,7 @@ def _stats(per_task: dict[str, list[float]]) -> dict[str, float]:
 
 def run(out: Path, repeats: int) -> dict[str, dict[str, float]]:
     world = World(DOMAIN, out / "world.sqlite")
-    tasks = [TaskRecord.model_validate_json(line) for line in (out / "tasks.jsonl").read_text().splitlines()]
+    tasks = read_tasks(out / "tasks.jsonl")
     hasher = tau2_hash.Tau2Hasher(world)
     main = ("replay + grade", "replay only", "grade only", "replay + grade, CPU time")
     side = ("grade over whole tables (reference)", "tau2 hash: dump of in-memory dict", "tau2 hash: from world rows",

@@ -14,7 +14,7 @@ import tempfile
 import time
 
 from evalsuite.grading.grader import grade_trial
-from evalsuite.trials.agents import make_agent
+from evalsuite.trials.agents.baselines import make_agent
 from evalsuite.trials.agents.base import AgentEnv
 from evalsuite.domains.ap_exceptions.example import ap_example
 from evalsuite.trials.trial import policy_text, run_trial

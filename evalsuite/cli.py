@@ -48,7 +48,7 @@ def task_schema() -> None:
 @app.command("example")
 def example(workdir: Path = typer.Option(None, help="where to build the world (default: a temporary folder)")) -> None:
     """Build the AP-exceptions example and run the reference, no-op and adversary agents on every task."""
-    from evalsuite.trials.agents import make_agent
+    from evalsuite.trials.agents.baselines import make_agent
     from evalsuite.domains.ap_exceptions.example import ap_example
     from evalsuite.trials.trial import run_trial
 
@@ -78,7 +78,7 @@ def run(
     progress: bool = typer.Option(True, help="show a progress bar on stderr"),
 ) -> None:
     """Score agents on a release: traces, summary and scorecard go to the run folder; a killed run resumes."""
-    from evalsuite.trials.agents import make_agent
+    from evalsuite.trials.agents.baselines import make_agent
     from evalsuite.pipeline.driver import resolve_release
     from evalsuite.releases.runs import run_release
 
@@ -123,33 +123,10 @@ def _run_errors() -> Iterator[None]:
 
 
 def _print_scorecard(card, out: Path) -> None:
-    """Rows k, a column per agent: stays readable at 80 columns for a handful of agents."""
-    table = Table(title=f"{card.suite} {card.suite_version}: pass^k [95% task-bootstrap interval]")
-    table.add_column("")
-    for a in card.agents:
-        table.add_column(a.agent, justify="right")
-    table.add_row("tasks / trials", *(f"{a.tasks} / {a.trials}" for a in card.agents))
-    table.add_row("infra errors", *(str(a.outcomes["infra_error"]) for a in card.agents))
-    for k in _ks(max(len(a.curve) for a in card.agents)):
-        table.add_row(f"pass^{k}", *(_point(a.curve, k) for a in card.agents))
-    console.print(table)
+    from evalsuite.scoring.render import console_table
+
+    console.print(console_table(card))
     console.print(f"scorecard: {Path(out) / 'scorecard.json'}  (.md, passk.png beside it)")
-
-
-def _ks(top: int) -> list[int]:
-    """Every k up to 8; beyond, powers of two and the last (the full curve is in scorecard.json/.md)."""
-    if top <= 8:
-        return list(range(1, top + 1))
-    return sorted({2**i for i in range(top.bit_length()) if 2**i <= top} | {top})
-
-
-def _point(curve, k: int) -> str:
-    from evalsuite.scoring.render import interval_cell
-
-    if k > len(curve):
-        return "—"
-    p = curve[k - 1]
-    return interval_cell(p.pass_hat, p.pass_hat_low, p.pass_hat_high)
 
 
 @app.command("audit")

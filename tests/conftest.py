@@ -29,3 +29,12 @@ def private_home(tmp_path_factory, monkeypatch):
 def ap(tmp_path_factory):
     """The bundled AP example: a built world and its derived tasks, shared by the session."""
     return ap_example(tmp_path_factory.mktemp("ap"))
+
+
+@pytest.fixture
+def endpoint(monkeypatch):
+    """A scripted chat-completions endpoint (tests/scripted_model.py) that OPENAI_BASE_URL points at."""
+    from scripted_model import serve
+
+    with serve(monkeypatch) as model:
+        yield model

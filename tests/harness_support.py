@@ -8,24 +8,26 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from evalsuite.trials.agents import ReferenceAgent, make_agent as builtin_agent
+from evalsuite.trials.agents.baselines import ReferenceAgent, make_agent as builtin_agent
 from evalsuite.worlds.registry import get_domain
-from evalsuite.releases.release import ReleaseManifest, task_set_sha256, write_release
+from evalsuite.releases.release import ReleaseManifest, write_release
+from evalsuite.tasks.taskfile import task_set_sha256
 
 DIES_ON = "ap-exc-9103"  # the task whose trials kill their worker process
 
 
-def make_release(ap, root: Path) -> Path:
-    """The AP example as a release folder, with a hand-made manifest."""
+def make_release(ap, root: Path, n_tasks: int | None = None) -> Path:
+    """The AP example as a release folder, with a hand-made manifest; n_tasks keeps only its first tasks."""
     domain = get_domain("ap_exceptions")
+    tasks = ap.tasks[:n_tasks]
     manifest = ReleaseManifest(
-        suite="ap_test", version="t1", domain="ap_exceptions", task_set_sha256=task_set_sha256(ap.tasks),
+        suite="ap_test", version="t1", domain="ap_exceptions", task_set_sha256=task_set_sha256(tasks),
         seed_sha256=ap.world.seed_sha256, environment_image=domain.image,
         tool_schemas_sha256=domain.tool_schemas_sha256(), policy_versions=["v6", "v7"],
-        rights_decision={"allowed": True}, quarantined=[], n_tasks=len(ap.tasks),
-        acceptance={"tasks": len(ap.tasks), "accepted": len(ap.tasks), "quarantined": 0, "releasable": True},
+        rights_decision={"allowed": True}, quarantined=[], n_tasks=len(tasks),
+        acceptance={"tasks": len(tasks), "accepted": len(tasks), "quarantined": 0, "releasable": True},
     )
-    return write_release(root, manifest, ap.tasks, ap.world.path)
+    return write_release(root, manifest, tasks, ap.world.path)
 
 
 class CrashingAgent(ReferenceAgent):
@@ -53,5 +55,6 @@ class DyingAgent(ReferenceAgent):
         return super().run(task, env)
 
 
-def make_agent(name: str):
-    return DyingAgent() if name == "dies" else builtin_agent(name)
+def make_agent(config):
+    """An agent factory (agent_factory="harness_support:make_agent"): called with an AgentConfig."""
+    return DyingAgent() if config.name == "dies" else builtin_agent(config)

@@ -10,25 +10,52 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shlex
+from collections.abc import Iterable, Mapping
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from evalsuite.core.hashing import json_sha256
 from evalsuite.core.records import Simulator
 
 
 class AgentConfig(BaseModel):
-    """One agent under test as the spec names it; every field reaches the run identity and each trial record."""
+    """One agent under test as the spec names it; every field reaches the run identity and each trial record.
+
+    The name is the key of the agent's trial records and scores; the other fields say what ran under it, so
+    two configs of one name get different identities and are never pooled into one score.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str
     kind: Literal["baseline", "openai", "mcp"] = "baseline"
     model: str | None = None
-    base_url: str | None = None
+    base_url: str | None = None  # openai: None falls back to OPENAI_BASE_URL, as the openai SDK does
     command: list[str] | None = None
     temperature: float = 0.0
+
+    @model_validator(mode="after")
+    def _complete(self) -> AgentConfig:
+        if self.kind == "openai" and not self.model:
+            raise ValueError(f"agent {self.name!r}: an openai agent needs a model")
+        if self.kind == "mcp" and not self.command:
+            raise ValueError(f"agent {self.name!r}: an mcp agent needs a command")
+        return self
+
+    @classmethod
+    def parse(cls, agent: str | AgentConfig) -> AgentConfig:
+        """What a user names, as a config: `openai:MODEL`, `mcp:COMMAND` (split as a shell would) or a
+        baseline's name (reference, noop, adversary; make_agent rejects unknown ones); a config passes through."""
+        if isinstance(agent, AgentConfig):
+            return agent
+        kind, sep, rest = agent.partition(":")
+        if sep and kind == "openai":
+            return cls(name=agent, kind="openai", model=rest.strip())
+        if sep and kind == "mcp":
+            return cls(name=agent, kind="mcp", command=shlex.split(rest))
+        return cls(name=agent)
 
 
 class SuiteVersion(BaseModel):
@@ -48,15 +75,35 @@ class RunIdentity(SuiteVersion):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     simulator: Simulator | None = None
-    agent_configs: dict[str, AgentConfig] = {}  # by agent name; a name without one is a built-in baseline
+    agent_configs: dict[str, AgentConfig] = {}  # by agent name; a name without one is parsed (AgentConfig.parse)
 
     def agent_config(self, name: str) -> AgentConfig:
-        return self.agent_configs.get(name) or AgentConfig(name=name)
+        return self.agent_configs.get(name) or AgentConfig.parse(name)
+
+    def with_agents(self, agents: Iterable[str | AgentConfig]) -> RunIdentity:
+        """This identity holding the configs of these agents too (see agent_configs)."""
+        return self.model_copy(update={"agent_configs": agent_configs(agents, self.agent_configs)})
 
     def fields(self, agent: str) -> dict:
         """The flat identity fields stamped on one agent's trial records."""
         body = self.model_dump(mode="json", exclude={"agent_configs"})
         return {**body, "agent_config": self.agent_config(agent).model_dump(mode="json")}
+
+
+def agent_configs(agents: Iterable[str | AgentConfig], known: Mapping[str, AgentConfig] | None = None
+                  ) -> dict[str, AgentConfig]:
+    """known plus the configs of agents, by name; a plain name already known means its known config.
+
+    One name may not name two configs: their trials would be pooled into one score.
+    """
+    configs = dict(known or {})
+    for agent in agents:
+        config = configs.get(agent) if isinstance(agent, str) else None
+        config = config or AgentConfig.parse(agent)
+        if configs.setdefault(config.name, config) != config:
+            raise ValueError(f"agent {config.name!r} is named by two configs: {configs[config.name].model_dump()} "
+                             f"and {config.model_dump()}; give each config its own name")
+    return configs
 
 
 def identity_sha256(fields: dict, run_seed: int) -> str:

@@ -1,0 +1,1 @@
+"""The judge: a trial's verdict from the rows it wrote, the rows its goal asserts on, its trace and its final message."""

@@ -20,9 +20,12 @@ REGISTRY = "evalsuite.worlds.registry"  # where domains are looked up by name: t
 
 def module_file(name: str) -> Path | None:
     """The source file of an evalsuite module or package, or None if there is no such module."""
-    rel = Path(*name.split(".")[1:])
-    for candidate in (LIBRARY / rel.with_suffix(".py"), LIBRARY / rel / "__init__.py"):
-        if candidate.is_file():
+    parts = name.split(".")
+    if parts[0] != "evalsuite":
+        return None
+    rel = Path(*parts[1:])
+    for candidate in ((LIBRARY / rel).with_name(f"{parts[-1]}.py") if parts[1:] else None, LIBRARY / rel / "__init__.py"):
+        if candidate is not None and candidate.is_file():
             return candidate
     return None
 

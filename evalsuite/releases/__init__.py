@@ -1,0 +1,1 @@
+"""Immutable, versioned releases and the run folders of agents scored on them."""

@@ -8,10 +8,7 @@ and no duplicate.
 """
 from __future__ import annotations
 
-import json
-import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +16,10 @@ from pydantic import BaseModel
 
 from evalsuite.core.hashing import json_sha256
 from evalsuite.core.identity import AgentConfig, RunIdentity
+from evalsuite.core.io import staged_dir, write_json
 from evalsuite.tasks.heldout import log_read
 from evalsuite.core.records import Simulator, TaskRecord
+from evalsuite.tasks.taskfile import read_tasks, write_tasks
 from evalsuite.worlds.ref import WorldRef
 from evalsuite.worlds.world import World
 
@@ -50,12 +49,6 @@ class ReleaseManifest(BaseModel):
     n_tasks: int
 
 
-def task_set_sha256(tasks: list[TaskRecord]) -> str:
-    """Hash of the task set, independent of the version fields a release later stamps in."""
-    ordered = sorted(tasks, key=lambda t: t.task_id)
-    return json_sha256([t.model_dump(mode="json", exclude={"suite": {"version", "task_set_sha256"}}) for t in ordered])
-
-
 def release_version(prefix: str, identity: dict[str, Any]) -> str:
     return f"{prefix}{json_sha256(identity)[:12]}"
 
@@ -70,8 +63,7 @@ class Release:
 
     def tasks(self, purpose: str = "evaluation") -> list[TaskRecord]:
         """The released tasks; reading held-out ones is logged with who, when and why."""
-        lines = (self.path / "tasks.jsonl").read_text().splitlines()
-        tasks = [TaskRecord.model_validate_json(line) for line in lines if line.strip()]
+        tasks = read_tasks(self.path / "tasks.jsonl")
         log_read(tasks, purpose, f"{self.manifest.suite}/{self.manifest.version}")
         return tasks
 
@@ -97,27 +89,22 @@ def write_release(root: str | Path, manifest: ReleaseManifest, tasks: list[TaskR
     dest = Path(root) / manifest.suite / manifest.version
     if (dest / "manifest.json").is_file():
         return dest
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{manifest.version}-", dir=dest.parent))
-    try:
-        stamped = [t.model_copy(update={"suite": t.suite.model_copy(update={"version": manifest.version,
-                                                                          "task_set_sha256": manifest.task_set_sha256})})
-                   for t in tasks]
-        (tmp / "tasks.jsonl").write_text("".join(t.model_dump_json() + "\n" for t in stamped))
+    stamp = {"version": manifest.version, "task_set_sha256": manifest.task_set_sha256}
+    stamped = [t.model_copy(update={"suite": t.suite.model_copy(update=stamp)}) for t in tasks]
+    with staged_dir(dest) as tmp:  # one step: the release appears whole or not at all
+        write_tasks(tmp / "tasks.jsonl", stamped)
         shutil.copyfile(world_file, tmp / "world.sqlite")
         for name, body in (extra or {}).items():
             (tmp / name).write_text(body)
-        (tmp / "manifest.json").write_text(json.dumps(manifest.model_dump(mode="json"), indent=2))
-        os.replace(tmp, dest)  # one step: the release appears whole or not at all
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        write_json(tmp / "manifest.json", manifest.model_dump(mode="json"))
     return dest
 
 
 def latest_release(root: str | Path, suite: str) -> Release:
     folder = Path(root) / suite
-    found = sorted((p for p in folder.glob("*/manifest.json")), key=lambda p: p.stat().st_mtime) if folder.is_dir() else []
+    # a hidden folder is a release still being written (see staged_dir), never one to read
+    found = sorted((p for p in folder.glob("*/manifest.json") if not p.parent.name.startswith(".")),
+                   key=lambda p: p.stat().st_mtime) if folder.is_dir() else []
     if not found:
         raise ReleaseError(f"{folder}: no release of suite {suite}")
     return Release(found[-1].parent)

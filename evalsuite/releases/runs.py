@@ -16,9 +16,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from evalsuite.core.identity import AgentConfig, agent_configs
-from evalsuite.trials.harness import RunIdentity, WorldRef, run_trials
-from evalsuite.releases.release import Release, ReleaseError
-from evalsuite.scoring.scorecard import Scorecard, build_scorecard, load_records, write_scorecard
+from evalsuite.core.identity import RunIdentity
+from evalsuite.trials.harness import run_trials
+from evalsuite.releases.release import Release
+from evalsuite.scoring.render import write_scorecard
+from evalsuite.scoring.scorecard import Scorecard, build_scorecard, load_records
 from evalsuite.core.records import TaskRecord
 from evalsuite.trials.tracelog import TrialRecord
 

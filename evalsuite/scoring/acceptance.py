@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from pydantic import BaseModel
 
-from evalsuite.trials.agents import make_agent
+from evalsuite.trials.agents.baselines import make_agent
 from evalsuite.core.records import TaskRecord
 from evalsuite.sourcing.spec import Acceptance
 from evalsuite.trials.trial import TrialResult, run_trial

@@ -1,4 +1,4 @@
-"""A scorecard for people: Markdown tables and the pass^k plot.
+"""A scorecard for people and on disk: Markdown tables, the pass^k plot, the terminal table, the scorecard files.
 
 The plot uses matplotlib's Agg canvas directly, not pyplot, so rendering
 never touches a display or the caller's global backend.
@@ -8,15 +8,51 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-
+from evalsuite.core.io import atomic_write, write_json, write_with
 from evalsuite.scoring.metrics import KPoint
 from evalsuite.scoring.scorecard import AgentScore, Scorecard
 
 
-def _ci(mean: float, low: float, high: float) -> str:
-    return f"{mean:.3f} [{low:.3f}, {high:.3f}]"
+def interval_cell(mean: float | None, low: float, high: float, digits: int = 3) -> str:
+    """A score with its interval as one table cell: `0.750 [0.41, 0.93]`.
+
+    The mean has `digits` decimals and the bounds one fewer (an interval is never known as finely as
+    its mean); with mean None the cell is the interval alone, `[0.41, 0.93]`.
+    """
+    places = max(digits - 1, 0)
+    bounds = f"[{low:.{places}f}, {high:.{places}f}]"
+    return bounds if mean is None else f"{mean:.{digits}f} {bounds}"
+
+
+def _point_cell(p: KPoint) -> str:
+    return interval_cell(p.pass_hat, p.pass_hat_low, p.pass_hat_high)
+
+
+def passk_cell(curve: list[KPoint], k: int) -> str:
+    """pass^k with its interval, or a dash where the curve stops short of k (fewer trials)."""
+    return _point_cell(curve[k - 1]) if k <= len(curve) else "—"
+
+
+def shown_ks(top: int) -> list[int]:
+    """Every k up to 8; beyond, powers of two and the last (the full curve is in scorecard.json/.md)."""
+    if top <= 8:
+        return list(range(1, top + 1))
+    return sorted({2**i for i in range(top.bit_length()) if 2**i <= top} | {top})
+
+
+def console_table(card: Scorecard):
+    """Rows k, a column per agent (a rich Table): stays readable at 80 columns for a handful of agents."""
+    from rich.table import Table
+
+    table = Table(title=f"{card.suite} {card.suite_version}: pass^k [95% task-bootstrap interval]")
+    table.add_column("")
+    for a in card.agents:
+        table.add_column(a.agent, justify="right")
+    table.add_row("tasks / trials", *(f"{a.tasks} / {a.trials}" for a in card.agents))
+    table.add_row("infra errors", *(str(a.outcomes["infra_error"]) for a in card.agents))
+    for k in shown_ks(max(len(a.curve) for a in card.agents)):
+        table.add_row(f"pass^{k}", *(passk_cell(a.curve, k) for a in card.agents))
+    return table
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -24,8 +60,7 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def _curve_rows(curve: list[KPoint]) -> list[list[str]]:
-    return [[str(p.k), _ci(p.pass_hat, p.pass_hat_low, p.pass_hat_high), _ci(p.pass_at, p.pass_at_low, p.pass_at_high)]
-            for p in curve]
+    return [[str(p.k), _point_cell(p), interval_cell(p.pass_at, p.pass_at_low, p.pass_at_high)] for p in curve]
 
 
 def _agent_section(a: AgentScore, min_tasks: int) -> list[str]:
@@ -40,13 +75,12 @@ def _agent_section(a: AgentScore, min_tasks: int) -> list[str]:
     lines += ["", "### By trigger type", ""]
     lines += _table(["trigger", "tasks", "trials", "pass^1", f"pass^{len(a.curve)}"],
                     [[t.trigger_type, str(t.tasks), str(t.trials),
-                      _ci(t.curve[0].pass_hat, t.curve[0].pass_hat_low, t.curve[0].pass_hat_high) if t.curve else "—",
-                      _ci(t.curve[-1].pass_hat, t.curve[-1].pass_hat_low, t.curve[-1].pass_hat_high) if t.curve else "—"]
+                      _point_cell(t.curve[0]) if t.curve else "—", _point_cell(t.curve[-1]) if t.curve else "—"]
                      for t in a.by_trigger])
     lines += ["", f"### Slices (pass^1; * = fewer than {min_tasks} tasks, too small to rank)", ""]
     lines += _table(["slice", "value", "tasks", "trials", "pass^1", "Wilson (all trials pass)"],
                     [[s.slice, f"{s.value}{' *' if s.too_small_to_rank else ''}", str(s.tasks), str(s.trials),
-                      _ci(s.pass_hat_1, s.low, s.high), f"[{s.wilson_low:.3f}, {s.wilson_high:.3f}]"]
+                      interval_cell(s.pass_hat_1, s.low, s.high), interval_cell(None, s.wilson_low, s.wilson_high)]
                      for s in a.slices])
     return lines + [""]
 
@@ -64,21 +98,19 @@ def to_markdown(card: Scorecard) -> str:
     lines += ["## Summary", ""]
     lines += _table(["agent", "tasks", "trials", "infra errors", "pass^1", f"pass^k (k={min(len(a.curve) for a in card.agents)})"],
                     [[a.agent, str(a.tasks), str(a.trials), str(a.outcomes["infra_error"]),
-                      _ci(a.curve[0].pass_hat, a.curve[0].pass_hat_low, a.curve[0].pass_hat_high),
-                      _ci(*_at(a, min(len(x.curve) for x in card.agents)))] for a in card.agents])
+                      _point_cell(a.curve[0]), _point_cell(a.curve[min(len(x.curve) for x in card.agents) - 1])]
+                     for a in card.agents])
     lines.append("")
     for a in card.agents:
         lines += _agent_section(a, card.min_tasks_to_rank)
     return "\n".join(lines)
 
 
-def _at(a: AgentScore, k: int) -> tuple[float, float, float]:
-    p = a.curve[k - 1]
-    return p.pass_hat, p.pass_hat_low, p.pass_hat_high
-
-
 def plot_passk(card: Scorecard, path: Path) -> None:
     """pass^k against k, one line per agent, bars for the task-bootstrap interval."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # here: importing this module stays cheap
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=(6.4, 4.2), dpi=100)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
@@ -98,3 +130,13 @@ def plot_passk(card: Scorecard, path: Path) -> None:
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, format="png")
+
+
+def write_scorecard(scorecard: Scorecard, out_dir: str | Path) -> dict[str, Path]:
+    """scorecard.json (the numbers), scorecard.md (for people), passk.png (pass^k against k), each written whole."""
+    out = Path(out_dir)
+    paths = {"json": out / "scorecard.json", "md": out / "scorecard.md", "png": out / "passk.png"}
+    write_json(paths["json"], scorecard.model_dump(mode="json"))
+    atomic_write(paths["md"], to_markdown(scorecard))
+    write_with(paths["png"], lambda tmp: plot_passk(scorecard, tmp))
+    return paths

@@ -196,16 +196,3 @@ def load_records(out_dir: str | Path) -> list[TrialRecord]:
         raise TraceLogError(f"{path}: final line is truncated (the run was interrupted); "
                             "rerun `evalsuite run` with the same arguments to resume it")
     return read.records
-
-
-def write_scorecard(scorecard: Scorecard, out_dir: str | Path) -> dict[str, Path]:
-    """scorecard.json (the numbers), scorecard.md (for people), passk.png (pass^k against k)."""
-    from evalsuite.scoring.render import plot_passk, to_markdown
-
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = {"json": out / "scorecard.json", "md": out / "scorecard.md", "png": out / "passk.png"}
-    paths["json"].write_text(json.dumps(scorecard.model_dump(mode="json"), indent=2) + "\n")
-    paths["md"].write_text(to_markdown(scorecard))
-    plot_passk(scorecard, paths["png"])
-    return paths

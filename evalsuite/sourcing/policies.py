@@ -10,9 +10,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
+from evalsuite.core.io import model_from, parse_yaml
 from evalsuite.core.records import Clause, Policy
 
 _CLAUSE = re.compile(r"^##\s+([A-Z][A-Z0-9]*-\d+)\s+(.*)$", re.M)
@@ -44,10 +44,7 @@ def load_policy(path: str | Path) -> PolicyDoc:
     if not raw.startswith("---\n"):
         raise PolicyError(f"{path}: front matter (doc, version, effective_from) missing")
     head, _, body = raw[4:].partition("\n---\n")
-    try:
-        meta = yaml.safe_load(head) or {}
-    except yaml.YAMLError as exc:
-        raise PolicyError(f"{path}: front matter is not valid YAML: {str(exc).splitlines()[0]}") from exc
+    meta = parse_yaml(head, path, PolicyError, first_line=2, invalid="invalid YAML in front matter") or {}
     clauses = []
     matches = list(_CLAUSE.finditer(body))
     for m, nxt in zip(matches, matches[1:] + [None]):
@@ -55,11 +52,7 @@ def load_policy(path: str | Path) -> PolicyDoc:
         clauses.append(Clause(id=m.group(1), text=f"{m.group(2).strip()}. {' '.join(text.split())}".strip()))
     if not clauses:
         raise PolicyError(f"{path}: no numbered clauses ('## ID-1 Title' headings)")
-    try:
-        return PolicyDoc(**meta, text=body.strip(), clauses=clauses)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise PolicyError(f"{path}: {'.'.join(map(str, err['loc']))}: {err['msg']}") from exc
+    return model_from(path, meta, PolicyDoc, PolicyError, text=body.strip(), clauses=clauses)
 
 
 def policy_in_effect(policies: list[PolicyDoc], on: dt.date) -> PolicyDoc:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import date, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, RootModel, model_validator
 
+from evalsuite.core.io import model_from, read_yaml
 from evalsuite.sourcing.rights import ColumnRef
 
 if TYPE_CHECKING:
@@ -53,6 +55,17 @@ class TableExpectations(BaseModel):
 
     def columns(self) -> set[str]:
         return {*self.primary_key, *self.required, *self.foreign_keys, *self.value_sets, *self.ranges}
+
+
+class _Expectations(RootModel[dict[str, TableExpectations]]):
+    """A quality file: table name -> its expectations."""
+
+
+def load_expectations(path: str | Path) -> dict[str, TableExpectations]:
+    """The per-table expectations in a YAML file (an empty file declares none); a problem raises a
+    one-line QualityConfigError naming the file and the field."""
+    data = read_yaml(path, QualityConfigError)
+    return model_from(path, {} if data is None else data, _Expectations, QualityConfigError).root
 
 
 class ExpectationOutcome(BaseModel):

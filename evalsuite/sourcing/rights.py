@@ -14,18 +14,17 @@ from datetime import date
 from pathlib import Path
 from typing import Annotated, Literal, get_args
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
     StringConstraints,
-    ValidationError,
     field_serializer,
     model_validator,
 )
 
 from evalsuite.core.hashing import json_sha256
+from evalsuite.core.io import load_yaml_model
 
 Use = Literal["build_environments", "derive_tasks", "redistribute", "train"]
 USES: frozenset[str] = frozenset(get_args(Use))
@@ -86,28 +85,9 @@ class RightsDecision(BaseModel):
         return self.status == "cleared"
 
 
-def _error_line(path: Path, exc: ValidationError) -> str:
-    first = exc.errors()[0]
-    where = ".".join(str(part) for part in first["loc"]) or "<top level>"
-    more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"{path}: {where}: {first['msg']}{more}"
-
-
 def load_manifest(path: str | Path) -> RightsManifest:
     """Read and validate one manifest; any problem becomes a one-line RightsError."""
-    path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f" at line {mark.line + 1}" if mark is not None else ""
-        raise RightsError(f"{path}: invalid YAML{line}: {getattr(exc, 'problem', exc)}") from exc
-    if not isinstance(data, dict):
-        raise RightsError(f"{path}: <top level>: expected a mapping, got {type(data).__name__}")
-    try:
-        return RightsManifest.model_validate(data)
-    except ValidationError as exc:
-        raise RightsError(_error_line(path, exc)) from exc
+    return load_yaml_model(path, RightsManifest, RightsError)
 
 
 def _manifest_reasons(

@@ -6,11 +6,7 @@ order or how a number was typed.
 """
 from __future__ import annotations
 
-import json
 import math
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -18,6 +14,7 @@ import pyarrow.parquet as pq
 from sqlalchemy import create_engine, text
 
 from evalsuite.core.hashing import combine_sha256, table_sha256
+from evalsuite.core.io import staged_dir, write_json
 from evalsuite.sourcing.spec import SpecError, SuiteSpec, TableSource
 
 
@@ -68,17 +65,13 @@ def snapshot_sha256(tables: dict[str, pd.DataFrame], keys: dict[str, list[str]] 
 
 
 def write_snapshot(tables: dict[str, pd.DataFrame], dest: str | Path, meta: dict | None = None) -> str:
-    """Write every table as Parquet into `dest` atomically; returns the snapshot hash."""
-    dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
+    """Write every table as Parquet into `dest` atomically (it replaces an older snapshot whole); returns the hash."""
     digest = snapshot_sha256(tables)
-    for name, df in tables.items():
-        df.to_parquet(tmp / f"{name}.parquet", index=False)
-    (tmp / "snapshot.json").write_text(json.dumps({"sha256": digest, "tables": {n: len(d) for n, d in tables.items()}, **(meta or {})}, indent=2))
-    if dest.exists():
-        shutil.rmtree(dest)
-    os.replace(tmp, dest)
+    with staged_dir(dest) as tmp:
+        for name, df in tables.items():
+            df.to_parquet(tmp / f"{name}.parquet", index=False)
+        rows = {n: len(d) for n, d in tables.items()}
+        write_json(tmp / "snapshot.json", {"sha256": digest, "tables": rows, **(meta or {})})
     return digest
 
 

@@ -7,12 +7,12 @@ path, so nothing is half-built from a spec nobody meant.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from evalsuite.core.identity import AgentConfig
+from evalsuite.core.io import atomic_write, model_from, read_yaml
 from evalsuite.core.records import Simulator, TrialProtocol
 
 
@@ -93,24 +93,12 @@ class SuiteSpec(Strict):
 
 
 def load_spec(path: str | Path) -> SuiteSpec:
+    """Read and check a suite spec, including that every file it names exists; problems raise a one-line SpecError."""
     path = Path(path)
     if not path.is_file():
         raise SpecError(f"{path}: suite spec not found")
-    try:
-        raw: Any = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark else ""
-        raise SpecError(f"{path}{where}: malformed YAML: {getattr(exc, 'problem', None) or exc}") from exc
-    if not isinstance(raw, dict):
-        raise SpecError(f"{path}: a suite spec must be a mapping of keys")
-    try:
-        spec = SuiteSpec(**raw, base_dir=path.parent.resolve())
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        key = ".".join(str(p) for p in err["loc"]) or "(spec)"
-        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
-        raise SpecError(f"{path}: {key}: {msg}") from exc
+    raw = read_yaml(path, SpecError, invalid="malformed YAML")
+    spec = model_from(path, raw, SuiteSpec, SpecError, base_dir=path.parent.resolve())
     for key, file in spec.files().items():
         if not file.exists():
             raise SpecError(f"{path}: {key}: file not found: {file}")
@@ -118,4 +106,4 @@ def load_spec(path: str | Path) -> SuiteSpec:
 
 
 def dump_spec(spec: SuiteSpec, path: str | Path) -> None:
-    Path(path).write_text(yaml.safe_dump(spec.model_dump(mode="json", exclude_defaults=False), sort_keys=False))
+    atomic_write(path, yaml.safe_dump(spec.model_dump(mode="json", exclude_defaults=False), sort_keys=False))

@@ -1,0 +1,1 @@
+"""Task derivation, splits, task files and their validation, and held-out access."""

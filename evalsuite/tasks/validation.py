@@ -5,16 +5,14 @@ straight to it.
 """
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from evalsuite.worlds.registry import get_domain
 from evalsuite.core.records import TaskRecord
+from evalsuite.tasks.taskfile import read_task_objects
 from evalsuite.worlds.domain import Domain
 
 _PATHED = re.compile(r"^(?:Value error, )?([a-z_]+(?:\.[\w]+)*): (.*)$", re.S)
@@ -28,32 +26,6 @@ class Problem(BaseModel):
 
     def __str__(self) -> str:
         return f"{self.file}:{self.task_id}:{self.field}: {self.message}"
-
-
-class TaskFileError(ValueError):
-    """A task file that cannot be read at all."""
-
-
-def read_task_objects(path: str | Path) -> Iterator[tuple[int, Any]]:
-    """(line number, object) for a JSON file (object or list) or a JSONL file."""
-    path = Path(path)
-    if not path.is_file():
-        raise TaskFileError(f"{path}: file not found")
-    text = path.read_text()
-    if path.suffix == ".jsonl":
-        for n, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    yield n, json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise TaskFileError(f"{path}:{n}: invalid JSON: {exc.msg}") from exc
-        return
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TaskFileError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from exc
-    for i, obj in enumerate(data if isinstance(data, list) else [data]):
-        yield i + 1, obj
 
 
 def _schema_problems(file: str, task_id: str, exc: ValidationError) -> list[Problem]:

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from evalsuite.trials.agents.base import Agent
-from evalsuite.core.identity import RunIdentity, identity_sha256
+from evalsuite.core.identity import AgentConfig, RunIdentity, identity_sha256
 from evalsuite.worlds.ref import WorldRef
 from evalsuite.trials.jobs import Job, Stamp, build_agent, load_factory, run_job
 from evalsuite.trials.pool import Chunk, HarnessError, run_pool
@@ -26,10 +26,10 @@ from evalsuite.core.records import TaskRecord
 from evalsuite.trials.tracelog import SUMMARY, TRACES, TraceWriter, TrialRecord, repair_traces, write_summary
 from evalsuite.trials.trial import TrialResult
 
-__all__ = ["run_trials", "acceptance_runner", "WorldRef", "RunIdentity", "TrialRecord", "HarnessError"]
 
 
-def run_trials(world_ref: WorldRef, tasks: list[TaskRecord], agents: Sequence[str | Agent], trials: int | Mapping[str, int] | None, *,
+def run_trials(world_ref: WorldRef, tasks: list[TaskRecord], agents: Sequence[str | AgentConfig | Agent],
+               trials: int | Mapping[str, int] | None, *,
                out_dir: Path | None = None, workers: int | None = None, progress: bool = False,
                identity: RunIdentity, seed: int = 0, agent_factory: str | None = None) -> list[TrialRecord]:
     """Run every (task, agent, trial) job and return their records in job order.
@@ -39,17 +39,22 @@ def run_trials(world_ref: WorldRef, tasks: list[TaskRecord], agents: Sequence[st
     os.cpu_count(); workers=1 runs in this process, the only mode that accepts
     agent objects (a custom agent cannot be sent to a spawned worker; use
     agent_factory="module:callable" for one a worker can import).
+
+    Agents are named (AgentConfig.parse) or given as AgentConfig; the identity takes on their configs
+    (RunIdentity.with_agents), every agent is built from its config and every record stamped with it.
     """
     workers = workers or os.cpu_count() or 1
     by_id = _index(tasks, identity, world_ref)
     factory = load_factory(agent_factory)
-    objects = {a.name: a for a in agents if not isinstance(a, str)}
+    objects = {a.name: a for a in agents if not isinstance(a, (str, AgentConfig))}
     if objects and workers != 1:
         raise ValueError(f"agent objects ({', '.join(objects)}) run only with workers=1; use agent_factory")
     names = [a if isinstance(a, str) else a.name for a in agents]
     if len(set(names)) != len(names):
         raise ValueError(f"agent names repeat: {names}")
-    built = {n: objects.get(n) or build_agent(factory, n) for n in names}  # fails fast on an unknown name
+    identity = identity.with_agents(a if isinstance(a, (str, AgentConfig)) else a.name for a in agents)
+    configs = {n: identity.agent_config(n) for n in names}
+    built = {n: objects.get(n) or build_agent(factory, configs[n]) for n in names}  # fails fast on an unknown name
     stamps = {n: _stamp(identity, n, seed) for n in names}
     jobs = [Job(t.task_id, n, i) for n in names for t in tasks for i in range(_trial_count(trials, n, t))]
 
@@ -77,7 +82,7 @@ def run_trials(world_ref: WorldRef, tasks: list[TaskRecord], agents: Sequence[st
                 for job in todo:
                     emit(run_job(world, by_id[job.task_id], built[job.agent], job.trial, stamps[job.agent]))
             else:
-                run_pool(world_ref, tasks, _chunks(todo), stamps, workers, agent_factory, emit)
+                run_pool(world_ref, tasks, _chunks(todo), configs, stamps, workers, agent_factory, emit)
     finally:
         if writer:
             writer.close()

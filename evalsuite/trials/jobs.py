@@ -8,17 +8,16 @@ from __future__ import annotations
 import importlib
 import random
 import time
-import traceback
 from collections.abc import Callable
 from typing import NamedTuple
 
 from pydantic import BaseModel
 
 from evalsuite.trials.agents.base import Agent
-from evalsuite.core.identity import trial_seed
+from evalsuite.core.identity import AgentConfig, trial_seed
 from evalsuite.core.records import TaskRecord
 from evalsuite.trials.tracelog import TrialRecord
-from evalsuite.trials.trial import TrialResult, run_trial
+from evalsuite.trials.trial import TrialResult, run_trial, traceback_text
 from evalsuite.worlds.world import World
 
 
@@ -69,17 +68,14 @@ def stamp_result(result: TrialResult, stamp: Stamp, seed: int) -> TrialRecord:
                                        "trial_seed": seed, "identity_sha256": stamp.identity_sha256})
 
 
-def traceback_text(exc: BaseException) -> str:
-    return "".join(traceback.format_exception(exc)).strip()
-
-
-AgentFactory = Callable[[str], Agent]
+AgentFactory = Callable[[AgentConfig], Agent]
 
 
 def load_factory(spec: str | None) -> AgentFactory:
-    """The agent factory: built-in make_agent, or "module:callable" for agents a worker must import."""
+    """The agent factory, called with an AgentConfig: built-in make_agent, or "module:callable" for agents
+    a worker must import."""
     if spec is None:
-        from evalsuite.trials.agents import make_agent
+        from evalsuite.trials.agents.baselines import make_agent
 
         return make_agent
     module, sep, attr = spec.partition(":")
@@ -88,8 +84,8 @@ def load_factory(spec: str | None) -> AgentFactory:
     return getattr(importlib.import_module(module), attr)
 
 
-def build_agent(factory: AgentFactory, name: str) -> Agent:
-    agent = factory(name)
-    if agent.name != name:  # records are keyed by the requested name; a mismatch would split one agent's score
-        raise ValueError(f"agent factory returned an agent named {agent.name!r} for {name!r}")
+def build_agent(factory: AgentFactory, config: AgentConfig) -> Agent:
+    agent = factory(config)
+    if agent.name != config.name:  # records are keyed by the config's name; a mismatch would split its score
+        raise ValueError(f"agent factory returned an agent named {agent.name!r} for {config.name!r}")
     return agent

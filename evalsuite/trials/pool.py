@@ -5,10 +5,11 @@ thread, and a plain fork of a threaded process can deadlock. They come from
 a forkserver (a clean single-threaded process that has imported this module
 once, so a new worker costs milliseconds, not seconds of imports) where the
 platform has one, and are spawned otherwise. Either way each opens the World
-once in its initializer from JSON strings, so nothing unpicklable crosses the
-process boundary. One submission carries every trial of one task x agent, which
-amortises the IPC; at most one chunk per worker is in flight, so the chunks
-in flight are the chunks running.
+once in its initializer from JSON strings and builds each agent from its
+AgentConfig, sent as JSON too: nothing unpicklable crosses the process
+boundary, and a worker runs exactly the configured agent. One submission
+carries every trial of one task x agent, which amortises the IPC; at most one
+chunk per worker is in flight, so the chunks in flight are the chunks running.
 
 When a worker dies (BrokenProcessPool) every in-flight future fails and there
 is no telling which chunk killed it. Those chunks are rerun one at a time in
@@ -30,9 +31,11 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import NamedTuple
 
+from evalsuite.core.identity import AgentConfig
 from evalsuite.worlds.ref import WorldRef
-from evalsuite.trials.jobs import Job, Stamp, build_agent, crash_record, load_factory, run_job, traceback_text
+from evalsuite.trials.jobs import Job, Stamp, build_agent, crash_record, load_factory, run_job
 from evalsuite.core.records import TaskRecord
+from evalsuite.trials.trial import traceback_text
 from evalsuite.trials.tracelog import TrialRecord
 
 
@@ -52,9 +55,10 @@ class Chunk(NamedTuple):
 Emit = Callable[[TrialRecord], None]
 
 
-def run_pool(world: WorldRef, tasks: list[TaskRecord], chunks: list[Chunk], stamps: dict[str, Stamp],
-             workers: int, factory: str | None, emit: Emit) -> None:
-    init = (world.model_dump_json(), json.dumps([t.model_dump(mode="json") for t in tasks]), factory)
+def run_pool(world: WorldRef, tasks: list[TaskRecord], chunks: list[Chunk], configs: dict[str, AgentConfig],
+             stamps: dict[str, Stamp], workers: int, factory: str | None, emit: Emit) -> None:
+    init = (world.model_dump_json(), json.dumps([t.model_dump(mode="json") for t in tasks]),
+            json.dumps({name: c.model_dump(mode="json") for name, c in configs.items()}), factory)
     pending, suspects = deque(chunks), deque()
     while pending or suspects:
         isolating = bool(suspects)
@@ -120,8 +124,8 @@ def _context() -> multiprocessing.context.BaseContext:
 _STATE: dict = {}
 
 
-def _init_worker(world_json: str, tasks_json: str, factory: str | None) -> None:
-    """Open the world and index the tasks once per process.
+def _init_worker(world_json: str, tasks_json: str, configs_json: str, factory: str | None) -> None:
+    """Open the world, index the tasks and read the agent configs once per process.
 
     A failure is kept, not raised: a raising initializer only shows up as a
     BrokenProcessPool, indistinguishable from a trial killing its worker.
@@ -133,6 +137,7 @@ def _init_worker(world_json: str, tasks_json: str, factory: str | None) -> None:
     try:
         _STATE["world"] = WorldRef.model_validate_json(world_json).open()
         _STATE["tasks"] = {t["task_id"]: TaskRecord.model_validate(t) for t in json.loads(tasks_json)}
+        _STATE["configs"] = {n: AgentConfig.model_validate(c) for n, c in json.loads(configs_json).items()}
         _STATE["factory"] = load_factory(factory)
         _STATE["agents"] = {}
     except Exception as exc:
@@ -154,7 +159,7 @@ def _run_chunk(chunk: Chunk, stamp_json: str) -> list[str]:
         raise RuntimeError(f"worker initialisation failed:\n{_STATE['init_error']}")
     agents = _STATE["agents"]
     if chunk.agent not in agents:
-        agents[chunk.agent] = build_agent(_STATE["factory"], chunk.agent)
+        agents[chunk.agent] = build_agent(_STATE["factory"], _STATE["configs"][chunk.agent])
     stamp = Stamp.model_validate_json(stamp_json)
     task = _STATE["tasks"][chunk.task_id]
     return [run_job(_STATE["world"], task, agents[chunk.agent], i, stamp).model_dump_json() for i in chunk.trials]

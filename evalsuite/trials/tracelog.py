@@ -11,8 +11,6 @@ a score.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -20,6 +18,7 @@ from typing import IO, TYPE_CHECKING
 from pydantic import ConfigDict, ValidationError
 
 from evalsuite.core.identity import SuiteVersion
+from evalsuite.core.io import atomic_write, write_with
 from evalsuite.core.records import Simulator
 from evalsuite.core.identity import AgentConfig
 from evalsuite.trials.trial import TrialResult
@@ -87,7 +86,7 @@ def repair_traces(path: Path) -> TraceRead:
     data = path.read_bytes() if path.exists() else b""
     if data and not data.endswith(b"\n"):
         keep = data[: len(data) - len(read.truncated_tail)] if read.truncated_tail else data + b"\n"
-        _atomic_write(path, keep)
+        atomic_write(path, keep)
     return read
 
 
@@ -141,18 +140,6 @@ def summary_frame(records: list[TrialRecord]) -> pd.DataFrame:
 
 
 def write_summary(records: list[TrialRecord], path: Path) -> None:
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    summary_frame(records).to_parquet(tmp, index=False)
-    os.replace(tmp, path)  # readers never see a half-written summary
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """The Parquet summary, replaced in one step so readers never see half of it."""
+    frame = summary_frame(records)
+    write_with(path, lambda tmp: frame.to_parquet(tmp, index=False))

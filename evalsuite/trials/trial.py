@@ -41,7 +41,8 @@ def run_trial(world: World, task: TaskRecord, agent: Agent, trial: int = 0, faul
     try:
         env_world = world.reset(task.role, policy_text=policy_text(task), faults=faults)
     except Exception as exc:  # a refused reset is infrastructure, recorded with its traceback
-        return TrialResult(**base, outcome="infra_error", passed=False, error=_tb(exc), seconds=time.perf_counter() - start)
+        return TrialResult(**base, outcome="infra_error", passed=False, error=traceback_text(exc),
+                           seconds=time.perf_counter() - start)
     env = AgentEnv(env_world, task.trial_protocol.max_steps)
     outcome: Outcome | None = None
     try:
@@ -49,8 +50,8 @@ def run_trial(world: World, task: TaskRecord, agent: Agent, trial: int = 0, faul
     except BudgetExhausted:
         message, outcome = "", "budget_exhausted"
     except Exception as exc:  # the agent crashed: recorded, with the effects it already made graded below
-        return TrialResult(**base, outcome="infra_error", passed=False, trace=env_world.trace, error=_tb(exc),
-                           reset_sha256=world.seed_sha256, seconds=time.perf_counter() - start)
+        return TrialResult(**base, outcome="infra_error", passed=False, trace=env_world.trace,
+                           error=traceback_text(exc), reset_sha256=world.seed_sha256, seconds=time.perf_counter() - start)
     verdict = grade_trial(env_world, message, task.goal_state, task.role, task.forbidden)
     passed = verdict.passed and outcome is None
     return TrialResult(**base, outcome=outcome or ("pass" if passed else "fail"), passed=passed, verdict=verdict,
@@ -58,5 +59,6 @@ def run_trial(world: World, task: TaskRecord, agent: Agent, trial: int = 0, faul
                        seconds=time.perf_counter() - start)
 
 
-def _tb(exc: BaseException) -> str:
+def traceback_text(exc: BaseException) -> str:
+    """The full traceback of exc as one text, as an infra_error record keeps it."""
     return "".join(traceback.format_exception(exc)).strip()

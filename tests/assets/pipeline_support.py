@@ -1,21 +1,17 @@
 """Helpers for the Dagster pipeline tests: instances, and a suite built through Dagster."""
 from __future__ import annotations
 
-import csv
-import json
-import os
 import shutil
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import dagster as dg
-import yaml
 
 from assets.definitions import build_defs
 from assets.suite_graph import SuiteGraph, build_suite_graph
-from suite_support import (DEMO_KEY, ROOT, SUITE, copy_suite, corrupt_resolution, edit_spec,  # noqa: F401
-                           expire_license, leak_email, rewrite_csv)
+from suite_support import ROOT, SUITE
+
 
 @dataclass
 class Suite:
@@ -49,15 +45,7 @@ def open_project_instance(dagster_home: Path) -> dg.DagsterInstance:
     """An instance configured by the project's own dagster.yaml, as `make demo` and `make ui` use it."""
     dagster_home.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(ROOT / "dagster.yaml", dagster_home / "dagster.yaml")
-    old = os.environ.get("DAGSTER_HOME")
-    os.environ["DAGSTER_HOME"] = str(dagster_home)  # dagster.yaml reads its storage folder from it
-    try:
-        return dg.DagsterInstance.from_config(str(dagster_home))
-    finally:
-        if old is None:
-            del os.environ["DAGSTER_HOME"]
-        else:
-            os.environ["DAGSTER_HOME"] = old
+    return dg.DagsterInstance.from_config(str(dagster_home))
 
 
 def latest(instance: dg.DagsterInstance, key: dg.AssetKey, partition: str | None = None):

@@ -11,7 +11,8 @@ import dagster as dg
 
 from assets.automation import drop_folder_sensor, schedule
 from assets.suite_graph import BUILD_STAGES
-from pipeline_support import ROOT, SUITE, copy_suite, suite_instance
+from pipeline_support import suite_instance
+from suite_support import ROOT, SUITE, copy_suite
 
 STAGES = ["source_records", *BUILD_STAGES, "trial_traces", "scorecard", "leaderboard"]
 

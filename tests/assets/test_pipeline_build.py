@@ -7,7 +7,8 @@ import dagster as dg
 
 from assets.automation import new_release_sensor
 from evalsuite.core.hashing import file_sha256
-from pipeline_support import SUITE, latest
+from pipeline_support import latest
+from suite_support import SUITE
 
 
 def test_clean_suite_releases(built):

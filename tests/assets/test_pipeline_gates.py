@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 from assets import driver
-from pipeline_support import (copy_suite, corrupt_resolution, edit_spec, expire_license, latest, leak_email,
-                              suite_instance)
+from pipeline_support import latest, suite_instance
+from suite_support import copy_suite, corrupt_resolution, edit_spec, expire_license, leak_email
 
 
 def gates(outcome: driver.BuildOutcome) -> list[str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline_support import ROOT, SUITE
+from suite_support import ROOT, SUITE
 
 CHROMIUM = "/usr/bin/chromium"
 STAGES = ["source_records", "rights_review", "seed_snapshot", "deidentified_snapshot", "policy_documents",

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pipeline_support import DEMO_KEY, ROOT
+from suite_support import DEMO_KEY, ROOT
 
 SECTION = "## Build a suite from your own records"
 

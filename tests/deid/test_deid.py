@@ -5,16 +5,11 @@ from datetime import date
 import pandas as pd
 import pytest
 
-from evalsuite.deid.deidentify import (
-    DeidError,
-    DeidKeyError,
-    DeidRules,
-    _Engine,
-    deidentify,
-    load_key,
-    load_rules,
-    residual_check,
-)
+from evalsuite.deid.keys import DeidKeyError, Keyed, load_key
+from evalsuite.deid.residual import residual_check
+from evalsuite.deid.rules import DeidError, DeidRules, load_rules
+from evalsuite.deid.surrogates import Surrogates, faker_generator
+from evalsuite.deid.transform import deidentify
 
 KEY = "test-key-0123456789abcdef"
 OTHER_KEY = "another-key-0123456789abcdef"
@@ -210,7 +205,7 @@ def test_load_rules_names_file_and_field(tmp_path):
 def test_fast_faker_names_are_the_values_stock_faker_draws():
     from faker import Factory
 
-    stock, fast = Factory.create("en_US"), _Engine(KEY.encode())._generator("en_US")
+    stock, fast = Factory.create("en_US"), faker_generator("en_US")
     for seed in range(200):
         stock.seed_instance(seed)
         fast.seed_instance(seed)
@@ -219,9 +214,9 @@ def test_fast_faker_names_are_the_values_stock_faker_draws():
 
 
 def test_value_index_prefers_longest_whole_word_match_case_insensitively():
-    from evalsuite.deid.deidentify import _ValueIndex
+    from evalsuite.deid.text import ValueIndex
 
-    index = _ValueIndex()
+    index = ValueIndex()
     for value, new in [("Ann Lee", "A"), ("Ann Lee-Smith", "B"), ("+1 555 0100", "P"), ("Li", "short")]:
         index.add(value, new, "t.c")
     index.freeze()
@@ -261,7 +256,7 @@ def test_date_shift_keeps_the_dates_form_and_generalise_to_month():
 
 def test_surrogate_never_equals_another_records_real_value():
     rule = RULES.tables["customers"].columns["name"]
-    unlucky = _Engine(KEY.encode()).surrogate(rule, "Alice Johnson")  # what Alice would get
+    unlucky = Surrogates(Keyed(KEY.encode())).surrogate(rule, "Alice Johnson")  # what Alice would get
     frame = pd.DataFrame({"customer_id": [1, 2], "name": ["Alice Johnson", unlucky]})
     rules = DeidRules.model_validate({"tables": {"customers": {"columns": {"name": rule.model_dump()}}}})
     first = deidentify({"customers": frame}, rules, key=KEY).tables["customers"]

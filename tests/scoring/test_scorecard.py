@@ -8,11 +8,15 @@ import pytest
 from typer.testing import CliRunner
 
 from evalsuite.cli import app
-from evalsuite.trials.harness import RunIdentity, WorldRef, run_trials
+from evalsuite.core.identity import AgentConfig
+from evalsuite.releases.runs import run_release
+from evalsuite.trials.harness import run_trials
 from evalsuite.scoring.metrics import pass_hat_k
 from evalsuite.releases.release import Release
-from evalsuite.scoring.scorecard import SLICES, build_scorecard, load_records, required_actions, write_scorecard
+from evalsuite.scoring.render import write_scorecard
+from evalsuite.scoring.scorecard import SLICES, build_scorecard, load_records, required_actions
 from harness_support import CrashingAgent, make_release
+from scripted_model import Always
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -130,3 +134,20 @@ def test_records_of_different_runs_are_not_pooled(run_dir, release):
     records[0] = records[0].model_copy(update={"run_seed": 99})
     with pytest.raises(ValueError, match="run_seed"):
         build_scorecard(records, release.tasks(), None, resamples=10)
+
+
+def test_two_configs_of_one_agent_name_are_never_pooled(ap, endpoint, tmp_path):
+    """The same model at two temperatures under one name: each run scores its own config; together they refuse."""
+    small = Release(make_release(ap, tmp_path / "release", n_tasks=2))
+    endpoint.script = Always({"content": "nothing to change"})
+    cool, hot = (AgentConfig(name="scripted", kind="openai", model="scripted-model", base_url=endpoint.url,
+                             temperature=t) for t in (0.0, 0.7))
+    cards = [run_release(small, [c], tmp_path / f"t{c.temperature}", trials=1, workers=1) for c in (cool, hot)]
+    assert [card.agents[0].agent_config for card in cards] == [cool.model_dump(mode="json"), hot.model_dump(mode="json")]
+    assert cards[0].agents[0].identity_sha256 != cards[1].agents[0].identity_sha256
+    pooled = [r for c in (cool, hot) for r in load_records(tmp_path / f"t{c.temperature}")]
+    with pytest.raises(ValueError, match="agent scripted: records mix several values of agent_config"):
+        build_scorecard(pooled, small.tasks(), None, resamples=10)
+    one_trial_each = [r for r in pooled if (r.agent_config == cool) == (r.task_id == small.tasks()[0].task_id)]
+    with pytest.raises(ValueError, match="agent_config"):  # no duplicate trial needed to be refused
+        build_scorecard(one_trial_each, small.tasks(), None, resamples=10)

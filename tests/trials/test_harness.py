@@ -10,7 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from evalsuite.cli import app
-from evalsuite.trials.harness import HarnessError, RunIdentity, WorldRef, run_trials
+from evalsuite.trials.pool import HarnessError
+from evalsuite.trials.harness import run_trials
 from evalsuite.core.identity import trial_seed
 from evalsuite.releases.release import Release
 from evalsuite.trials.tracelog import IDENTITY_COLUMNS, TraceLogError

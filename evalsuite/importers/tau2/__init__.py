@@ -1,0 +1,1 @@
+"""τ²-bench retail imported as an evalsuite source, policy and suite, with replay-derived goal states."""

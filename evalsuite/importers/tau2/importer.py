@@ -32,6 +32,7 @@ from evalsuite.sourcing.policies import load_policy
 from evalsuite.core.records import Policy, Simulator, SuiteRef, TaskRecord
 from evalsuite.sourcing.rights import RightsManifest, load_manifest
 from evalsuite.sourcing.spec import Acceptance, Derivation, SuiteSpec, TableSource, Sources, dump_spec, load_spec
+from evalsuite.tasks.taskfile import read_tasks, write_tasks
 from evalsuite.worlds.world import World
 
 SUITE = "tau2_retail"
@@ -91,7 +92,7 @@ def import_tau2_retail(src: Path, out: Path, simulator: Simulator = DEFAULT_SIMU
     if initial != tau2_hash.INITIAL_HASH:
         raise ValueError(f"tau2 hash of the built world {initial} != tau2's initial hash {tau2_hash.INITIAL_HASH}")
     tasks, report_bits = _tasks(src, world, policy, clause_ids(policy_md), simulator)
-    (out / "tasks.jsonl").write_text("".join(t.model_dump_json() + "\n" for t in tasks))
+    write_tasks(out / "tasks.jsonl", tasks)
     _write_suite(out, sorted(rows), simulator)
     files = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and p.name != "import_report.json")
     report = ImportReport(out=str(out), source_sha256=sha, rows={t: len(r) for t, r in rows.items()},
@@ -188,11 +189,8 @@ def export_state(out_dir: Path, task_id: str, dest: Path) -> str:
     """Write the state after task `task_id`'s gold actions as db.json-shaped JSON; returns its tau2 hash."""
     out_dir = Path(out_dir)
     world = World(DOMAIN, out_dir / "world.sqlite")
-    for line in (out_dir / "tasks.jsonl").read_text().splitlines():
-        task = TaskRecord.model_validate_json(line)
-        if task.task_id == str(task_id):
-            break
-    else:
+    task = next((t for t in read_tasks(out_dir / "tasks.jsonl") if t.task_id == str(task_id)), None)
+    if task is None:
         raise KeyError(f"{out_dir / 'tasks.jsonl'}: no task {task_id!r}")
     trial = world.reset(task.role)
     for call in task.solution_calls():

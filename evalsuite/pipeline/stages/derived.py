@@ -8,20 +8,20 @@ from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from evalsuite.core.hashing import file_sha256
-from evalsuite.core.io import atomic_write, write_json
+from evalsuite.core.io import write_json
 from evalsuite.core.records import Deidentification, Environment, SuiteRef, TaskRecord
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.present import Markdown, md_list, md_table
 from evalsuite.pipeline.stage import Gate, GateError, Stage, StageOutput, Verdict, blocked, passed, require
 from evalsuite.pipeline.stages import deidentified, policies, rights
-from evalsuite.releases.release import task_set_sha256
 from evalsuite.sourcing.snapshot import frame_rows, read_snapshot
 from evalsuite.sourcing.spec import SuiteSpec
 from evalsuite.tasks.derivation import DeriveContext
-from evalsuite.tasks.validation import domain_problems, read_task_objects, validate_file
+from evalsuite.tasks.taskfile import TaskFileError, read_tasks, task_set_sha256, write_tasks
+from evalsuite.tasks.validation import domain_problems, validate_file
 from evalsuite.worlds.registry import get_deriver, get_domain
 from evalsuite.worlds.world import World
 
@@ -45,15 +45,10 @@ def stamp(path: Path) -> tuple[str, int, int]:
 
 @lru_cache(maxsize=4)
 def _tasks_at(stamp: tuple[str, int, int]) -> tuple[TaskRecord, ...]:
-    tasks = []
-    for n, line in enumerate(Path(stamp[0]).read_text().splitlines(), 1):
-        if line.strip():
-            try:
-                tasks.append(TaskRecord.model_validate_json(line))
-            except ValidationError as exc:  # the schema gate lists every problem; the others only refuse
-                raise GateError("task_schema_valid", f"{stamp[0]}:{n}: not a valid task record "
-                                                     f"({exc.error_count()} problem(s); see gate task_schema_valid)") from exc
-    return tuple(tasks)
+    try:
+        return tuple(read_tasks(stamp[0]))
+    except TaskFileError as exc:  # the schema gate lists every problem; the others only refuse, in one line
+        raise GateError("task_schema_valid", f"{exc} (see gate task_schema_valid)") from exc
 
 
 @lru_cache(maxsize=4)
@@ -89,8 +84,8 @@ def _context(spec: SuiteSpec, paths: Paths, world: World, decision, prov: dict |
 
 def _imported(spec: SuiteSpec, ctx: DeriveContext) -> list[TaskRecord]:
     """Prebuilt task records (an imported benchmark), stamped with this build's world and suite."""
-    return [TaskRecord.model_validate(obj).model_copy(update={"suite": ctx.suite, "environment": ctx.environment})
-            for _, obj in read_task_objects(spec.resolve(spec.derivation.tasks))]
+    return [t.model_copy(update={"suite": ctx.suite, "environment": ctx.environment})
+            for t in read_tasks(spec.resolve(spec.derivation.tasks))]
 
 
 def derive(spec: SuiteSpec, paths: Paths) -> DeriveRecord:
@@ -109,7 +104,7 @@ def derive(spec: SuiteSpec, paths: Paths) -> DeriveRecord:
         der = get_deriver(spec.domain)(rows, policies.policy_docs(spec), ctx)
         tasks, skipped = der.tasks, der.skipped
     problems = [f"{t.task_id}:{f}: {m}" for t in tasks for f, m in domain_problems(t, domain)]
-    atomic_write(paths.tasks, "".join(t.model_dump_json() + "\n" for t in tasks))
+    write_tasks(paths.tasks, tasks)
     record = DeriveRecord(task_set_sha256=task_set_sha256(tasks), seed_sha256=world.seed_sha256, tasks=len(tasks),
                           skipped=skipped, problems=problems, deid_sha256=deid_sha,
                           rights_manifest_sha256=decision.manifest_sha256)

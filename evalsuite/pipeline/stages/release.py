@@ -7,8 +7,9 @@ from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import GateError, Stage, StageOutput, require
 from evalsuite.pipeline.stages import acceptance, deidentified, derived, rights, seed
 from evalsuite.pipeline.stages.acceptance import quarantine_table
-from evalsuite.releases.release import Quarantined, Release, ReleaseManifest, release_version, task_set_sha256, write_release
+from evalsuite.releases.release import Quarantined, Release, ReleaseManifest, release_version, write_release
 from evalsuite.sourcing.spec import SuiteSpec
+from evalsuite.tasks.taskfile import task_set_sha256
 from evalsuite.worlds.registry import get_domain
 from evalsuite.worlds.world import World
 

@@ -6,22 +6,17 @@ from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.present import Markdown, image_markdown, md_table
 from evalsuite.pipeline.stage import StageOutput
 from evalsuite.releases.release import Release, ReleaseError
-from evalsuite.scoring.render import interval_cell
-from evalsuite.scoring.scorecard import Scorecard, build_scorecard, load_records, write_scorecard
+from evalsuite.scoring.render import passk_cell
+from evalsuite.scoring.render import write_scorecard
+from evalsuite.scoring.scorecard import Scorecard, build_scorecard, load_records
 from evalsuite.sourcing.spec import SuiteSpec
 
 
 def passk_table(card: Scorecard) -> Markdown:
     """Rows k, a column per agent: pass^k [95% task-bootstrap interval]."""
     ks = range(1, max(len(a.curve) for a in card.agents) + 1)
-
-    def cell(a, k: int) -> str:
-        if k > len(a.curve):
-            return "—"
-        p = a.curve[k - 1]
-        return interval_cell(p.pass_hat, p.pass_hat_low, p.pass_hat_high)
-
-    return md_table(["k", *(a.agent for a in card.agents)], [[f"pass^{k}", *(cell(a, k) for a in card.agents)] for k in ks])
+    return md_table(["k", *(a.agent for a in card.agents)],
+                    [[f"pass^{k}", *(passk_cell(a.curve, k) for a in card.agents)] for k in ks])
 
 
 def run(spec: SuiteSpec, paths: Paths, version: str) -> StageOutput:

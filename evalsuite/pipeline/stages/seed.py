@@ -8,12 +8,12 @@ from typing import TypeVar
 from pydantic import BaseModel
 
 from evalsuite.core.hashing import file_sha256
-from evalsuite.core.io import read_yaml, write_json
+from evalsuite.core.io import write_json
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.present import md_list, md_table
 from evalsuite.pipeline.stage import Gate, GateError, Stage, StageOutput, Verdict, blocked, passed, require
 from evalsuite.pipeline.stages import rights
-from evalsuite.sourcing.quality import QualityConfigError, QualityReport, TableExpectations, check_tables
+from evalsuite.sourcing.quality import QualityReport, TableExpectations, check_tables, load_expectations
 from evalsuite.sourcing.snapshot import read_sources, write_snapshot
 from evalsuite.sourcing.spec import SuiteSpec
 
@@ -29,10 +29,7 @@ class SnapshotResult(BaseModel):
 
 
 def expectations(spec: SuiteSpec) -> dict[str, TableExpectations]:
-    if not spec.quality:
-        return {}
-    raw = read_yaml(spec.resolve(spec.quality), QualityConfigError) or {}
-    return {t: TableExpectations.model_validate(e) for t, e in raw.items()}
+    return load_expectations(spec.resolve(spec.quality)) if spec.quality else {}
 
 
 def build_seed(spec: SuiteSpec, paths: Paths) -> SnapshotResult:

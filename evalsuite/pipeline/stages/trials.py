@@ -20,7 +20,7 @@ def run(spec: SuiteSpec, paths: Paths, version: str, agent: str, workers: int | 
     rel = Release(paths.release(spec.name, version))
     out = paths.agent_run(version, agent)
     n_trials = sum(t.trial_protocol.trials for t in rel.tasks())
-    card = run_release(rel, [agent], out, workers=workers or default_workers(n_trials), progress=False)
+    card = run_release(rel, [configs[agent]], out, workers=workers or default_workers(n_trials), progress=False)
     records = load_records(out)
     a = card.agents[0]
     digest = json_sha256([a.identity_sha256, sorted((r.task_id, r.trial, r.outcome) for r in records)])

@@ -22,6 +22,7 @@ from typing import IO
 import anyio
 from anyio.abc import Process
 
+from evalsuite.core.identity import AgentConfig
 from evalsuite.trials.agents.base import AgentEnv, BudgetExhausted
 from evalsuite.trials.mcp_server import TrialSession, serve_http, task_view
 from evalsuite.core.records import TaskRecord
@@ -63,16 +64,15 @@ class MCPAgent:
         self.kill_grace = kill_grace
 
     @classmethod
-    def from_name(cls, name: str) -> MCPAgent:
-        """`mcp:<shell command>`; settings come from the environment, so a worker builds the same agent
-        from the name alone: EVALSUITE_MCP_PASS_ENV (comma-separated variables the agent may see, e.g.
-        its API key) and EVALSUITE_MCP_SECONDS_PER_STEP."""
-        command = name.split(":", 1)[1].strip()
-        if not command:
-            raise ValueError(f"agent {name!r}: mcp: needs a command")
+    def from_config(cls, config: AgentConfig) -> MCPAgent:
+        """The agent of an mcp config, running its command as given (no shell). Settings that are not part
+        of the config come from the environment: EVALSUITE_MCP_PASS_ENV (comma-separated variables the agent
+        may see, e.g. its API key) and EVALSUITE_MCP_SECONDS_PER_STEP."""
+        if config.kind != "mcp" or not config.command:
+            raise ValueError(f"agent {config.name!r}: not an mcp config with a command")
         passed = [v.strip() for v in os.environ.get("EVALSUITE_MCP_PASS_ENV", "").split(",") if v.strip()]
         seconds = float(os.environ.get("EVALSUITE_MCP_SECONDS_PER_STEP", "30"))
-        return cls(name, command, seconds_per_step=seconds, pass_env=passed)
+        return cls(config.name, config.command, seconds_per_step=seconds, pass_env=passed)
 
     def run(self, task: TaskRecord, env: AgentEnv) -> str:
         timeout = self.seconds_per_step * env.max_steps

@@ -6,6 +6,7 @@ tool schemas. Never the goal state, the reference solution or the database.
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from openai import OpenAI
@@ -27,7 +28,9 @@ class OpenAIAgent:
         self.name = name
         self.model = model
         self.temperature = temperature
-        self.client = client or OpenAI(base_url=base_url, api_key=api_key or "not-needed")
+        # base_url None: the SDK reads OPENAI_BASE_URL; the key is OPENAI_API_KEY, and a local endpoint may need none
+        api_key = api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
+        self.client = client or OpenAI(base_url=base_url, api_key=api_key)
 
     def run(self, task: TaskRecord, env: AgentEnv) -> str:
         user = SimulatedUser(task.user_scenario, self.client) if task.trigger.type == "conversation" else None

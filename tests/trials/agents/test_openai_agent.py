@@ -1,46 +1,8 @@
 """The OpenAI-compatible agent against a local endpoint that speaks the chat-completions protocol."""
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-import pytest
-
-from evalsuite.trials.agents import make_agent
+from evalsuite.trials.agents.baselines import make_agent
 from evalsuite.trials.trial import run_trial
-
-
-class ScriptedModel(BaseHTTPRequestHandler):
-    """Answers /v1/chat/completions from a script: tool calls first, then a closing note."""
-
-    script: list[dict] = []
-    seen: list[dict] = []
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        ScriptedModel.seen.append(body)
-        message = ScriptedModel.script[len(ScriptedModel.seen) - 1]
-        payload = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-                   "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", **message}}]}
-        data = json.dumps(payload).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):  # keep test output clean
-        return
-
-
-@pytest.fixture
-def endpoint(monkeypatch):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), ScriptedModel)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{server.server_address[1]}/v1")
-    monkeypatch.setenv("OPENAI_API_KEY", "test")
-    ScriptedModel.seen = []
-    yield ScriptedModel
-    server.shutdown()
 
 
 def _tool_calls(calls):
@@ -101,3 +63,10 @@ def test_a_conversational_task_talks_to_the_pinned_user_simulator(ap, endpoint):
     assert "Ask about the blocked invoice." in user_calls[0]["messages"][0]["content"]
     agent_first = next(b for b in endpoint.seen if b["model"] == "scripted-model")
     assert agent_first["messages"][1]["content"] == "My invoice is blocked, can you fix it?"
+
+
+def test_the_key_comes_from_OPENAI_API_KEY(ap, endpoint):
+    """As the openai SDK reads it: a real endpoint gets the user's key, not a placeholder."""
+    endpoint.script = [{"content": "nothing to do"}]
+    run_trial(ap.world, ap.tasks[0], make_agent("openai:scripted-model"))
+    assert endpoint.headers_seen[0]["Authorization"] == "Bearer test"

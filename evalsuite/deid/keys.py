@@ -1,0 +1,78 @@
+"""The de-identification key (environment or key file, checked, only in memory) and the keyed values made with it."""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+from collections.abc import Mapping
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+
+from evalsuite.core.hashing import canonical_number
+from evalsuite.deid.rules import DeidError, DeidRules, PseudonymRule
+
+MIN_KEY_BYTES = 16
+
+
+class DeidKeyError(DeidError):
+    """The de-identification key is missing or unusable (the message never contains it)."""
+
+
+def checked_key(key: bytes | str) -> bytes:
+    """The key as bytes; a short key is refused because a guessable key undoes every pseudonym."""
+    key = key.encode() if isinstance(key, str) else bytes(key)
+    if len(key) < MIN_KEY_BYTES:
+        raise DeidKeyError(f"de-identification key too short: need at least {MIN_KEY_BYTES} bytes")
+    return key
+
+
+def load_key(rules: DeidRules, environ: Mapping[str, str] | None = None) -> bytes:
+    """The key from the environment variable the rules name, else from their key file."""
+    env = os.environ if environ is None else environ
+    if env.get(rules.key_env):
+        return checked_key(env[rules.key_env])
+    if rules.key_file is not None:
+        try:
+            return checked_key(rules.key_file.read_bytes().strip())
+        except FileNotFoundError as exc:
+            raise DeidKeyError(f"de-identification key file {rules.key_file} not found") from exc
+    raise DeidKeyError(
+        f"de-identification key missing: set the environment variable {rules.key_env} "
+        "or key_file in the rules"
+    )
+
+
+def canon(value: Any) -> str:
+    """Text form of a value for keying: 25 and 25.0 key alike so int/float join columns match."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float, Decimal)):
+        return canonical_number(value)
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    return str(value)
+
+
+class Keyed:
+    """HMAC tokens; the purpose is mixed in so a pseudonym never reveals a date shift."""
+
+    def __init__(self, key: bytes):
+        self._mac = hmac.new(key, digestmod=hashlib.sha256)
+
+    def token(self, purpose: str, text: str) -> str:
+        mac = self._mac.copy()
+        mac.update(f"{purpose}\x1f{text}".encode())
+        return mac.hexdigest()
+
+    def pseudonym(self, rule: PseudonymRule, text: str) -> str:
+        return rule.prefix + self.token("value", text)[: rule.length]
+
+    def shift_days(self, text: str, max_days: int) -> int:
+        return int(self.token("date_shift", text)[:16], 16) % (2 * max_days + 1) - max_days

@@ -1,0 +1,64 @@
+"""Code versions follow the code a stage really runs: editing a module marks exactly the stages that import it."""
+from __future__ import annotations
+
+import pytest
+
+from evalsuite.pipeline import code_versions, registry
+from evalsuite.sourcing.spec import load_spec
+from suite_support import ROOT
+
+STAGES = [*registry.STAGES, *registry.EVALUATION]
+
+
+@pytest.fixture(scope="module")
+def spec():
+    return load_spec(ROOT / "suites" / "ap_exceptions.yaml")
+
+
+def _module(stage: str) -> str:
+    return registry.STAGES[stage].module if stage in registry.STAGES else registry.EVALUATION[stage][0]
+
+
+def versions(spec) -> dict[str, str]:
+    return {s: registry.code_version(s, spec) for s in STAGES}
+
+
+def test_derived_tasks_runs_the_module_that_hashes_the_task_set():
+    assert "evalsuite.tasks.taskfile" in code_versions.closure([_module("derived_tasks")])
+
+
+def test_the_scorecard_does_not_run_gate_text_or_build_stages():
+    ran = code_versions.closure([_module("scorecard")])
+    assert not {m for m in ran if m.startswith("evalsuite.pipeline.stages.") and m != _module("scorecard")}
+    assert "evalsuite.pipeline.registry" not in ran
+
+
+@pytest.mark.parametrize("edited, stale, fresh", [
+    ("evalsuite.pipeline.stages.rights", {"rights_review", "seed_snapshot", "suite_release"}, {"scorecard", "leaderboard"}),
+    ("evalsuite.scoring.render", {"scorecard"}, {"rights_review", "derived_tasks"}),
+    ("evalsuite.domains.ap_exceptions.derive", {"derived_tasks", "acceptance_results", "trial_traces"},
+     {"rights_review", "seed_snapshot", "policy_documents"}),
+    ("evalsuite.grading.grader", {"acceptance_results", "trial_traces"}, {"rights_review", "policy_documents"}),
+])
+def test_editing_a_module_marks_exactly_the_stages_that_import_it(spec, monkeypatch, edited, stale, fresh):
+    before = versions(spec)
+    real = code_versions.file_sha256
+    target = code_versions.module_file(edited)
+    monkeypatch.setattr(code_versions, "file_sha256", lambda p: "edited" if p == target else real(p))
+    after = versions(spec)
+    changed = {s for s in STAGES if before[s] != after[s]}
+    assert stale <= changed and not (fresh & changed), changed
+    assert changed == {s for s in STAGES if edited in _closure_with_domain(s, spec)}
+
+
+def _closure_with_domain(stage: str, spec) -> set[str]:
+    mods = code_versions.closure([_module(stage)])
+    if code_versions.REGISTRY in mods:
+        mods |= code_versions.closure([f"evalsuite.domains.{spec.domain}"])
+    return mods
+
+
+def test_spec_settings_a_stage_reads_are_part_of_its_version(spec):
+    stricter = spec.model_copy(update={"acceptance": spec.acceptance.model_copy(update={"reference_trials": 3})})
+    a, b = versions(spec), versions(stricter)
+    assert {s for s in STAGES if a[s] != b[s]} == {"acceptance_results"}

@@ -1,0 +1,82 @@
+"""The library's shape: one job per module, imports pointing downwards only, no Dagster, no cycles."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from evalsuite.pipeline.code_versions import LIBRARY, imported_modules
+
+# Lower first; a package imports only packages of a lower rank (siblings of one rank stay apart).
+RANKS = {"core": 0, "worlds": 1, "grading": 2, "sourcing": 2, "deid": 2, "tasks": 3, "domains": 4, "trials": 5,
+         "scoring": 6, "releases": 7, "pipeline": 8, "importers": 9, "cli": 10}
+
+
+def modules() -> dict[str, Path]:
+    out = {}
+    for f in sorted(LIBRARY.rglob("*.py")):
+        if "__pycache__" not in f.parts:
+            out[".".join(f.relative_to(LIBRARY.parent).with_suffix("").parts).removesuffix(".__init__")] = f
+    return out
+
+
+def package(module: str) -> str:
+    return module.split(".")[1] if "." in module else ""
+
+
+def test_every_module_says_its_job_in_a_docstring():
+    missing = [m for m, f in modules().items() if not (ast.get_docstring(ast.parse(f.read_text())) or "").strip()]
+    assert missing == []
+
+
+def test_every_package_has_a_rank_and_the_readme_layout_names_it():
+    packages = {package(m) for m in modules()} - {""}
+    assert packages == set(RANKS)
+    layout = (LIBRARY.parent / "README.md").read_text().split("## Layout", 1)[1].split("\n## ", 1)[0]
+    for p in packages:
+        assert f"  {p}" in layout, p
+
+
+def test_the_library_never_imports_dagster():
+    for m, f in modules().items():
+        for node in ast.walk(ast.parse(f.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            assert not any(n.split(".")[0] == "dagster" for n in names), m
+
+
+def test_imports_point_downwards_only():
+    upward = []
+    for m in modules():
+        for dep in imported_modules(m):
+            a, b = package(m), package(dep)
+            if a and b and a != b and RANKS[b] >= RANKS[a]:
+                upward.append(f"{m} imports {dep}")
+    assert upward == []
+
+
+def test_worlds_know_no_particular_domain_and_do_not_judge_themselves():
+    for m in modules():
+        if package(m) == "worlds":
+            assert not {d for d in imported_modules(m) if package(d) in ("domains", "grading", "scoring")}, m
+
+
+def test_no_import_cycle():
+    graph = {m: {d for d in imported_modules(m) if d in modules() and d != m} for m in modules()}
+    # a package's __init__ is imported by its own modules by construction; ignore those edges
+    graph = {m: {d for d in ds if not m.startswith(d + ".")} for m, ds in graph.items()}
+    state: dict[str, int] = {}
+    cycles = []
+
+    def visit(m: str, stack: list[str]) -> None:
+        state[m] = 1
+        for d in sorted(graph[m]):
+            if state.get(d) == 1:
+                cycles.append(" -> ".join(stack[stack.index(d):] + [d]) if d in stack else f"{m} -> {d}")
+            elif d not in state:
+                visit(d, [*stack, d])
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
+    assert cycles == []
