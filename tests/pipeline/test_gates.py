@@ -27,17 +27,6 @@ from suite_support import DEMO_KEY, ROOT, copy_suite, expire_license, leak_email
 README_GATES = "## The gates"
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    """The bundled AP suite (2 reference trials per task) built once to a release by the driver."""
-    tmp = tmp_path_factory.mktemp("built")
-    spec = copy_suite(tmp / "suite")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("EVALSUITE_DEID_KEY", DEMO_KEY)
-        driver.build(spec, tmp / "home")
-    return spec, tmp / "home"
-
-
 @pytest.fixture
 def suite(built, tmp_path, monkeypatch):
     """A private copy of the built suite and home: (spec, paths), to spoil one record at a time."""
