@@ -20,7 +20,7 @@ from evalsuite.deid.text import ValueIndex, original_index, redact_patterns
 # A method name and version recorded in every provenance; it stays as first published
 # (not this module's path) so provenance of the same method compares equal across releases.
 METHOD = (
-    "evalsuite.deid.deidentify/1: HMAC-SHA256 keyed pseudonyms; Faker surrogates seeded per value from the "
+    "evalsuite.deid/1: HMAC-SHA256 keyed pseudonyms; Faker surrogates seeded per value from the "
     "keyed token; per-entity keyed date shift; generalisation; free text: known personal values "
     "replaced (case-insensitive, whole words, longest first) and email/phone/IBAN/account redacted"
 )

@@ -264,3 +264,10 @@ def test_surrogate_never_equals_another_records_real_value():
     assert unlucky not in first["name"].tolist()
     assert first["name"].tolist() == again["name"].tolist()
     assert residual_check({"customers": frame}, {"customers": first}, rules).passed
+
+
+def test_the_method_name_in_provenance_stays_as_first_published():
+    """Provenance feeds every task record and so the release version: moving the code must not rename the method."""
+    from evalsuite.deid.transform import METHOD
+
+    assert METHOD.startswith("evalsuite.deid/1: HMAC-SHA256 keyed pseudonyms")
