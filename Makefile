@@ -8,7 +8,7 @@ export DAGSTER_HOME ?= $(EVALSUITE_HOME)/dagster
 # unset the bundled demo uses this PUBLISHED DEMO KEY, which protects nothing.
 export EVALSUITE_DEID_KEY ?= demo-key-not-a-secret-0001
 
-.PHONY: demo test ui bench bench-pipeline clean instance
+.PHONY: demo test ui bench bench-pipeline clean instance mutation
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,15 @@ bench: $(VENV)/.installed
 
 bench-pipeline: $(VENV)/.installed
 	$(PY) bench/bench_pipeline.py
+
+# Mutation score of the judging modules: mutmut 3.8.1 (the `mutation` extra) with the [tool.mutmut] config in
+# pyproject.toml (forkserver isolation). Slow, tens of minutes; not part of `make test`. Rebuilds ./mutants
+# (git-ignored) from scratch each run, then prints the score per module (mutmut's own verdicts).
+mutation: $(VENV)/.installed
+	$(VENV)/bin/mutmut --version 2>/dev/null | grep -q ' 3\.8\.1$$' || $(PY) -m pip install -q -e '.[dev,mutation]'
+	rm -rf mutants
+	nice -n 10 $(VENV)/bin/mutmut run
+	$(PY) bench/mutation_scores.py
 
 clean:
 	rm -rf $(VENV) $(EVALSUITE_HOME)

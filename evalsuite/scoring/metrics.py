@@ -112,7 +112,8 @@ def wilson_interval(successes: int, total: int, confidence: float = 0.95) -> tup
     """Wilson score interval for a binomial proportion.
 
     Chosen over the normal (Wald) interval because it stays inside [0, 1] and
-    keeps its coverage at small totals and rates near 0 or 1.
+    keeps its coverage at small totals and rates near 0 or 1. It always contains
+    successes / total; its bounds are exactly 0 at no successes and 1 at all.
     """
     if total <= 0:
         raise ValueError(f"total must be positive, got total={total}")
@@ -124,7 +125,11 @@ def wilson_interval(successes: int, total: int, confidence: float = 0.95) -> tup
     denom = 1 + z * z / total
     centre = (p + z * z / (2 * total)) / denom
     half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # At 0 or all successes the exact bound is 0 or 1; computed, it lands a rounding error inside
+    # (5.6e-17, 0.9999999999999999) and the interval would exclude its own point estimate.
+    low = 0.0 if successes == 0 else centre - half
+    high = 1.0 if successes == total else centre + half
+    return low, high
 
 
 def task_bootstrap(
