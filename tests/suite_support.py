@@ -78,3 +78,10 @@ def expire_license(spec: Path) -> None:
     rights.write_text(rights.read_text().replace("expires: 2027-12-31", "expires: 2020-01-01"))
 
 
+
+
+def rewrite_manifest(spec: Path, **fields) -> None:
+    """Set fields of the suite copy's rights manifest (e.g. permitted_uses)."""
+    rights = spec.parent / SUITE / "rights.yaml"
+    raw = yaml.safe_load(rights.read_text())
+    rights.write_text(yaml.safe_dump({**raw, **fields}, sort_keys=False))

@@ -94,8 +94,10 @@ def _one_line(text: str) -> str:
 
 
 def validation_line(path: str | Path, exc: ValidationError) -> str:
-    """`FILE: field.path: message (+N more)` for the first error of a pydantic validation."""
-    first = exc.errors()[0]
+    """`FILE: field.path: message (+N more)` for the first error of a pydantic validation; an unknown key
+    comes first, so a misspelt key is named even when the key it was meant to be is reported missing."""
+    errors = exc.errors()
+    first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     where = ".".join(str(p) for p in first["loc"]) or "<top level>"
     msg = "unknown key" if first["type"] == "extra_forbidden" else first["msg"]
     more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
@@ -113,6 +115,8 @@ def parse_yaml(text: str, path: str | Path, error: type[Exception] = YamlModelEr
         where = f":{mark.line + first_line}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or exc
         raise error(_one_line(f"{path}{where}: {invalid}: {problem}")) from exc
+    except ValueError as exc:  # a scalar YAML resolves but Python refuses, e.g. the date 2027-02-30
+        raise error(_one_line(f"{path}: {invalid}: {exc}")) from exc
 
 
 def read_yaml(path: str | Path, error: type[Exception] = YamlModelError, *, invalid: str = "invalid YAML") -> Any:
@@ -120,7 +124,11 @@ def read_yaml(path: str | Path, error: type[Exception] = YamlModelError, *, inva
     path = Path(path)
     if not path.is_file():
         raise error(f"{path}: file not found")
-    return parse_yaml(path.read_text(encoding="utf-8"), path, error, invalid=invalid)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from exc
+    return parse_yaml(text, path, error, invalid=invalid)
 
 
 def model_from(path: str | Path, data: Any, model: type[M], error: type[Exception] = YamlModelError, **extra: Any) -> M:

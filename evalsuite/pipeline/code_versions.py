@@ -16,6 +16,7 @@ from evalsuite.core.hashing import file_sha256, json_sha256
 
 LIBRARY = Path(__file__).resolve().parent.parent  # the evalsuite package folder
 REGISTRY = "evalsuite.worlds.registry"  # where domains are looked up by name: the spec's domain joins the closure
+LOOKUPS = {"get_domain", "get_deriver"}  # the registry's lookups; importing only its list of names runs no domain
 
 
 def module_file(name: str) -> Path | None:
@@ -48,6 +49,27 @@ def imported_modules(name: str) -> frozenset[str]:
     return frozenset(mods | {".".join(m.split(".")[:i]) for m in mods for i in range(2, m.count(".") + 1)})
 
 
+@lru_cache(maxsize=None)
+def looks_up_domains(name: str) -> bool:
+    """Whether a module imports one of the registry's lookups (so runs whichever domain a spec names)."""
+    path = module_file(name)
+    if path is None:
+        return False
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module == REGISTRY and {a.name for a in node.names} & LOOKUPS:
+            return True
+        if isinstance(node, ast.Import) and any(a.name == REGISTRY for a in node.names):
+            return True
+    return False
+
+
+def with_domain(mods: set[str], domain: str | None) -> set[str]:
+    """The modules plus the named domain's package, when any of them looks a domain up."""
+    if domain and any(looks_up_domains(m) for m in mods):
+        return mods | closure([f"evalsuite.domains.{domain}"])
+    return mods
+
+
 def closure(roots: list[str]) -> set[str]:
     """Every evalsuite module reachable from the roots through imports."""
     seen: set[str] = set()
@@ -66,8 +88,6 @@ def source_digest(modules: set[str]) -> dict[str, str]:
 
 def code_version(module: str, domain: str | None, config: object = None) -> str:
     """A short hash of the code a stage module runs (and the named domain's, if it looks domains up) and its config."""
-    mods = closure([module])
-    if domain and REGISTRY in mods:
-        mods |= closure([f"evalsuite.domains.{domain}"])
+    mods = with_domain(closure([module]), domain)
     return json_sha256({"code": source_digest(mods), "config": config})[:16]
 

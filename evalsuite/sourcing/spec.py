@@ -14,6 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from evalsuite.core.identity import AgentConfig
 from evalsuite.core.io import atomic_write, model_from, read_yaml
 from evalsuite.core.records import Simulator, TrialProtocol
+from evalsuite.worlds.registry import KNOWN
+
+
+# What every build does with the records, whatever the spec says it needs: a spec may add uses, never drop these.
+BUILD_USES = ("build_environments", "derive_tasks")
 
 
 class SpecError(ValueError):
@@ -60,11 +65,11 @@ class Acceptance(Strict):
 
 class SuiteSpec(Strict):
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
-    version_prefix: str = "r"
+    version_prefix: str = Field(default="r", pattern=r"^[a-z][a-z0-9_-]{0,15}$")  # part of a folder name
     domain: str
     sources: Sources
     rights: list[str] = Field(min_length=1)
-    needed_uses: list[str] = ["build_environments", "derive_tasks"]
+    needed_uses: list[str] = list(BUILD_USES)  # uses beyond what every build does; BUILD_USES always apply
     deid: str | None = None
     quality: str | None = None
     policies: list[str] = Field(min_length=1)
@@ -99,6 +104,8 @@ def load_spec(path: str | Path) -> SuiteSpec:
         raise SpecError(f"{path}: suite spec not found")
     raw = read_yaml(path, SpecError, invalid="malformed YAML")
     spec = model_from(path, raw, SuiteSpec, SpecError, base_dir=path.parent.resolve())
+    if spec.domain not in KNOWN:  # before any stage runs, not after the seed and de-identification
+        raise SpecError(f"{path}: domain: unknown domain {spec.domain!r}; known: {', '.join(sorted(KNOWN))}")
     for key, file in spec.files().items():
         if not file.exists():
             raise SpecError(f"{path}: {key}: file not found: {file}")

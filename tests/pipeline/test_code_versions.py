@@ -52,10 +52,7 @@ def test_editing_a_module_marks_exactly_the_stages_that_import_it(spec, monkeypa
 
 
 def _closure_with_domain(stage: str, spec) -> set[str]:
-    mods = code_versions.closure([_module(stage)])
-    if code_versions.REGISTRY in mods:
-        mods |= code_versions.closure([f"evalsuite.domains.{spec.domain}"])
-    return mods
+    return code_versions.with_domain(code_versions.closure([_module(stage)]), spec.domain)
 
 
 def test_spec_settings_a_stage_reads_are_part_of_its_version(spec):

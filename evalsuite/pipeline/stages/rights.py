@@ -10,14 +10,15 @@ from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.present import md_list, md_table
 from evalsuite.pipeline.stage import Gate, GateError, Stage, StageOutput, Verdict, passed
 from evalsuite.sourcing.rights import RightsDecision, load_manifest, review
-from evalsuite.sourcing.spec import SuiteSpec
+from evalsuite.sourcing.spec import BUILD_USES, SuiteSpec
 
 
 def review_rights(spec: SuiteSpec, paths: Paths, today: dt.date | None = None) -> RightsDecision:
     """Review the delivery's manifest and record the decision in rights.json."""
     manifests = {m.source: m for m in (load_manifest(spec.resolve(p)) for p in spec.rights)}
     ruled = load_rules(spec.resolve(spec.deid)).ruled_columns() if spec.deid else set()
-    decision = review({spec.sources.name: manifests.get(spec.sources.name)}, set(spec.needed_uses), ruled,
+    needed = set(spec.needed_uses) | set(BUILD_USES)  # a spec may add uses, never argue away what a build does
+    decision = review({spec.sources.name: manifests.get(spec.sources.name)}, needed, ruled,
                       today or dt.date.today())
     write_json(paths.rights, decision.model_dump(mode="json"))
     return decision
