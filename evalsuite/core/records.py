@@ -8,9 +8,10 @@ validated with nothing else.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class Record(BaseModel):
@@ -91,8 +92,20 @@ class Assertion(Record):
     table: str
     key: dict[str, Any]
     expect: dict[str, Any] = Field(default_factory=dict)
-    row_count: int | None = None
+    row_count: int | None = Field(default=None, ge=0)
     clause: str
+
+    @field_validator("key", "expect")
+    @classmethod
+    def _exact_values(cls, values: dict[str, Any]) -> dict[str, Any]:
+        """A goal a program checks needs values it can compare exactly: no NaN or infinity, no integer a
+        64-bit column cannot hold."""
+        for column, v in values.items():
+            if isinstance(v, float) and not math.isfinite(v):
+                raise ValueError(f"{column}: {v} is not a number a goal can compare")
+            if isinstance(v, int) and not isinstance(v, bool) and not -2**63 <= v < 2**63:
+                raise ValueError(f"{column}: {v} does not fit a 64-bit integer")
+        return values
 
 
 class MaskedField(Record):
@@ -157,7 +170,7 @@ class Adjudication(Record):
 
 
 class TaskRecord(Record):
-    task_id: str
+    task_id: str = Field(pattern=r"^[^\s/]+$")  # non-empty, no whitespace or slash: ids name files and log lines
     domain: str
     suite: SuiteRef
     split: Literal["train", "dev", "test", "held_out"] = "test"

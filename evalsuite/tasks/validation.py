@@ -82,10 +82,17 @@ def _solution_problems(task: TaskRecord, domain: Domain) -> list[tuple[str, str]
 
 
 def validate_file(path: str | Path) -> list[Problem]:
+    """Every problem of a task file, one per field: schema, duplicate ids, and the task's own domain."""
     file = str(path)
     problems = []
+    first_seen: dict[str, int] = {}
     for n, obj in read_task_objects(path):
         task_id = str(obj.get("task_id", f"#{n}")) if isinstance(obj, dict) else f"#{n}"
+        if task_id in first_seen:  # a second record under one id would silently replace the first
+            problems.append(Problem(file=file, task_id=task_id, field="task_id",
+                                    message=f"duplicate task id (first at record {first_seen[task_id]})"))
+            continue
+        first_seen[task_id] = n
         try:
             task = TaskRecord.model_validate(obj)
         except ValidationError as exc:
