@@ -1,4 +1,4 @@
-"""What a trial is tied to besides its task: the world it ran in and the run identity.
+"""What a trial is tied to besides its task: the run identity and the config of each agent under test.
 
 A score is only comparable to another score run against the same suite
 version, task set, seed state, environment image, tool schemas, agent config

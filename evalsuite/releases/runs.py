@@ -10,18 +10,18 @@ has moved or gone.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from evalsuite.core.identity import AgentConfig, agent_configs
-from evalsuite.core.identity import RunIdentity
+from evalsuite.core.identity import AgentConfig, RunIdentity, agent_configs
+from evalsuite.core.io import write_json
 from evalsuite.trials.harness import run_trials
 from evalsuite.releases.release import Release
 from evalsuite.scoring.render import write_scorecard
 from evalsuite.scoring.scorecard import Scorecard, build_scorecard, load_records
 from evalsuite.core.records import TaskRecord
+from evalsuite.tasks.taskfile import read_tasks
 from evalsuite.trials.tracelog import TrialRecord
 
 RUN_JSON = "run.json"
@@ -55,7 +55,7 @@ def rescore(out_dir: Path) -> Scorecard:
     """Recompute the scorecard from DIR alone; refuses a run whose plan is not complete."""
     out_dir = Path(out_dir)
     meta = _read_meta(out_dir)
-    tasks = [TaskRecord.model_validate_json(line) for line in (out_dir / TASKS).read_text().splitlines() if line.strip()]
+    tasks = read_tasks(out_dir / TASKS)
     records = load_records(out_dir)
     _check_complete(records, tasks, meta["plan"], out_dir)
     card = build_scorecard(records, tasks, meta["acceptance"], resamples=meta["resamples"], seed=meta["bootstrap_seed"])
@@ -88,9 +88,7 @@ def _prepare(release: Release, identity: RunIdentity, out_dir: Path, trials: int
     shutil.copyfile(release.path / TASKS, out_dir / TASKS)
     # run.json is written before any trial so an interrupted folder still says what it was running;
     # replaced in one step so a kill never leaves half of it
-    tmp = out_dir / f".{RUN_JSON}.tmp"
-    tmp.write_text(json.dumps(meta, indent=2) + "\n")
-    os.replace(tmp, out_dir / RUN_JSON)
+    write_json(out_dir / RUN_JSON, meta)
 
 
 def _read_meta(out_dir: Path) -> dict:

@@ -27,7 +27,6 @@ from evalsuite.trials.tracelog import SUMMARY, TRACES, TraceWriter, TrialRecord,
 from evalsuite.trials.trial import TrialResult
 
 
-
 def run_trials(world_ref: WorldRef, tasks: list[TaskRecord], agents: Sequence[str | AgentConfig | Agent],
                trials: int | Mapping[str, int] | None, *,
                out_dir: Path | None = None, workers: int | None = None, progress: bool = False,
