@@ -15,6 +15,7 @@ from rich.table import Table
 from assets import driver
 from assets.definitions import GRAPHS, INVALID, defs
 from assets.resources import EvalsuiteHome
+from evalsuite.pipeline import registry
 from evalsuite.scoring.render import console_table
 from evalsuite.scoring.scorecard import Scorecard
 
@@ -35,7 +36,7 @@ def main(suite: str = "ap_exceptions") -> int:
     with dg.DagsterInstance.get() as instance:
         console.print(f"Building suite [bold]{suite}[/] through the asset graph (Dagster instance {instance.root_directory})")
         out = driver.build(defs, g, instance)
-        _print_gates(out)
+        _print_gates(out, g.spec)
         if not out.success:
             for gate, reason in out.blocked:
                 console.print(f"[red]blocked at {gate}[/]: {reason}")
@@ -53,12 +54,17 @@ def main(suite: str = "ap_exceptions") -> int:
     return 0
 
 
-def _print_gates(out: driver.BuildOutcome) -> None:
-    table = Table(title="Gates (blocking asset checks)")
-    for col in ("gate", "result"):
+def _print_gates(out: driver.BuildOutcome, spec) -> None:
+    """In build order (the gate registry's), with the stage each guards; a gate that never ran says so."""
+    table = Table(title="Gates (blocking asset checks), in build order")
+    for col in ("stage", "gate", "result"):
         table.add_column(col)
-    for name, (passed, severity) in out.checks.items():
-        table.add_row(name, "[green]passed[/]" if passed else f"[red]failed ({severity})[/]")
+    for gate in (gate for stage in registry.BUILD for gate in registry.gates_of(stage.name, spec)):
+        if gate.name in out.checks:
+            passed, severity = out.checks[gate.name]
+            table.add_row(gate.stage, gate.name, "[green]passed[/]" if passed else f"[red]failed ({severity})[/]")
+        elif not out.success:
+            table.add_row(gate.stage, gate.name, "[dim]not reached[/]")
     console.print(table)
 
 
