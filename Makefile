@@ -8,7 +8,7 @@ export DAGSTER_HOME ?= $(EVALSUITE_HOME)/dagster
 # unset the bundled demo uses this PUBLISHED DEMO KEY, which protects nothing.
 export EVALSUITE_DEID_KEY ?= demo-key-not-a-secret-0001
 
-.PHONY: demo test ui bench bench-pipeline clean instance mutation
+.PHONY: demo test ui bench bench-pipeline clean instance mutation system
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,7 +29,19 @@ demo: $(VENV)/.installed instance
 ui: $(VENV)/.installed instance
 	$(VENV)/bin/dagster dev -h 127.0.0.1 -w workspace.yaml
 
-test: $(VENV)/.installed
+# Debian packages the tests use: chromium (the UI test drives it; never a browser download) and bubblewrap
+# (the sealed boundary of external agents). Installed through apt-get when missing and we are root;
+# otherwise say what is missing (those tests then skip, or fail under CI=true).
+SYSTEM_PACKAGES := chromium:/usr/bin/chromium bubblewrap:/usr/bin/bwrap
+system:
+	@missing=""; for pair in $(SYSTEM_PACKAGES); do [ -x "$${pair#*:}" ] || missing="$$missing $${pair%%:*}"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	  else echo "note: missing Debian packages:$$missing (apt-get install -y$$missing as root)"; fi; \
+	fi
+
+test: $(VENV)/.installed system
 	$(PY) -m pytest -n 2 -q
 
 bench: $(VENV)/.installed

@@ -103,7 +103,7 @@ def test_ui_shows_the_suite_graph_checks_and_lineage(webserver, built, tmp_path)
 
     if not Path(CHROMIUM).exists():
         if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} missing: .ci/run installs Debian's chromium")
+            pytest.fail(f"{CHROMIUM} missing: `make test` installs Debian's chromium")
         pytest.skip(f"{CHROMIUM} not installed (apt-get install -y chromium)")
     from playwright.sync_api import sync_playwright
 
