@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shlex
 from collections.abc import Iterable, Mapping
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from evalsuite.core.hashing import json_sha256
 from evalsuite.core.records import Simulator
+
+SANDBOX_VAR = "EVALSUITE_AGENT_SANDBOX"  # how an external agent is sealed: auto (default), bwrap, uid or none
 
 
 class AgentConfig(BaseModel):
@@ -35,6 +38,17 @@ class AgentConfig(BaseModel):
     base_url: str | None = None  # openai: None falls back to OPENAI_BASE_URL, as the openai SDK does
     command: list[str] | None = None
     temperature: float = 0.0
+    # mcp: "sealed" runs the program inside the boundary of evalsuite.trials.sandbox, "none" (the opt-out
+    # EVALSUITE_AGENT_SANDBOX=none) as the harness's own user; a score of an unsealed run says so
+    sandbox: Literal["sealed", "none"] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _seal_by_default(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("kind") == "mcp" and data.get("sandbox") is None:
+            opted_out = os.environ.get(SANDBOX_VAR, "").strip() == "none"
+            return {**data, "sandbox": "none" if opted_out else "sealed"}
+        return data
 
     @model_validator(mode="after")
     def _complete(self) -> AgentConfig:
@@ -42,6 +56,8 @@ class AgentConfig(BaseModel):
             raise ValueError(f"agent {self.name!r}: an openai agent needs a model")
         if self.kind == "mcp" and not self.command:
             raise ValueError(f"agent {self.name!r}: an mcp agent needs a command")
+        if self.kind != "mcp" and self.sandbox is not None:
+            raise ValueError(f"agent {self.name!r}: sandbox applies only to an mcp agent (its own process)")
         return self
 
     @classmethod

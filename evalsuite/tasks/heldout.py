@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from evalsuite.core.home import home_dir
+from evalsuite.core.home import private_home
 from evalsuite.core.records import TaskRecord
 
 Purpose = Literal["evaluation", "training", "prompt_tuning", "review"]
@@ -20,7 +20,7 @@ EXCLUDING_HELD_OUT = {"training", "prompt_tuning"}
 
 
 def access_log_path() -> Path:
-    return home_dir() / "access_log.jsonl"
+    return private_home() / "access_log.jsonl"
 
 
 def log_read(tasks: list[TaskRecord], purpose: str, what: str) -> None:

@@ -1,13 +1,15 @@
 """An external agent: any program that acts on a trial only through MCP, in its own process.
 
 Per trial the harness serves the trial's tools (evalsuite.trials.mcp_server) on a loopback
-URL and runs the agent command with that URL in EVALSUITE_MCP_URL, in an empty
-working directory and a stripped environment: the world, its database file and
-the task record stay in this process. The agent ends by calling submit_answer.
+URL and runs the agent command with that URL in EVALSUITE_MCP_URL: the world, its database
+file and the task record stay in this process. The agent ends by calling submit_answer.
 
-This is a process boundary, not a sandbox: the agent runs as the same user and
-could still search the filesystem. Run the command under a sandbox (a container,
-bwrap, another uid) where that matters; the command is prefixed as given.
+The command runs sealed (evalsuite.trials.sandbox): as the dedicated agent user, in a private
+empty home and tmp, with an environment of PATH, the locale, HOME, TMPDIR, the URL and only the
+variables asked for. Under bwrap it sees no file but the system's, its Python's and its own,
+and no process of the harness; as the agent user alone, the 0700 home keeps releases, worlds
+and task files below it out of reach. Its trial is reachable only through MCP.
+EVALSUITE_AGENT_SANDBOX=none runs it unsealed, and its records say so.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO
 
 import anyio
@@ -25,6 +28,7 @@ from anyio.abc import Process
 from evalsuite.core.identity import AgentConfig
 from evalsuite.trials.agents.base import AgentEnv, BudgetExhausted
 from evalsuite.trials.mcp_server import TrialSession, serve_http, task_view
+from evalsuite.trials.sandbox import Sandbox, sandbox_for
 from evalsuite.core.records import TaskRecord
 
 URL_VAR = "EVALSUITE_MCP_URL"
@@ -54,25 +58,29 @@ class MCPAgent:
 
     def __init__(self, name: str, command: str | Sequence[str], *, seconds_per_step: float = 30.0,
                  env: Mapping[str, str] | None = None, pass_env: Sequence[str] = (),
-                 submit_grace: float = 5.0, kill_grace: float = 2.0):
+                 submit_grace: float = 5.0, kill_grace: float = 2.0, sandbox: Sandbox | None = None):
         self.name = name
-        self.command = command if isinstance(command, str) else list(command)  # str: run by the shell
+        self.command = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
         self.seconds_per_step = seconds_per_step
         self.extra_env = dict(env or {})
         self.pass_env = tuple(pass_env)
         self.submit_grace = submit_grace
         self.kill_grace = kill_grace
+        self.sandbox = sandbox or sandbox_for()  # made now: a missing boundary fails before the first trial
+        self.sandbox.check(self.command)
 
     @classmethod
     def from_config(cls, config: AgentConfig) -> MCPAgent:
-        """The agent of an mcp config, running its command as given (no shell). Settings that are not part
-        of the config come from the environment: EVALSUITE_MCP_PASS_ENV (comma-separated variables the agent
-        may see, e.g. its API key) and EVALSUITE_MCP_SECONDS_PER_STEP."""
+        """The agent of an mcp config, running its command as given (no shell), sealed unless the config says
+        sandbox none. Settings that are not part of the config come from the environment: EVALSUITE_MCP_PASS_ENV
+        (comma-separated variables the agent may see, e.g. its API key), EVALSUITE_MCP_SECONDS_PER_STEP and
+        the sandbox's EVALSUITE_AGENT_SANDBOX (which mechanism), EVALSUITE_AGENT_USER and EVALSUITE_AGENT_READ."""
         if config.kind != "mcp" or not config.command:
             raise ValueError(f"agent {config.name!r}: not an mcp config with a command")
         passed = [v.strip() for v in os.environ.get("EVALSUITE_MCP_PASS_ENV", "").split(",") if v.strip()]
         seconds = float(os.environ.get("EVALSUITE_MCP_SECONDS_PER_STEP", "30"))
-        return cls(config.name, config.command, seconds_per_step=seconds, pass_env=passed)
+        return cls(config.name, config.command, seconds_per_step=seconds, pass_env=passed,
+                   sandbox=sandbox_for(config.sandbox))
 
     def run(self, task: TaskRecord, env: AgentEnv) -> str:
         timeout = self.seconds_per_step * env.max_steps
@@ -90,8 +98,9 @@ class MCPAgent:
     async def _run(self, task: TaskRecord, env: AgentEnv, timeout: float) -> _Ending:
         session = TrialSession(env, task_view(task, env))
         with tempfile.TemporaryDirectory(prefix="agent-") as workdir, tempfile.TemporaryFile() as log:
+            launch = self.sandbox.launch(self.command, Path(workdir))
             async with serve_http(session.server()) as url:
-                proc = await anyio.open_process(self.command, cwd=workdir, env=self._environment(url, workdir),
+                proc = await anyio.open_process(launch.argv, cwd=launch.cwd, env=self._environment(url, launch.env),
                                                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                                 start_new_session=True)  # its own group: killing it takes its children
                 try:
@@ -126,9 +135,9 @@ class MCPAgent:
         with anyio.CancelScope(shield=True):  # reap it even when the trial is being cancelled
             await proc.wait()
 
-    def _environment(self, url: str, workdir: str) -> dict[str, str]:
+    def _environment(self, url: str, private: Mapping[str, str]) -> dict[str, str]:
         env = {k: os.environ[k] for k in (*BASE_ENV, *self.pass_env) if k in os.environ}
-        return env | self.extra_env | {"HOME": workdir, "TMPDIR": workdir, URL_VAR: url}
+        return env | self.extra_env | dict(private) | {URL_VAR: url}
 
 
 async def _cancel_after(wait, scope: anyio.CancelScope) -> None:

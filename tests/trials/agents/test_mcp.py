@@ -8,11 +8,15 @@ import pytest
 
 from evalsuite.trials.agents.baselines import make_agent
 from evalsuite.trials.agents.mcp_agent import BASE_ENV, URL_VAR, MCPAgent
+from evalsuite.trials.sandbox import Sandbox
 from evalsuite.core.records import ToolCall, TrialProtocol
 from evalsuite.trials.trial import run_trial
 
 AGENT = Path(__file__).parents[3] / "examples" / "mcp_reference_agent.py"
 SHELL_VARS = {"PWD", "SHLVL", "_", "LC_CTYPE"}  # what a shell or Python's locale coercion may add by itself
+# These agents report to files on the harness's disk, which a sealed agent can neither see nor write; the sealed
+# boundary and agents inside it are tested in test_sealed_boundary.py.
+UNSEALED = Sandbox("none")
 
 
 def _plan(calls, answer):
@@ -28,7 +32,7 @@ def reference_run(ap, tmp_path_factory):
     """One run of the example agent following the reference plan; the process reports what it saw."""
     task = _price_variance(ap)
     report = tmp_path_factory.mktemp("mcp") / "report.json"
-    agent = MCPAgent("mcp:reference", [sys.executable, str(AGENT)],
+    agent = MCPAgent("mcp:reference", [sys.executable, str(AGENT)], sandbox=UNSEALED,
                      env={"EVALSUITE_AGENT_PLAN": _plan(task.solution_calls(), task.reference_answer),
                           "EVALSUITE_AGENT_REPORT": str(report)})
     with pytest.MonkeyPatch.context() as mp:
@@ -70,6 +74,7 @@ def test_a_forbidden_call_over_mcp_is_denied_traced_and_fails_the_trial(ap, tmp_
     monkeypatch.setenv("EVALSUITE_AGENT_PLAN", _plan([pay], "paid it"))
     monkeypatch.setenv("EVALSUITE_AGENT_REPORT", str(tmp_path / "report.json"))
     monkeypatch.setenv("EVALSUITE_MCP_PASS_ENV", "EVALSUITE_AGENT_PLAN,EVALSUITE_AGENT_REPORT")
+    monkeypatch.setenv("EVALSUITE_AGENT_SANDBOX", "none")
     result = run_trial(ap.world, task, make_agent(f"mcp:{sys.executable} {AGENT}"))  # the shell-command form
     assert result.outcome == "fail" and not result.passed
     assert [(e.tool, e.outcome, e.actor) for e in result.trace] == [("post_payment", "denied", "agent")]
@@ -81,7 +86,7 @@ def test_a_forbidden_call_over_mcp_is_denied_traced_and_fails_the_trial(ap, tmp_
 def test_an_agent_out_of_steps_is_stopped_and_budget_exhausted(ap, tmp_path):
     task = _price_variance(ap)
     short = task.model_copy(update={"trial_protocol": TrialProtocol(max_steps=2)})
-    agent = MCPAgent("mcp:reference", [sys.executable, str(AGENT)],
+    agent = MCPAgent("mcp:reference", [sys.executable, str(AGENT)], sandbox=UNSEALED,
                      env={"EVALSUITE_AGENT_PLAN": _plan(task.solution_calls(), task.reference_answer),
                           "EVALSUITE_AGENT_REPORT": str(tmp_path / "report.json")})
     result = run_trial(ap.world, short, agent)
@@ -106,7 +111,8 @@ def test_a_hanging_agent_is_killed_at_its_timeout_with_its_children(ap, tmp_path
     script, pids = tmp_path / "hang.py", tmp_path / "pids"
     script.write_text(HANG)
     task = ap.tasks[0].model_copy(update={"trial_protocol": TrialProtocol(max_steps=10)})
-    agent = MCPAgent("mcp:hang", [sys.executable, str(script), str(pids)], seconds_per_step=0.15, kill_grace=0.3)
+    agent = MCPAgent("mcp:hang", [sys.executable, str(script), str(pids)], seconds_per_step=0.15, kill_grace=0.3,
+                     sandbox=UNSEALED)
     start = time.monotonic()
     result = run_trial(ap.world, task, agent)
     assert result.outcome == "budget_exhausted" and result.trace == [] and result.verdict is not None
