@@ -18,6 +18,7 @@ from assets.checks import suite_checks
 from assets.metadata import materialized, run_stage, to_metadata
 from assets.resources import EvalsuiteHome
 from evalsuite.pipeline import registry
+from evalsuite.pipeline.locks import suite_lock
 from evalsuite.pipeline.stage import Stage
 from evalsuite.pipeline.stages import leaderboard, scorecard, sources, trials
 from evalsuite.sourcing.spec import SuiteSpec, load_spec
@@ -71,7 +72,9 @@ def _stage_asset(g: SuiteGraph, stage: Stage):
               code_version=registry.code_version(stage.name, spec), automation_condition=GATED,
               description=stage.description, kinds=set(stage.kinds))
     def _asset(home: EvalsuiteHome) -> dg.MaterializeResult:
-        return materialized(run_stage(stage.run, spec, home.paths(spec)))
+        paths = home.paths(spec)
+        with suite_lock(paths):  # per step: a CLI build of the suite in this home waits, and vice versa
+            return materialized(run_stage(stage.run, spec, paths))
 
     return _asset
 

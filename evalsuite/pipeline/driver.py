@@ -10,6 +10,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from evalsuite.core.io import atomic_write
+from evalsuite.pipeline.locks import LockError, suite_lock
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.registry import BUILD
 from evalsuite.pipeline.stage import StageOutput, require
@@ -45,11 +47,13 @@ def run_until(spec: SuiteSpec, paths: Paths, last: str, runner: Runner | None = 
 
 
 def build(spec_path: str | Path, home: Path | None = None, runner: Runner | None = None) -> Built:
-    """Build a suite spec into a release; raises GateError naming the first gate that blocks."""
+    """Build a suite spec into a release; raises GateError naming the first gate that blocks, LockError when
+    another build of the suite in this home holds it past the lock timeout."""
     spec = load_spec(spec_path)
     paths = Paths(spec, home)
-    version = run_until(spec, paths, "suite_release", runner).data_version
-    m = Release(paths.release(spec.name, version)).manifest
+    with suite_lock(paths):
+        version = run_until(spec, paths, "suite_release", runner).data_version
+        m = Release(paths.release(spec.name, version)).manifest
     return Built(release=str(paths.release(spec.name, version)), version=version,
                  task_set_sha256=m.task_set_sha256, accepted=m.n_tasks, quarantined=len(m.quarantined))
 
@@ -58,11 +62,11 @@ def audit(spec_path: str | Path, out: Path, home: Path | None = None, runner: Ru
     """Run every stage up to acceptance on any suite and copy audit.json and audit.md to `out`."""
     spec = load_spec(spec_path)
     paths = Paths(spec, home)
-    run_until(spec, paths, "acceptance_results", runner, judge_last=False)
-    out.mkdir(parents=True, exist_ok=True)
-    for name in ("audit.json", "audit.md"):
-        (out / name).write_text((paths.acceptance / name).read_text())
-    return acceptance.AuditRecord.model_validate_json(paths.audit.read_text())
+    with suite_lock(paths):
+        run_until(spec, paths, "acceptance_results", runner, judge_last=False)
+        for name in ("audit.json", "audit.md"):
+            atomic_write(out / name, (paths.acceptance / name).read_text())
+        return acceptance.AuditRecord.model_validate_json(paths.audit.read_text())
 
 
 def resolve_release(source: str | Path) -> Release:
@@ -73,6 +77,6 @@ def resolve_release(source: str | Path) -> Release:
     if source.suffix in (".yaml", ".yml"):
         try:
             return Release(Path(build(source).release))
-        except GateError as exc:
+        except (GateError, LockError) as exc:
             raise ReleaseError(f"{source}: {exc}") from exc
     raise ReleaseError(f"{source}: neither a release folder nor a suite spec (.yaml)")
