@@ -61,7 +61,8 @@ def corrupt_resolution(spec: Path) -> str:
 
 
 def leak_email(spec: Path) -> str:
-    """Paste a vendor contact's email into purchase_orders.buyer, a column not declared free text."""
+    """Paste a vendor contact's email into purchase_orders.buyer, a column the rules keep as it is (declared, so
+    the source scan lets it through; not free text, so de-identification does not scrub it)."""
     src = spec.parent / SUITE / "source"
     with open(src / "vendor_master.csv", newline="") as fh:
         email = next(r["email"] for r in csv.DictReader(fh) if r["email"])
@@ -70,6 +71,7 @@ def leak_email(spec: Path) -> str:
         rows[0]["buyer"] = email
 
     rewrite_csv(src / "purchase_orders.csv", edit)
+    edit_rules(spec, lambda tables: tables["purchase_orders"]["columns"].update(buyer={"rule": "keep"}))
     return email
 
 
@@ -85,3 +87,25 @@ def rewrite_manifest(spec: Path, **fields) -> None:
     rights = spec.parent / SUITE / "rights.yaml"
     raw = yaml.safe_load(rights.read_text())
     rights.write_text(yaml.safe_dump({**raw, **fields}, sort_keys=False))
+
+
+def edit_rules(spec: Path, edit) -> None:
+    """Apply edit(tables) to the suite copy's de-identification rules in place."""
+    path = spec.parent / SUITE / "deid.yaml"
+    raw = yaml.safe_load(path.read_text())
+    edit(raw["tables"])
+    path.write_text(yaml.safe_dump(raw, sort_keys=False))
+
+
+CONTACT_COLUMNS = ("contact_name", "email", "phone", "bank_account")
+
+
+def deny_personal_data(spec: Path) -> None:
+    """The issue's bypass: a manifest claiming no personal data, and rules that leave the vendor contacts alone."""
+    rewrite_manifest(spec, personal_data=False, personal_columns=[], deidentification_required=False)
+
+    def unrule(tables):
+        for column in CONTACT_COLUMNS:
+            del tables["vendor_master"]["columns"][column]
+
+    edit_rules(spec, unrule)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evalsuite.core.home import home_dir
+from evalsuite.core.home import home_dir, private_home
 from evalsuite.sourcing.spec import SuiteSpec
 
 
@@ -12,12 +12,14 @@ class Paths:
 
     def __init__(self, spec: SuiteSpec, home: Path | None = None):
         self.home = Path(home or home_dir())
+        private_home(self.home)  # the first stage to write creates it: 0700 from the start
         self.root = self.home / "suites" / spec.name
         self.seed, self.deid = self.root / "seed", self.root / "deidentified"
         self.tasks, self.world = self.root / "tasks.jsonl", self.root / "world.sqlite"
         self.rights, self.derivation = self.root / "rights.json", self.root / "derivation.json"
         self.quality, self.deid_report = self.root / "quality.json", self.root / "deid.json"
         self.policies = self.root / "policies.json"
+        self.pii_scan = self.root / "pii_scan.json"  # the personal-data scan of the seed, and what it blocked
         self.acceptance = self.root / "acceptance"
         self.audit = self.acceptance / "audit.json"
         self.releases = self.home / "releases"

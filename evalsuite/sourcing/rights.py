@@ -1,7 +1,8 @@
 """Rights review: may these supplier records become a test world at all?
 
 Every source comes with a rights manifest (YAML) saying who licensed it, for
-which uses, until when, and which of its columns hold personal data. The review
+which uses, until when, which of its columns hold personal data and which only
+look personal but are synthetic. The review
 blocks a build when a manifest is missing, the license has expired, a needed use
 is not granted, or a personal column has no de-identification rule. The decision
 records the sha256 of each manifest it relied on, so a built world can be traced
@@ -49,6 +50,9 @@ class RightsManifest(BaseModel):
     expires: date | None = None
     personal_data: bool
     personal_columns: list[ColumnRef] = Field(default_factory=list)
+    # Columns that look personal but hold made-up values (a public benchmark's generated users): named one by
+    # one, so that the personal-data scan lets them through and a blanket `personal_data: false` clears nothing.
+    synthetic_columns: list[ColumnRef] = Field(default_factory=list)
     deidentification_required: bool
 
     @model_validator(mode="after")
@@ -57,6 +61,9 @@ class RightsManifest(BaseModel):
         # licensor must resolve; guessing either way could clear personal data unreviewed.
         if self.personal_columns and not self.personal_data:
             raise ValueError("personal_columns listed but personal_data is false")
+        both = sorted(set(self.personal_columns) & set(self.synthetic_columns))
+        if both:
+            raise ValueError(f"columns {both} are listed both as personal and as synthetic")
         return self
 
     @field_serializer("permitted_uses")
@@ -65,8 +72,9 @@ class RightsManifest(BaseModel):
         return sorted(uses)
 
     def sha256(self) -> str:
-        """Hash of the canonical JSON form (sorted keys, sorted uses)."""
-        return json_sha256(self.model_dump(mode="json"))
+        """Hash of the canonical JSON form (sorted keys, sorted uses). An empty synthetic_columns is left out, so a
+        manifest that does not use it keeps the hash (and the release versions) it had before the field existed."""
+        return json_sha256(self.model_dump(mode="json", exclude=None if self.synthetic_columns else {"synthetic_columns"}))
 
 
 class RightsDecision(BaseModel):

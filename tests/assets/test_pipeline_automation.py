@@ -30,6 +30,7 @@ def test_one_graph_per_suite_with_prefix_group_gates_and_code_versions(tmp_path)
                 assert node.code_version, key
         checks = {(c.asset_key.path[1], c.name): c for c in graph.asset_check_keys}
         assert set(checks) == {("rights_review", "rights_cleared"), ("seed_snapshot", "source_quality"),
+                               ("seed_snapshot", "personal_data_declared"),
                                ("deidentified_snapshot", "no_residual_pii"), ("deidentified_snapshot", "joins_preserved"),
                                ("derived_tasks", "task_schema_valid"), ("derived_tasks", "assertions_cite_policy"),
                                ("derived_tasks", "masked_fields_justified"), ("acceptance_results", "reference_solvable"),

@@ -14,8 +14,8 @@ from suite_support import SUITE
 def test_clean_suite_releases(built):
     s, out = built.suite, built.first
     assert out.success and not out.blocked
-    assert set(out.checks) == {"rights_cleared", "source_quality", "no_residual_pii", "joins_preserved",
-                               "task_schema_valid", "assertions_cite_policy", "masked_fields_justified",
+    assert set(out.checks) == {"rights_cleared", "source_quality", "personal_data_declared", "no_residual_pii",
+                               "joins_preserved", "task_schema_valid", "assertions_cite_policy", "masked_fields_justified",
                                "reference_solvable", "reference_stable", "not_trivially_passable", "resettable"}
     assert all(passed for passed, _ in out.checks.values())
     release = s.home / "releases" / SUITE / out.version

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -22,7 +23,7 @@ from evalsuite.trials.agents.baselines import AdversaryAgent, ReferenceAgent
 from evalsuite.trials.trial import run_trial
 from evalsuite.worlds.registry import get_domain
 from evalsuite.worlds.world import World
-from suite_support import DEMO_KEY, ROOT, copy_suite, expire_license, leak_email
+from suite_support import DEMO_KEY, ROOT, copy_suite, deny_personal_data, expire_license, leak_email
 
 README_GATES = "## The gates"
 
@@ -115,6 +116,34 @@ def test_no_residual_pii_blocks_a_leaked_email_and_never_shows_it(suite):
     assert email not in json.dumps(v.model_dump(mode="json"))
     with pytest.raises(GateError, match="no_residual_pii"):
         derived.derive(spec, paths)
+
+
+def test_personal_data_declared_blocks_contacts_a_manifest_denies_and_never_shows_them(suite):
+    spec, paths = suite
+    deny_personal_data(spec.base_dir / "ap_exceptions.yaml")
+    assert rights.review_rights(spec, paths).cleared  # the manifest's word alone clears it: the bypass of the issue
+    seed.build_seed(spec, paths)
+    v = judge("personal_data_declared", spec, paths)
+    assert v.blocking
+    for column, detector, rows in [("contact_name", "person_name", 27), ("email", "email", 24), ("phone", "phone", 11),
+                                   ("bank_account", "iban", 27)]:
+        assert f"vendor_master.{column}: {rows} {detector} values in a column not declared personal" in v.reason
+    assert "\n" not in v.reason and "purchase_orders" not in v.reason and "exception_queue" not in v.reason
+    contacts = pd.read_csv(spec.resolve(spec.sources.tables["vendor_master"].path), dtype=str)
+    record = paths.pii_scan.read_text()
+    for value in contacts[["contact_name", "email", "phone", "bank_account"]].stack().dropna():
+        assert value not in record and value not in json.dumps(v.model_dump(mode="json"))
+    assert json.loads(record)["undeclared"] == [f"vendor_master.{c}" for c in ("bank_account", "contact_name",
+                                                                              "email", "phone")]
+    with pytest.raises(GateError, match="personal_data_declared"):  # nothing is de-identified, derived or released
+        deidentified.deidentify_seed(spec, paths)
+
+
+def test_personal_data_declared_passes_the_bundled_suite_and_lists_what_it_scanned(suite):
+    spec, paths = suite
+    v = judge("personal_data_declared", spec, paths)
+    assert v.passed and "vendor_master.email" in v.reason and "purchase_orders.buyer" in v.metadata["scanned"]
+    assert json.loads(paths.pii_scan.read_text())["undeclared"] == []
 
 
 def test_joins_preserved_blocks_a_broken_foreign_key(suite):
@@ -299,15 +328,20 @@ def test_acceptance_results_for_another_task_set_are_refused(suite):
         release.release(spec, paths)
 
 
-def test_the_driver_stops_at_the_first_blocking_gate_and_releases_nothing(tmp_path, monkeypatch):
+@pytest.mark.parametrize("spoil, gate, reason, not_written", [
+    (expire_license, "rights_cleared", "expired license on 2020-01-01", "seed"),
+    (deny_personal_data, "personal_data_declared", "vendor_master.email: 24 email values", "deidentified"),
+])
+def test_the_driver_stops_at_the_first_blocking_gate_and_releases_nothing(tmp_path, monkeypatch, spoil, gate, reason,
+                                                                          not_written):
     monkeypatch.setenv("EVALSUITE_DEID_KEY", DEMO_KEY)
     spec = copy_suite(tmp_path / "suite")
-    expire_license(spec)
+    spoil(spec)
     with pytest.raises(GateError) as err:
         driver.build(spec, tmp_path / "home")
-    assert err.value.gate == "rights_cleared"
+    assert err.value.gate == gate and reason in err.value.reason
     assert not (tmp_path / "home" / "releases").exists()
-    assert not (tmp_path / "home" / "suites" / "ap_exceptions" / "seed").exists()
+    assert not (tmp_path / "home" / "suites" / "ap_exceptions" / not_written).exists()
 
 
 def test_yaml_errors_in_the_quality_file_are_one_line_naming_the_file(tmp_path, monkeypatch):

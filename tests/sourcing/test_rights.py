@@ -4,6 +4,7 @@ import pytest
 import yaml
 
 from evalsuite.sourcing.rights import RightsError, RightsManifest, load_manifest, review
+from suite_support import ROOT
 
 TODAY = date(2025, 6, 1)
 USES = {"build_environments", "derive_tasks"}
@@ -115,3 +116,19 @@ def test_load_manifest_rejects_unknown_use_and_bad_yaml(tmp_path):
 def test_personal_columns_without_personal_data_is_rejected():
     with pytest.raises(ValueError, match="personal_data is false"):
         manifest(personal_data=False)
+
+
+def test_synthetic_columns_are_named_one_by_one_and_never_also_personal():
+    m = manifest(personal_data=False, personal_columns=[], deidentification_required=False,
+                 synthetic_columns=["vendors.contact_email"])
+    assert m.synthetic_columns == ["vendors.contact_email"]
+    with pytest.raises(ValueError, match=r"\['vendors.contact_name'\] are listed both as personal and as synthetic"):
+        manifest(synthetic_columns=["vendors.contact_name"])
+    with pytest.raises(ValueError, match="synthetic_columns"):
+        manifest(synthetic_columns=["contact_name"])  # not table.column
+
+
+def test_a_manifest_without_synthetic_columns_keeps_its_hash_and_one_with_them_changes_it():
+    bundled = load_manifest(ROOT / "suites" / "ap_exceptions" / "rights.yaml")
+    assert bundled.sha256() == "03b342919d7a2405afe7d0d52636cd34015bf680629880b57c54536d84c3407e"  # as before the field
+    assert bundled.model_copy(update={"synthetic_columns": ["invoices.note"]}).sha256() != bundled.sha256()

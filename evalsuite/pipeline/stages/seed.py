@@ -1,4 +1,4 @@
-"""The seed snapshot: the source tables as Parquet with a content hash, checked by great-expectations; gate source_quality."""
+"""The seed snapshot: the source tables as Parquet with a content hash; gates source_quality, personal_data_declared."""
 from __future__ import annotations
 
 import json
@@ -13,7 +13,10 @@ from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.present import md_list, md_table
 from evalsuite.pipeline.stage import Gate, GateError, Stage, StageOutput, Verdict, blocked, passed, require
 from evalsuite.pipeline.stages import rights
+from evalsuite.deid.rules import load_rules
+from evalsuite.sourcing import pii_scan
 from evalsuite.sourcing.quality import QualityReport, TableExpectations, check_tables, load_expectations
+from evalsuite.sourcing.rights import load_manifest
 from evalsuite.sourcing.snapshot import read_sources, write_snapshot
 from evalsuite.sourcing.spec import SuiteSpec
 
@@ -81,10 +84,37 @@ def source_quality(spec: SuiteSpec, paths: Paths) -> Verdict:
     return passed("source_quality", f"{len(q.results)} expectations met", **meta)
 
 
+def declared_columns(spec: SuiteSpec) -> set[str]:
+    """Columns declared to hold personal-looking data: the manifest's personal or synthetic columns, and every
+    column the de-identification rules transform, keep on purpose or scrub as free text."""
+    manifests = [load_manifest(spec.resolve(p)) for p in spec.rights]
+    declared = {c for m in manifests if m.source == spec.sources.name for c in m.personal_columns + m.synthetic_columns}
+    if spec.deid:
+        rules = load_rules(spec.resolve(spec.deid))
+        declared |= rules.ruled_columns() | {f"{t}.{c}" for t, tr in rules.tables.items() for c in tr.free_text}
+    return declared
+
+
+def personal_data_declared(spec: SuiteSpec, paths: Paths) -> Verdict:
+    scan = pii_scan.scan_on_record(paths.seed, paths.pii_scan, declared_columns(spec))
+    meta = {"findings": md_table(["column", "detector", "rows", "examples"],
+                                 [[f.ref, f.detector, f.count, ", ".join(f.examples)] for f in scan.findings]),
+            "columns_scanned": len(scan.columns), "record": str(paths.pii_scan)}
+    if scan.undeclared:
+        return blocked("personal_data_declared", "; ".join(f"{f.line()} in a column not declared personal"
+                                                           for f in scan.blocking()), **meta)
+    found = sorted({f.ref for f in scan.findings})
+    return passed("personal_data_declared", f"{len(scan.columns)} columns scanned; personal-looking values only in "
+                  f"declared columns ({', '.join(found) or 'none found'})", scanned=", ".join(scan.columns), **meta)
+
+
 STAGE = Stage(
     name="seed_snapshot", deps=("rights_review",), module=__name__, kinds=frozenset({"parquet"}), run=run,
     description="The source tables as a Parquet snapshot with a canonical content hash.",
     config=lambda spec: file_sha256(spec.resolve(spec.quality)) if spec.quality else None,
     gates=(Gate("source_quality", "seed_snapshot", source_quality,
-                description="The source tables meet their great-expectations suite (keys, required columns, joins, value sets)."),),
+                description="The source tables meet their great-expectations suite (keys, required columns, joins, value sets)."),
+           Gate("personal_data_declared", "seed_snapshot", personal_data_declared,
+                description="Every source column holding personal-looking values (e-mails, phones, IBANs, cards, "
+                            "person names, postal addresses) is declared personal, synthetic or de-identified."),),
 )
