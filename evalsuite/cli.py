@@ -23,19 +23,21 @@ console = Console()
 
 @task_app.command("validate")
 def task_validate(files: list[Path]) -> None:
-    """Validate JSON/JSONL task files; one line per problem as FILE:TASK_ID:FIELD: message."""
-    problems = []
+    """Validate JSON/JSONL task files; one line per problem as FILE:TASK_ID:FIELD: message, exit 2 if any.
+
+    A file that cannot be read at all is one line FILE:LINE: message; a task id that repeats within a suite,
+    across the files given too, is a problem."""
+    lines: list[str] = []
+    seen: dict = {}
     for f in files:
         try:
-            problems.extend(validate_file(f))
+            lines.extend(str(p) for p in validate_file(f, seen))
         except TaskFileError as exc:
-            typer.echo(str(exc))
-            problems.append(exc)
-    for p in problems:
-        if not isinstance(p, TaskFileError):
-            typer.echo(str(p))
-    if problems:
-        raise typer.Exit(1)
+            lines.append(str(exc))
+    for line in lines:
+        typer.echo(line)
+    if lines:
+        raise typer.Exit(2)
     typer.echo(f"{len(files)} file(s) valid")
 
 
@@ -109,17 +111,18 @@ def score(run_dir: Path = typer.Argument(..., help="a run folder written by `eva
 
 @contextmanager
 def _run_errors() -> Iterator[None]:
-    """Known run errors become one line on stderr and exit code 1; anything else keeps its traceback."""
-    from evalsuite.trials.pool import HarnessError
-    from evalsuite.releases.release import ReleaseError
+    """Bad input (a spec, release or run folder): one line on stderr and exit 2, as for a build; a harness that
+    failed is one line and exit 1; anything else keeps its traceback."""
     from evalsuite.releases.runs import RunFolderError
+    from evalsuite.trials.pool import HarnessError
     from evalsuite.trials.tracelog import TraceLogError
 
-    try:
-        yield
-    except (ReleaseError, RunFolderError, TraceLogError, HarnessError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from exc
+    with _build_errors(RunFolderError, TraceLogError):
+        try:
+            yield
+        except HarnessError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(1) from exc
 
 
 def _print_scorecard(card, out: Path) -> None:
@@ -168,7 +171,8 @@ def export(release_dir: Path = typer.Argument(..., help="a release folder"),
     if purpose not in EXCLUDING_HELD_OUT | {"evaluation", "review"}:
         typer.echo(f"--purpose: unknown purpose {purpose!r}", err=True)
         raise typer.Exit(2)
-    tasks = export_tasks(Release(release_dir).tasks(purpose=purpose), purpose)  # type: ignore[arg-type]
+    with _build_errors():
+        tasks = export_tasks(Release(release_dir).tasks(purpose=purpose), purpose)  # type: ignore[arg-type]
     write_tasks(out, tasks)
     typer.echo(f"{len(tasks)} task(s) written to {out}")
 
@@ -185,15 +189,19 @@ def build_cmd(spec: Path = typer.Argument(..., help="a suite spec (YAML)"),
 
 
 @contextmanager
-def _build_errors() -> Iterator[None]:
-    """A blocking gate: a JSON line on stdout and exit 2; a bad input file: one line on stderr and exit 1."""
+def _build_errors(*more: type[Exception]) -> Iterator[None]:
+    """A blocking gate: a JSON line on stdout, one line on stderr and exit 2; a bad input file (any of the
+    loaders' one-line errors, or `more`): one line `error: FILE: field: what` on stderr and exit 2.
+    Anything else is a bug and keeps its traceback."""
+    from evalsuite.core.io import YamlModelError
     from evalsuite.deid.rules import DeidError
+    from evalsuite.pipeline.locks import LockError
     from evalsuite.pipeline.stage import GateError
+    from evalsuite.releases.release import ReleaseError
     from evalsuite.sourcing.policies import PolicyError
     from evalsuite.sourcing.quality import QualityConfigError
     from evalsuite.sourcing.rights import RightsError
     from evalsuite.sourcing.spec import SpecError
-    from evalsuite.tasks.taskfile import TaskFileError
 
     try:
         yield
@@ -201,9 +209,11 @@ def _build_errors() -> Iterator[None]:
         typer.echo(json.dumps({"blocked": exc.gate, "reason": exc.reason}))
         typer.echo(f"error: gate {exc.gate} blocked: {exc.reason}", err=True)
         raise typer.Exit(2) from exc
-    except (SpecError, RightsError, DeidError, PolicyError, QualityConfigError, TaskFileError) as exc:
+    except (SpecError, RightsError, DeidError, PolicyError, QualityConfigError, TaskFileError, YamlModelError,
+            ReleaseError, LockError, *more) as exc:  # LockError: another build of the suite holds the home
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from exc
+        raise typer.Exit(2) from exc
+
 
 import_app = typer.Typer(no_args_is_help=True, help="Import public benchmarks as evalsuite sources and suites.")
 app.add_typer(import_app, name="import")
@@ -215,9 +225,10 @@ app.add_typer(tau2_app, name="tau2-retail")
 def import_tau2(src: Path = typer.Argument(..., help="folder with db.json, tasks.json, split_tasks.json, policy.md"),
                 out: Path = typer.Option(..., "--out", help="folder for the source tables, rights, policy, tasks and suite.yaml")) -> None:
     """Import τ²-bench retail: tables, rights manifest (MIT), versioned policy, tasks with replay-derived goals."""
-    from evalsuite.importers.tau2.importer import import_tau2_retail
+    from evalsuite.importers.tau2.importer import Tau2InputError, import_tau2_retail
 
-    report = import_tau2_retail(src, out)
+    with _build_errors(Tau2InputError):
+        report = import_tau2_retail(src, out)
     typer.echo(f"{report.tasks} tasks imported to {out}; {len(report.gold_replay_errors)} gold action(s) raised "
                f"(listed in {out / 'import_report.json'}); suite spec: {out / 'suite.yaml'}")
 
@@ -227,9 +238,10 @@ def tau2_export_state(out_dir: Path = typer.Argument(..., help="an imported fold
                       task: str = typer.Option(..., "--task", help="task id whose gold actions to replay"),
                       dest: Path = typer.Option(..., "--out", help="JSON file in the original nested db.json form")) -> None:
     """Write the world after replaying a task's gold actions, as nested JSON, and print its tau2 hash."""
-    from evalsuite.importers.tau2.importer import export_state
+    from evalsuite.importers.tau2.importer import Tau2InputError, export_state
 
-    typer.echo(export_state(out_dir, task, dest))
+    with _build_errors(Tau2InputError):
+        typer.echo(export_state(out_dir, task, dest))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
-"""Files written whole or not at all, and YAML read into pydantic models with one-line errors."""
+"""Files written whole or not at all, and text, JSON and YAML read (bounded) into pydantic models with one-line errors."""
 from __future__ import annotations
 
+import codecs
 import json
+import math
 import os
 import shutil
 import uuid
@@ -89,8 +91,15 @@ class YamlModelError(ValueError):
     """A YAML file that does not parse or validate; the message is one line naming the file and field."""
 
 
-def _one_line(text: str) -> str:
-    return " ".join(part.strip() for part in text.splitlines())
+# Bounds on what a reader builds from one file: beyond them the input is refused, never half-processed.
+MAX_DEPTH = 100  # nesting of lists and mappings (Python's own parsers recurse and would overflow first)
+MAX_NODES = 1_000_000  # values a YAML file expands to once its aliases are followed (a "billion laughs" bomb)
+INT64 = (-2**63, 2**63)  # integers a SQLite column, and every 64-bit consumer, can hold
+
+
+def one_line(text: str) -> str:
+    """Text joined into one line, so an error message never spills over several."""
+    return " ".join(part.strip() for part in str(text).splitlines())
 
 
 def validation_line(path: str | Path, exc: ValidationError) -> str:
@@ -99,36 +108,164 @@ def validation_line(path: str | Path, exc: ValidationError) -> str:
     errors = exc.errors()
     first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     where = ".".join(str(p) for p in first["loc"]) or "<top level>"
-    msg = "unknown key" if first["type"] == "extra_forbidden" else first["msg"]
+    msg = "unknown key" if first["type"] == "extra_forbidden" else first["msg"].removeprefix("Value error, ")
     more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return _one_line(f"{path}: {where}: {msg}{more}")
+    return one_line(f"{path}: {where}: {msg}{more}")
+
+
+def read_text(path: str | Path, error: type[Exception] = YamlModelError) -> str:
+    """A file's text decoded as UTF-8 (a UTF-8 byte-order mark is dropped); a missing file or other bytes raise
+    `error` with one line `FILE:LINE: not UTF-8 text (...)`, naming UTF-16 when its byte-order mark is there."""
+    path = Path(path)
+    if not path.is_file():
+        raise error(f"{path}: file not found")
+    data = path.read_bytes()
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        raise error(f"{path}:1: not UTF-8 text (UTF-16 byte-order mark); save it as UTF-8")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise error(f"{path}:{line}: not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8") from exc
+
+
+class _Unbounded(ValueError):
+    """Input beyond the readers' bounds; `line` is where (0-based), when known."""
+
+    def __init__(self, message: str, line: int | None = None):
+        super().__init__(message)
+        self.line = line
+
+
+def _number_problem(value: Any) -> str | None:
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{value} is not a number a suite can compare"
+    if isinstance(value, int) and not isinstance(value, bool) and not INT64[0] <= value < INT64[1]:
+        return f"{value} does not fit a 64-bit integer"
+    return None
+
+
+def _check_number(value: Any) -> None:
+    problem = _number_problem(value)
+    if problem:
+        raise _Unbounded(problem)
+
+
+def unbounded_number(data: Any) -> tuple[str, str] | None:
+    """(dotted path, problem) of the first NaN, infinity or beyond-64-bit integer in parsed JSON, if any."""
+    stack: list[tuple[Any, str]] = [(data, "")]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, (dict, list)):
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            stack.extend((v, f"{where}.{k}" if where else str(k)) for k, v in reversed(list(items)))
+        elif (problem := _number_problem(node)) is not None:
+            return where or "<top level>", problem
+    return None
+
+
+def _long_int(text: str) -> int:
+    if len(text) > 100:  # Python refuses very long digit strings with an error of its own; none is a usable number
+        raise _Unbounded(f"{text[:24]}... does not fit a 64-bit integer")
+    return int(text)
+
+
+def _depth(obj: Any) -> int:
+    """Nesting depth of parsed JSON (a tree: every value appears once), without recursing."""
+    deepest, stack = 0, [(obj, 1)]
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, (dict, list)):
+            deepest = max(deepest, level)
+            stack.extend((v, level + 1) for v in (node.values() if isinstance(node, dict) else node))
+    return deepest
+
+
+def parse_json(text: str, where: str, error: type[Exception] = YamlModelError, *, first_line: int = 1) -> Any:
+    """Parse JSON text taken from `where` (its first line numbered `first_line`), refusing nesting deeper than
+    MAX_DEPTH; a problem raises `error` as one line `WHERE:LINE: invalid JSON: problem`. NaN and numbers beyond
+    64 bits parse, so the caller can name the field they sit in (`unbounded_number`)."""
+    try:
+        data = json.loads(text, parse_int=_long_int)
+    except json.JSONDecodeError as exc:
+        raise error(one_line(f"{where}:{exc.lineno + first_line - 1}: invalid JSON: {exc.msg}")) from exc
+    except _Unbounded as exc:
+        raise error(one_line(f"{where}:{first_line}: invalid JSON: {exc}")) from exc
+    except RecursionError as exc:
+        raise error(f"{where}:{first_line}: invalid JSON: nested deeper than {MAX_DEPTH} levels") from exc
+    if _depth(data) > MAX_DEPTH:
+        raise error(f"{where}:{first_line}: invalid JSON: nested deeper than {MAX_DEPTH} levels")
+    return data
+
+
+_CHECKED_TAGS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("int", "float", "timestamp"))
+
+
+class _BoundedLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml where installed: fast, bounded
+    """A safe loader that measures a document before building it: its depth, how many values it expands to
+    once aliases are followed (an alias is a reference, so a bomb is small to parse and huge to walk), aliases
+    that contain themselves, and numbers nothing downstream can hold."""
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        self._sizes: dict[int, tuple[int, int]] = {}
+        self._measure(node, set())
+        return super().construct_document(node)
+
+    def _measure(self, node: yaml.Node, open_: set[int]) -> tuple[int, int]:
+        key = id(node)
+        if key in self._sizes:
+            return self._sizes[key]
+        if key in open_:
+            raise _Unbounded("an alias refers to a value that contains it", node.start_mark.line)
+        if isinstance(node, yaml.ScalarNode):
+            if node.tag in _CHECKED_TAGS:  # built here, where the line is known (construct_document reuses them)
+                try:
+                    _check_number(self.construct_object(node))
+                except _Unbounded as exc:
+                    raise _Unbounded(str(exc), node.start_mark.line) from exc
+                except ValueError as exc:  # e.g. the date 2027-02-30
+                    raise _Unbounded(f"{node.value}: {exc}", node.start_mark.line) from exc
+            size = (1, 0)
+        else:
+            open_.add(key)
+            children = node.value if isinstance(node, yaml.SequenceNode) else [n for kv in node.value for n in kv]
+            sizes = [self._measure(child, open_) for child in children]
+            open_.discard(key)
+            size = (1 + sum(s for s, _ in sizes), 1 + max((d for _, d in sizes), default=0))
+        if size[0] > MAX_NODES:
+            raise _Unbounded(f"expands to more than {MAX_NODES} values through aliases", node.start_mark.line)
+        if size[1] > MAX_DEPTH:
+            raise _Unbounded(f"nested deeper than {MAX_DEPTH} levels", node.start_mark.line)
+        self._sizes[key] = size
+        return size
 
 
 def parse_yaml(text: str, path: str | Path, error: type[Exception] = YamlModelError, *, first_line: int = 1,
                invalid: str = "invalid YAML") -> Any:
-    """Parse YAML text taken from path (starting at its line `first_line`); bad YAML raises `error` with
-    one line `FILE:LINE: <invalid>: problem`."""
+    """Parse YAML text taken from path (starting at its line `first_line`), within the bounds above; bad YAML
+    raises `error` with one line `FILE:LINE: <invalid>: problem`."""
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_BoundedLoader)  # noqa: S506 - a SafeLoader, bounded
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + first_line}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or exc
-        raise error(_one_line(f"{path}{where}: {invalid}: {problem}")) from exc
+        if problem == "exceeded maximum nesting depth":  # libyaml's own bound, far beyond ours
+            problem = f"nested deeper than {MAX_DEPTH} levels"
+        raise error(one_line(f"{path}{where}: {invalid}: {problem}")) from exc
+    except _Unbounded as exc:
+        where = f":{exc.line + first_line}" if exc.line is not None else ""
+        raise error(one_line(f"{path}{where}: {invalid}: {exc}")) from exc
+    except RecursionError as exc:  # the composer recurses per level, so a deep enough file overflows it first
+        raise error(f"{path}: {invalid}: nested deeper than {MAX_DEPTH} levels") from exc
     except ValueError as exc:  # a scalar YAML resolves but Python refuses, e.g. the date 2027-02-30
-        raise error(_one_line(f"{path}: {invalid}: {exc}")) from exc
+        raise error(one_line(f"{path}: {invalid}: {exc}")) from exc
 
 
 def read_yaml(path: str | Path, error: type[Exception] = YamlModelError, *, invalid: str = "invalid YAML") -> Any:
-    """Parse a YAML file; a missing file or bad YAML raises `error` with one line naming the file and line."""
-    path = Path(path)
-    if not path.is_file():
-        raise error(f"{path}: file not found")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise error(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from exc
-    return parse_yaml(text, path, error, invalid=invalid)
+    """Parse a UTF-8 YAML file; a missing file, other bytes or bad YAML raise `error` with one line naming the
+    file and line."""
+    return parse_yaml(read_text(path, error), path, error, invalid=invalid)
 
 
 def model_from(path: str | Path, data: Any, model: type[M], error: type[Exception] = YamlModelError, **extra: Any) -> M:

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from evalsuite.core.hashing import json_sha256
 from evalsuite.core.identity import AgentConfig, RunIdentity
-from evalsuite.core.io import staged_dir, write_json
+from evalsuite.core.io import model_from, parse_json, read_text, staged_dir, write_json
 from evalsuite.tasks.heldout import log_read
 from evalsuite.core.records import Simulator, TaskRecord
 from evalsuite.tasks.taskfile import read_tasks, write_tasks
@@ -59,7 +59,8 @@ class Release:
         manifest = self.path / "manifest.json"
         if not manifest.is_file():
             raise ReleaseError(f"{self.path}: not a release (no manifest.json)")
-        self.manifest = ReleaseManifest.model_validate_json(manifest.read_text())
+        self.manifest = model_from(manifest, parse_json(read_text(manifest, ReleaseError), str(manifest), ReleaseError),
+                                   ReleaseManifest, ReleaseError)
 
     def tasks(self, purpose: str = "evaluation") -> list[TaskRecord]:
         """The released tasks; reading held-out ones is logged with who, when and why."""

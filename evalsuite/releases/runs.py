@@ -9,13 +9,15 @@ has moved or gone.
 """
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Annotated
+
+from pydantic import BaseModel, Field
 
 from evalsuite.core.identity import AgentConfig, RunIdentity, agent_configs
-from evalsuite.core.io import write_json
+from evalsuite.core.io import model_from, parse_json, read_text, write_json
 from evalsuite.trials.harness import run_trials
 from evalsuite.releases.release import Release
 from evalsuite.scoring.render import write_scorecard
@@ -30,6 +32,18 @@ TASKS = "tasks.jsonl"
 
 class RunFolderError(RuntimeError):
     """A run folder that does not match the run asked for, or cannot be scored yet."""
+
+
+class _RunMeta(BaseModel):
+    """What run.json must hold for a run to resume or be rescored (checked, then used as the plain mapping)."""
+
+    release: str
+    identity: dict
+    run_seed: int
+    resamples: int = Field(ge=1)
+    bootstrap_seed: int
+    acceptance: dict
+    plan: dict[str, Annotated[int, Field(ge=1)] | None]
 
 
 def run_release(release: Release, agents: Sequence[str | AgentConfig], out_dir: Path, *, trials: int | None = None,
@@ -95,7 +109,9 @@ def _read_meta(out_dir: Path) -> dict:
     path = out_dir / RUN_JSON
     if not path.is_file():
         raise RunFolderError(f"{path}: not a run folder (no {RUN_JSON})")
-    return json.loads(path.read_text())
+    meta = parse_json(read_text(path, RunFolderError), str(path), RunFolderError)
+    model_from(path, meta, _RunMeta, RunFolderError)
+    return meta
 
 
 def _check_complete(records: list[TrialRecord], tasks: list[TaskRecord], plan: dict[str, int | None],

@@ -10,9 +10,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
-from evalsuite.core.io import model_from, parse_yaml
+from evalsuite.core.io import model_from, parse_yaml, read_text
 from evalsuite.core.records import Clause, Policy
 
 _CLAUSE = re.compile(r"^##\s+([A-Z][A-Z0-9]*-\d+)\s+(.*)$", re.M)
@@ -25,8 +25,8 @@ class PolicyError(ValueError):
 class PolicyDoc(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    doc: str
-    version: str
+    doc: str = Field(min_length=1)
+    version: str = Field(min_length=1)
     effective_from: dt.date
     params: dict[str, Any] = {}
     text: str
@@ -37,10 +37,11 @@ class PolicyDoc(BaseModel):
 
 
 def load_policy(path: str | Path) -> PolicyDoc:
+    """A policy document (UTF-8 Markdown); every problem raises a one-line PolicyError naming the file."""
     path = Path(path)
     if not path.is_file():
         raise PolicyError(f"{path}: policy document not found")
-    raw = path.read_text()
+    raw = read_text(path, PolicyError).replace("\r\n", "\n")  # a file saved on Windows has the same front matter
     if not raw.startswith("---\n"):
         raise PolicyError(f"{path}: front matter (doc, version, effective_from) missing")
     head, _, body = raw[4:].partition("\n---\n")

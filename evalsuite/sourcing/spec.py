@@ -1,21 +1,29 @@
 """The suite spec: one declarative YAML per suite, what a data-ops team writes.
 
-Paths in a spec are relative to the spec file. Unknown keys, missing files and
-malformed YAML are errors whose one-line message names the file and the key or
-path, so nothing is half-built from a spec nobody meant.
+Paths in a spec are relative to the spec file. Unknown keys, missing files,
+malformed YAML, a database URL that cannot be opened, and a quality file or
+policy that cannot be read are errors whose one-line message names the file and
+the key or path, raised when the spec is read, before any stage runs; so nothing
+is half-built from a spec nobody meant.
 """
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
 from evalsuite.core.identity import AgentConfig
 from evalsuite.core.io import atomic_write, model_from, read_yaml
 from evalsuite.core.records import Simulator, TrialProtocol
 from evalsuite.worlds.registry import KNOWN
 
+
+# A table name: it becomes a file name, a SQL table and a key in every record that cites it.
+TableName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 
 # What every build does with the records, whatever the spec says it needs: a spec may add uses, never drop these.
 BUILD_USES = ("build_environments", "derive_tasks")
@@ -42,13 +50,32 @@ class TableSource(Strict):
             raise ValueError("give either path, or url with query")
         if self.url and not self.query:
             raise ValueError("query is required with url")
+        if self.url:
+            database_url(self.url)
         return self
+
+
+def database_url(url: str) -> URL:
+    """A SQLAlchemy URL whose dialect and driver are installed; otherwise a ValueError saying which is missing.
+    Checked when the spec is read, so a build never gets as far as opening the source to find out."""
+    try:
+        parsed = make_url(url)
+        dialect = parsed.get_dialect()
+    except NoSuchModuleError as exc:  # before ArgumentError, which it extends
+        raise ValueError(f"url: unknown database dialect {parsed.drivername!r}") from exc
+    except ArgumentError as exc:
+        raise ValueError(f"url: not a database URL: {exc}") from exc
+    try:
+        dialect.import_dbapi()
+    except ImportError as exc:
+        raise ValueError(f"url: the {parsed.drivername} driver is not installed ({exc})") from exc
+    return parsed
 
 
 class Sources(Strict):
     name: str = Field(min_length=1)  # the supplier delivery; its rights manifest carries the same name
     drop_folder: str | None = None  # watched for new supplier drops
-    tables: dict[str, TableSource] = Field(min_length=1)
+    tables: dict[TableName, TableSource] = Field(min_length=1)
 
 
 class Derivation(Strict):
@@ -96,6 +123,15 @@ class SuiteSpec(Strict):
             out["derivation.tasks"] = self.resolve(self.derivation.tasks)
         return out
 
+    def sqlite_files(self) -> dict[str, Path]:
+        """The database file of every SQLite source, keyed by its key path (SQLAlchemy would create a missing one)."""
+        out = {}
+        for t, s in self.sources.tables.items():
+            url = make_url(s.url) if s.url else None
+            if url is not None and url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
+                out[f"sources.tables.{t}.url"] = Path(url.database)
+        return out
+
 
 def load_spec(path: str | Path) -> SuiteSpec:
     """Read and check a suite spec, including that every file it names exists; problems raise a one-line SpecError."""
@@ -106,10 +142,34 @@ def load_spec(path: str | Path) -> SuiteSpec:
     spec = model_from(path, raw, SuiteSpec, SpecError, base_dir=path.parent.resolve())
     if spec.domain not in KNOWN:  # before any stage runs, not after the seed and de-identification
         raise SpecError(f"{path}: domain: unknown domain {spec.domain!r}; known: {', '.join(sorted(KNOWN))}")
-    for key, file in spec.files().items():
-        if not file.exists():
+    for key, file in (spec.files() | spec.sqlite_files()).items():
+        if not file.is_file():
             raise SpecError(f"{path}: {key}: file not found: {file}")
+    _check_named_files(spec, path)
     return spec
+
+
+def _check_named_files(spec: SuiteSpec, path: Path) -> None:
+    """Read the rights manifests, policies and quality file the spec names, so one that cannot be read (or a
+    quality file naming a table the spec does not have) stops the build before its first stage; each raises
+    its own one-line error naming its file."""
+    from evalsuite.sourcing.policies import load_policy
+    from evalsuite.sourcing.quality import load_expectations
+    from evalsuite.sourcing.rights import load_manifest
+
+    for p in spec.rights:
+        load_manifest(spec.resolve(p))
+    for p in spec.policies:
+        load_policy(spec.resolve(p))
+    if spec.quality:
+        quality = spec.resolve(spec.quality)
+        for table, exp in load_expectations(quality).items():
+            named = [(table, table)] + [(f"{table}.foreign_keys.{c}", ref.split(".", 1)[0])
+                                        for c, ref in exp.foreign_keys.items()]
+            for key, name in named:
+                if name not in spec.sources.tables:
+                    raise SpecError(f"{quality}: {key}: table {name!r} is not among the tables of {path} "
+                                    f"(sources.tables)")
 
 
 def dump_spec(spec: SuiteSpec, path: str | Path) -> None:

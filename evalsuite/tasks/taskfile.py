@@ -1,7 +1,6 @@
 """Task files: reading and writing TaskRecords as JSON Lines (or JSON), and the task-set hash."""
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -9,7 +8,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from evalsuite.core.hashing import json_sha256
-from evalsuite.core.io import atomic_write, validation_line
+from evalsuite.core.io import atomic_write, parse_json, read_text, unbounded_number, validation_line
 from evalsuite.core.records import TaskRecord
 
 
@@ -18,35 +17,40 @@ class TaskFileError(ValueError):
 
 
 def read_task_objects(path: str | Path) -> Iterator[tuple[int, Any]]:
-    """(line number, object) for a JSON file (object or list) or a JSONL file."""
+    """(line number, object) for a JSON file (object or list) or a JSONL file, read as UTF-8 within the JSON
+    bounds of core.io; a file without a single record is refused."""
     path = Path(path)
-    if not path.is_file():
-        raise TaskFileError(f"{path}: file not found")
-    text = path.read_text()
+    text = read_text(path, TaskFileError)
     if path.suffix == ".jsonl":
-        for n, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    yield n, json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise TaskFileError(f"{path}:{n}: invalid JSON: {exc.msg}") from exc
-        return
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TaskFileError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from exc
-    for i, obj in enumerate(data if isinstance(data, list) else [data]):
-        yield i + 1, obj
+        objects = ((n, parse_json(line, str(path), TaskFileError, first_line=n))
+                   for n, line in enumerate(text.split("\n"), 1) if line.strip())  # not splitlines: JSON strings may hold U+2028
+    else:
+        data = parse_json(text, str(path), TaskFileError)
+        objects = enumerate(data if isinstance(data, list) else [data], 1)
+    empty = True
+    for n, obj in objects:
+        empty = False
+        yield n, obj
+    if empty:
+        raise TaskFileError(f"{path}: no task records")
 
 
 def read_tasks(path: str | Path) -> list[TaskRecord]:
-    """Every task in a task file; the first that does not validate raises TaskFileError `FILE:LINE: field: message`."""
-    tasks = []
+    """Every task in a task file; the first that does not validate, holds a number no consumer can hold (NaN,
+    an infinity, an integer beyond 64 bits) or repeats a task id raises TaskFileError `FILE:LINE: field: message`."""
+    tasks: list[TaskRecord] = []
+    first: dict[str, int] = {}
     for n, obj in read_task_objects(path):
         try:
-            tasks.append(TaskRecord.model_validate(obj))
+            task = TaskRecord.model_validate(obj)
         except ValidationError as exc:
             raise TaskFileError(validation_line(f"{path}:{n}", exc)) from exc
+        if (bad := unbounded_number(obj)) is not None:
+            raise TaskFileError(f"{path}:{n}: {bad[0]}: {bad[1]}")
+        if task.task_id in first:  # a second record under one id would silently replace the first
+            raise TaskFileError(f"{path}:{n}: task_id: duplicate task id {task.task_id!r} (first at {first[task.task_id]})")
+        first[task.task_id] = n
+        tasks.append(task)
     return tasks
 
 

@@ -6,15 +6,22 @@ straight to it.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
+from sqlalchemy import Table
 
-from evalsuite.worlds.registry import get_domain
-from evalsuite.core.records import TaskRecord
+from evalsuite.core.io import one_line, unbounded_number
+from evalsuite.core.records import TaskRecord, ToolCall
 from evalsuite.tasks.taskfile import read_task_objects
-from evalsuite.worlds.domain import Domain
+from evalsuite.worlds.domain import Domain, Tool
+from evalsuite.worlds.registry import get_domain
+from evalsuite.worlds.types import Money
 
+_MONEY = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.([0-9]+))?")
 _PATHED = re.compile(r"^(?:Value error, )?([a-z_]+(?:\.[\w]+)*): (.*)$", re.S)
 
 
@@ -25,7 +32,7 @@ class Problem(BaseModel):
     message: str
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.task_id}:{self.field}: {self.message}"
+        return one_line(f"{self.file}:{self.task_id}:{self.field}: {self.message}")
 
 
 def _schema_problems(file: str, task_id: str, exc: ValidationError) -> list[Problem]:
@@ -52,11 +59,11 @@ def domain_problems(task: TaskRecord, domain: Domain) -> list[tuple[str, str]]:
         if a.table not in tables:
             out.append((f"goal_state.assertions.{i}.table", f"unknown table {a.table!r}"))
             continue
-        cols = set(tables[a.table].columns.keys())
         for part in ("key", "expect"):
-            for col in getattr(a, part):
-                if col not in cols:
-                    out.append((f"goal_state.assertions.{i}.{part}.{col}", f"no column {col!r} in table {a.table}"))
+            for col, value in getattr(a, part).items():
+                problem = _value_problem(tables[a.table], col, value)
+                if problem:
+                    out.append((f"goal_state.assertions.{i}.{part}.{col}", problem))
     for i, t in enumerate(task.goal_state.unchanged_tables):
         if t not in tables:
             out.append((f"goal_state.unchanged_tables.{i}", f"unknown table {t!r}"))
@@ -65,38 +72,108 @@ def domain_problems(task: TaskRecord, domain: Domain) -> list[tuple[str, str]]:
     return out
 
 
+def _value_problem(table: Table, column: str, value: Any) -> str | None:
+    """Why a goal value cannot be compared with a column, if it cannot: no such column, or money that is not
+    exact (a float, NaN, or more decimal places than the column keeps)."""
+    if column not in table.columns:
+        return f"no column {column!r} in table {table.name}"
+    kind = table.columns[column].type
+    if not isinstance(kind, Money) or value is None:
+        return None
+    return _money_problem(value, -kind.quantum.as_tuple().exponent)
+
+
+def _money_problem(value: Any, places: int | None) -> str | None:
+    """Money is exact: an integer, or a plain decimal string (`-12.50`: no exponent, sign, spaces or leading
+    zeros) with at most `places` decimals; never a float, which already lost the exact amount."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        return f"money must be a decimal string such as '12.50' or an integer, not {type(value).__name__} {value!r}"
+    if isinstance(value, int):
+        return None
+    m = _MONEY.fullmatch(value)
+    if m is None:
+        return f"{value!r} is not a decimal amount such as '12.50'"
+    if places is not None and len(m.group(1) or "") > places:
+        return f"{value!r} has more than {places} decimal places"
+    return None
+
+
 def _solution_problems(task: TaskRecord, domain: Domain) -> list[tuple[str, str]]:
     out = []
     for i, call in enumerate(task.solution_calls()):
         tool = domain.tools.get(call.tool)
         if tool is None:
             out.append((f"reference_solution.{i}.tool", f"unknown tool {call.tool!r} in domain {domain.name}"))
-        elif tool.args is not None:
-            try:
-                tool.args(**call.arguments)
-            except ValidationError as exc:
-                for err in exc.errors():
-                    loc = ".".join(str(p) for p in err["loc"])
-                    out.append((f"reference_solution.{i}.arguments.{loc}", f"{call.tool}: {err['msg']}"))
+        else:
+            out.extend((f"reference_solution.{i}.arguments.{loc}", f"{call.tool}: {msg}")
+                       for loc, msg in _argument_problems(tool, call))
     return out
 
 
-def validate_file(path: str | Path) -> list[Problem]:
-    """Every problem of a task file, one per field: schema, duplicate ids, and the task's own domain."""
+def _argument_problems(tool: Tool, call: ToolCall) -> Iterable[tuple[str, str]]:
+    """The call's arguments against the tool's schema, the one agents see: its pydantic model where it has one
+    (amounts exact, as in a goal), else its signature's names (such a tool checks no types itself)."""
+    if tool.args is not None:
+        try:
+            tool.args(**call.arguments)
+        except ValidationError as exc:
+            yield from ((".".join(str(p) for p in e["loc"]) or "(arguments)", e["msg"]) for e in exc.errors())
+        for name, field in tool.args.model_fields.items():
+            if field.annotation is Decimal and name in call.arguments:
+                problem = _money_problem(call.arguments[name], None)
+                if problem:
+                    yield name, problem
+        return
+    params = tool.schema()["parameters"]
+    known = params.get("properties", {})
+    if not params.get("additionalProperties", True):
+        yield from ((name, "unexpected argument") for name in call.arguments if name not in known)
+    yield from ((name, "missing required argument") for name in params.get("required", []) if name not in call.arguments)
+
+
+_ID = re.compile(TaskRecord.model_fields["task_id"].metadata[0].pattern)
+
+
+def _usable_id(obj: Any) -> str | None:
+    """The record's task id if it is one (problem lines show `#N`, the record number, otherwise)."""
+    task_id = obj.get("task_id") if isinstance(obj, dict) else None
+    return task_id if isinstance(task_id, str) and _ID.fullmatch(task_id) else None
+
+
+def validate_files(paths: Iterable[str | Path]) -> list[Problem]:
+    """Every problem of several task files; a task id that repeats within one suite, across files too, is one."""
+    seen: dict[tuple[str, str], tuple[str, int]] = {}
+    return [p for path in paths for p in validate_file(path, seen)]
+
+
+def validate_file(path: str | Path, seen: dict[tuple[str, str], tuple[str, int]] | None = None) -> list[Problem]:
+    """Every problem of a task file, one per field: schema, duplicate ids, and the task's own domain.
+
+    `seen` maps (suite name, task id) to the file and record it was first read at, shared by the files of one check.
+    """
     file = str(path)
     problems = []
-    first_seen: dict[str, int] = {}
+    seen = {} if seen is None else seen
     for n, obj in read_task_objects(path):
-        task_id = str(obj.get("task_id", f"#{n}")) if isinstance(obj, dict) else f"#{n}"
-        if task_id in first_seen:  # a second record under one id would silently replace the first
+        usable = _usable_id(obj)
+        task_id = usable or f"#{n}"
+        suite = obj.get("suite") if isinstance(obj, dict) else None
+        ident = (str(suite.get("name")) if isinstance(suite, dict) else "", task_id)
+        if ident in seen:  # a second record under one id would silently replace the first
+            first_file, first_n = seen[ident]
+            where = f"record {first_n}" if first_file == file else f"{first_file} record {first_n}"
             problems.append(Problem(file=file, task_id=task_id, field="task_id",
-                                    message=f"duplicate task id (first at record {first_seen[task_id]})"))
+                                    message=f"duplicate task id in suite {ident[0]!r} (first at {where})"))
             continue
-        first_seen[task_id] = n
+        if usable:
+            seen[ident] = (file, n)
         try:
             task = TaskRecord.model_validate(obj)
         except ValidationError as exc:
             problems.extend(_schema_problems(file, task_id, exc))
+            continue
+        if (bad := unbounded_number(obj)) is not None:  # where the schema takes any value, e.g. tool arguments
+            problems.append(Problem(file=file, task_id=task_id, field=bad[0], message=bad[1]))
             continue
         try:
             domain = get_domain(task.domain)

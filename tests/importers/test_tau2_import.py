@@ -9,7 +9,7 @@ import pytest
 
 from evalsuite.domains.tau2_retail import DOMAIN, tau2_hash
 from evalsuite.grading.grader import grade_trial, grade
-from evalsuite.importers.tau2.importer import export_state, import_tau2_retail
+from evalsuite.importers.tau2.importer import Tau2InputError, export_state, import_tau2_retail
 from evalsuite.sourcing.policies import load_policy
 from evalsuite.core.records import TaskRecord
 from evalsuite.sourcing.rights import load_manifest
@@ -178,7 +178,7 @@ def test_exported_state_hashes_as_tau2_does(imported, tmp_path):
     assert report.gold_end_tau2_hash["105"] == tau2_hash.INITIAL_HASH  # its one write fails
     export_state(out, "24", tmp_path / "24.json")
     assert (tmp_path / "24.json").read_text() == (SRC / "db.json").read_text()  # untouched: db.json byte for byte
-    with pytest.raises(KeyError):
+    with pytest.raises(Tau2InputError, match="no task '999'"):
         export_state(out, "999", tmp_path / "x.json")
 
 

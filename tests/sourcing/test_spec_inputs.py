@@ -58,7 +58,7 @@ def test_a_calendar_invalid_date_and_a_non_utf8_file_are_one_line(tmp_path):
     rights.write_text(rights.read_text().replace("expires: 2027-12-31", "expires: 2027-02-30"))
     assert "day is out of range for month" in one_line_error(RightsError, load_manifest, rights)
     spec.write_bytes(codecs.BOM_UTF16_LE + "name: x\n".encode("utf-16-le"))
-    assert one_line_error(SpecError, load_spec, spec).startswith(f"{spec}: not UTF-8 text")
+    assert one_line_error(SpecError, load_spec, spec).startswith(f"{spec}:1: not UTF-8 text (UTF-16 byte-order mark)")
 
 
 def test_needed_uses_cannot_drop_what_every_build_does(tmp_path):
@@ -69,3 +69,13 @@ def test_needed_uses_cannot_drop_what_every_build_does(tmp_path):
     assert not decision.cleared
     assert set(decision.needed_uses) >= {"build_environments", "derive_tasks"}
     assert any("use derive_tasks not permitted" in r for r in decision.reasons)
+
+
+def test_a_calendar_invalid_date_names_its_line_and_value(tmp_path):
+    spec = copy_suite(tmp_path / "suite")
+    rights = spec.parent / "ap_exceptions" / "rights.yaml"
+    lines = rights.read_text().splitlines()
+    line = next(i for i, text in enumerate(lines, 1) if text.startswith("expires:"))
+    rights.write_text(rights.read_text().replace("expires: 2027-12-31", "expires: 2027-02-30"))
+    assert one_line_error(RightsError, load_manifest, rights) == (
+        f"{rights}:{line}: invalid YAML: 2027-02-30: day is out of range for month")

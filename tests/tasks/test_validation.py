@@ -35,7 +35,7 @@ def test_bad_file_names_file_task_and_field(ap, tmp_path):
     del missing["trigger"]
     f = _write(tmp_path / "bad.jsonl", [good, bad_clause, bad_tool, bad_args, both, missing])
     r = _cli("task", "validate", str(f))
-    assert r.returncode == 1
+    assert r.returncode == 2
     lines = r.stdout.strip().splitlines()
     assert any(line.startswith(f"{f}:t-clause:goal_state.assertions.0.clause: 'AP-99' is not a clause") for line in lines)
     assert any(line.startswith(f"{f}:t-tool:reference_solution.0.tool: unknown tool 'wire_money'") for line in lines)
@@ -55,4 +55,4 @@ def test_unreadable_file_is_one_clear_line(tmp_path):
     f = tmp_path / "broken.jsonl"
     f.write_text("{not json\n")
     r = _cli("task", "validate", str(f))
-    assert r.returncode == 1 and r.stdout.strip().startswith(f"{f}:1: invalid JSON")
+    assert r.returncode == 2 and r.stdout.strip().startswith(f"{f}:1: invalid JSON")

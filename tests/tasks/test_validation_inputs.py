@@ -21,7 +21,7 @@ def first_write_task(ap) -> dict:
 def test_the_same_task_twice_in_one_file_is_refused(ap, tmp_path):
     task = first_write_task(ap)
     problems = [str(p) for p in validate_file(write(tmp_path, [task, task]))]
-    assert problems == [f"{tmp_path / 'tasks.jsonl'}:{task['task_id']}:task_id: duplicate task id (first at record 1)"]
+    assert problems == [f"{tmp_path / 'tasks.jsonl'}:{task['task_id']}:task_id: duplicate task id in suite 'ap_exceptions' (first at record 1)"]
 
 
 @pytest.mark.parametrize("task_id", ["", " ", "a b", "../x"])
@@ -50,3 +50,15 @@ def test_a_negative_row_count_is_refused(ap, tmp_path):
     task = first_write_task(ap)
     task["goal_state"]["assertions"][0]["row_count"] = -1
     assert [p.field for p in validate_file(write(tmp_path, [task]))] == ["goal_state.assertions.0.row_count"]
+
+
+@pytest.mark.parametrize("value, message", [
+    (1234.5678901234, "money must be a decimal string such as '12.50' or an integer, not float 1234.5678901234"),
+    ("NaN", "'NaN' is not a decimal amount such as '12.50'"),
+    ("12.345", "'12.345' has more than 2 decimal places"),
+])
+def test_money_in_a_goal_is_exact(ap, tmp_path, value, message):
+    task = first_write_task(ap)
+    task["goal_state"]["assertions"][0]["expect"]["total"] = value
+    problems = validate_file(write(tmp_path, [task]))
+    assert [(p.field, p.message) for p in problems] == [("goal_state.assertions.0.expect.total", message)]

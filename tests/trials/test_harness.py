@@ -169,7 +169,7 @@ def test_a_killed_run_resumes_without_rerunning_and_scores_like_an_uninterrupted
 
     runner = CliRunner()
     unfinished = runner.invoke(app, ["score", str(killed)])
-    assert unfinished.exit_code == 1 and "rerun `evalsuite run`" in unfinished.output
+    assert unfinished.exit_code == 2 and "rerun `evalsuite run`" in unfinished.output
 
     resumed = runner.invoke(app, _cli(release, killed))
     assert resumed.exit_code == 0, resumed.output

@@ -50,6 +50,10 @@ DEFAULT_SIMULATOR = Simulator(model="gpt-4.1-2025-04-14", version="tau2-bench us
                               temperature=0.0)
 
 
+class Tau2InputError(ValueError):
+    """A tau2 folder (or an imported one) that cannot be used; the message is one line naming the file."""
+
+
 class ImportReport(BaseModel):
     out: str
     source_sha256: dict[str, str]
@@ -72,10 +76,11 @@ def import_tau2_retail(src: Path, out: Path, simulator: Simulator = DEFAULT_SIMU
                        pinned: dict[str, str] | None = PINNED_SHA256) -> ImportReport:
     """Write source/, rights.yaml, LICENSE, policy.md, world.sqlite, tasks.jsonl, suite.yaml, import_report.json."""
     src, out = Path(src), Path(out)
+    _require_files(src, PINNED_SHA256)
     sha = {name: file_sha256(src / name) for name in PINNED_SHA256}
     wrong = {n: h for n, h in sha.items() if pinned and pinned.get(n) not in (None, h)}
-    if wrong:
-        raise ValueError(f"{src}: files differ from the pinned tau2 snapshot: {sorted(wrong)}")
+    if wrong:  # checked before anything is written, so a wrong folder leaves no half import behind
+        raise Tau2InputError(f"{src}: files differ from the pinned tau2 snapshot: {sorted(wrong)}")
     out.mkdir(parents=True, exist_ok=True)
     db = json.loads((src / "db.json").read_text())
     rows = from_nested(db)
@@ -162,10 +167,15 @@ def _write_parquet(rows: dict[str, list[dict[str, Any]]], dest: Path) -> None:
         pq.write_table(arrow, dest / f"{name}.parquet")
 
 
+# tau2's generated users: they look personal (the personal-data scan flags them), so the manifest names them.
+SYNTHETIC = ["users.first_name", "users.last_name", "users.email", "users.address1", "users.address2",
+             "orders.address1", "orders.address2"]
+
+
 def _write_rights(src: Path, out: Path) -> None:
     manifest = RightsManifest(source=SUITE, license_ref=LICENSE_REF, licensor="Sierra Research",
                               permitted_uses={"build_environments", "derive_tasks", "redistribute"},
-                              personal_data=False, deidentification_required=False)
+                              personal_data=False, deidentification_required=False, synthetic_columns=SYNTHETIC)
     header = ("# tau2-bench retail data, MIT license: the full text is in LICENSE beside this file.\n"
               "# No personal data: user names, emails and addresses in db.json are synthetic.\n")
     (out / "rights.yaml").write_text(header + yaml.safe_dump(manifest.model_dump(mode="json"), sort_keys=False))
@@ -185,13 +195,23 @@ def _write_suite(out: Path, tables: list[str], simulator: Simulator) -> None:
     load_spec(out / "suite.yaml")  # every path it names must exist
 
 
+def _require_files(folder: Path, names) -> None:
+    if not folder.is_dir():
+        raise Tau2InputError(f"{folder}: not a folder")
+    missing = sorted(n for n in names if not (folder / n).is_file())
+    if missing:
+        also = f" (also missing: {', '.join(missing[1:])})" if missing[1:] else ""
+        raise Tau2InputError(f"{folder / missing[0]}: file not found{also}")
+
+
 def export_state(out_dir: Path, task_id: str, dest: Path) -> str:
     """Write the state after task `task_id`'s gold actions as db.json-shaped JSON; returns its tau2 hash."""
     out_dir = Path(out_dir)
+    _require_files(out_dir, ("world.sqlite", "tasks.jsonl"))
     world = World(DOMAIN, out_dir / "world.sqlite")
     task = next((t for t in read_tasks(out_dir / "tasks.jsonl") if t.task_id == str(task_id)), None)
     if task is None:
-        raise KeyError(f"{out_dir / 'tasks.jsonl'}: no task {task_id!r}")
+        raise Tau2InputError(f"{out_dir / 'tasks.jsonl'}: no task {task_id!r}")
     trial = world.reset(task.role)
     for call in task.solution_calls():
         trial.call(call.tool, call.arguments)  # failing gold actions change nothing, as in tau2

@@ -1,0 +1,446 @@
+"""Fuzz every command with bad input: count tracebacks and wrongly accepted inputs (both should be 0).
+
+    .venv/bin/python bench/fuzz_inputs.py --tasks 2000 --specs 500
+
+Task files go through `evalsuite task validate`, suite specs (and every file a spec names) through
+`evalsuite build`, in process (typer's CliRunner). Each generated input belongs to a class that is either
+valid or known to be invalid; an input is answered well when it is valid and accepted (exit 0), or refused
+with exit 2 and output whose every line names the file. Anything else is counted: an exception (a traceback),
+an invalid input accepted, or a refusal in another shape.
+"""
+from __future__ import annotations
+
+import argparse
+import codecs
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import yaml
+from typer.testing import CliRunner
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+os.environ.setdefault("EVALSUITE_DEID_KEY", "demo-key-not-a-secret-0001")
+
+from suite_support import copy_suite  # noqa: E402
+
+from evalsuite.cli import app  # noqa: E402
+
+RUNNER = CliRunner()
+
+
+def _tau2_tasks() -> list[dict]:
+    lines = (ROOT / "suites" / "tau2_retail" / "tasks.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines[:20]]
+
+
+def _ap_tasks(workdir: Path) -> list[dict]:
+    from evalsuite.domains.ap_exceptions.example import ap_example
+
+    return [t.model_dump(mode="json") for t in ap_example(workdir / "ap").tasks if t.goal_state.assertions]
+
+
+# ---------------------------------------------------------------- task files: class -> (bytes, suffix, valid)
+
+def _lines(tasks: list[dict]) -> bytes:
+    return "".join(json.dumps(t) + "\n" for t in tasks).encode()
+
+
+def _money(task: dict, value) -> dict:
+    task = json.loads(json.dumps(task))
+    for a in task["goal_state"]["assertions"]:
+        if a["table"] == "invoices":
+            a["expect"]["total"] = value
+            return task
+    task["goal_state"]["assertions"][0] = {**task["goal_state"]["assertions"][0], "table": "invoices",
+                                           "expect": {"total": value}}
+    return task
+
+
+def _call(task: dict, edit: Callable[[dict], None]) -> dict:
+    task = json.loads(json.dumps(task))
+    edit(task["reference_solution"][0]["arguments"])
+    return task
+
+
+def _deep(depth: int) -> str:
+    return "[" * depth + "1" + "]" * depth
+
+
+def task_cases(ap: list[dict], tau2: list[dict]) -> dict[str, Callable[[random.Random], tuple[bytes, str, bool]]]:
+    def good(rng):
+        return rng.choice(ap), rng.choice([t for t in tau2 if t["reference_solution"]])
+
+    def mutate(rng):
+        task = json.loads(json.dumps(rng.choice(ap + tau2)))
+        node, keys = task, []
+        while isinstance(node, (dict, list)) and node and rng.random() < 0.8:
+            key = rng.choice(list(node)) if isinstance(node, dict) else rng.randrange(len(node))
+            parent, keys = node, keys + [key]
+            node = node[key]
+        junk = rng.choice([None, "", 2**64, -1, 1.5, float("nan"), [], {}, "x" * 3, {"unknown": 1}, True])
+        if keys:
+            parent[keys[-1]] = junk
+        return _lines([task]), ".jsonl", None  # no oracle: only the shape of the answer is checked
+
+    return {
+        "valid": lambda rng: (_lines(list({t["task_id"]: t for t in rng.sample(ap + tau2[:5], 3)}.values())),
+                              ".jsonl", True),
+        "valid_json_list": lambda rng: (json.dumps(list(good(rng))).encode(), ".json", True),
+        "latin1": lambda rng: (json.dumps({**rng.choice(ap), "category": "café"}, ensure_ascii=False).encode("latin-1"),
+                               ".jsonl", False),
+        "utf16": lambda rng: (codecs.BOM_UTF16_LE + _lines([rng.choice(ap)]).decode().encode("utf-16-le"),
+                              rng.choice([".jsonl", ".json"]), False),
+        "binary": lambda rng: (bytes(rng.randrange(256) for _ in range(rng.randrange(1, 400))),
+                               rng.choice([".jsonl", ".json"]), False),
+        "deep_json": lambda rng: (_deep(rng.choice([120, 1000, 5000, 100_000])).encode(),
+                                  rng.choice([".jsonl", ".json"]), False),
+        "deep_args": lambda rng: (_lines([_call(rng.choice(ap), lambda a: a.update(
+            invoice_id=json.loads(_deep(rng.choice([150, 900])))))]), ".jsonl", False),
+        "empty": lambda rng: (rng.choice([b"", b"\n", b"  \n\n", b"[]"]), rng.choice([".jsonl", ".json"]), False),
+        "duplicate_id": lambda rng: ((lambda t: _lines([t, t]))(rng.choice(ap)), ".jsonl", False),
+        "unknown_tool_arg": lambda rng: (_lines([_call(rng.choice(tau2[:3] if rng.random() < .5 else ap),
+                                                       lambda a: a.update(bogus_arg=1))]), ".jsonl", False),
+        "missing_tool_arg": lambda rng: (_lines([_call(rng.choice([t for t in tau2 if t["reference_solution"]]),
+                                                       lambda a: a.clear())]), ".jsonl", False),
+        "money_nan": lambda rng: (_lines([_money(rng.choice(ap), rng.choice(["NaN", "nan", "Infinity", "sNaN"]))]),
+                                  ".jsonl", False),
+        "money_float": lambda rng: (_lines([_money(rng.choice(ap), rng.choice([1234.5678901234, 0.1, 12.5, 1e30]))]),
+                                    ".jsonl", False),
+        "money_places": lambda rng: (_lines([_money(rng.choice(ap), rng.choice(["12.345", "1e-9", "abc", ""]))]),
+                                     ".jsonl", False),
+        "big_int": lambda rng: (_lines([_big(rng.choice(ap), rng)]), ".jsonl", False),
+        "empty_id": lambda rng: (_lines([{**rng.choice(ap), "task_id": rng.choice(["", " ", "\t"])}]), ".jsonl", False),
+        "not_object": lambda rng: (rng.choice([b"1\n", b"\"x\"\n", b"[1, 2]\n", b"null\n"]), ".jsonl", False),
+        "mutated": mutate,
+    }
+
+
+def _big(task: dict, rng: random.Random) -> dict:
+    task = json.loads(json.dumps(task))
+    where = rng.choice(["trials", "row_count", "key"])
+    if where == "trials":
+        task["trial_protocol"]["trials"] = 2**70
+    elif where == "row_count":
+        task["goal_state"]["assertions"][0]["row_count"] = 2**64
+    else:
+        assertion = task["goal_state"]["assertions"][0]
+        assertion["key"] = {**assertion["key"], next(iter(assertion["key"])): -2**63 - 1}
+    return task
+
+
+# ---------------------------------------------------------------- suite specs: class -> edit(spec) -> the file broken
+
+def _yaml_edit(path: Path, edit: Callable[[dict], object]) -> Path:
+    raw = yaml.safe_load(path.read_text())
+    edit(raw)
+    path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return path
+
+
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi"))
+QUALITY_BOMB = BOMB + "vendor_master: {value_sets: {currency: *i}}\n"
+
+
+def spec_cases() -> dict[str, Callable[[Path, random.Random], Path | None]]:
+    """Each edits a copy of the AP suite and returns the file it broke (None: the suite is still valid)."""
+    suite = lambda spec: spec.parent / "ap_exceptions"  # noqa: E731
+
+    def aux(name: str, *bodies: bytes | str):
+        def edit(spec: Path, rng: random.Random) -> Path:
+            body = rng.choice(bodies)
+            path = suite(spec) / name
+            path.write_bytes(body.encode() if isinstance(body, str) else body)
+            return path
+        return edit
+
+    def spec_edit(fn: Callable[[dict, random.Random], object]):
+        return lambda spec, rng: _yaml_edit(spec, lambda raw: fn(raw, rng))
+
+    def source(*urls: str):
+        return spec_edit(lambda raw, rng: raw["sources"]["tables"].__setitem__(
+            "vendor_master", {"url": rng.choice(urls), "query": "select * from vendor_master"}))
+
+    def drop_table(spec, rng):
+        _yaml_edit(spec, lambda raw: raw["sources"]["tables"].pop(rng.choice(["vendor_master", "invoices"])))
+        return suite(spec) / "quality.yaml"
+
+    def encoded(spec, rng):
+        text = spec.read_text() + "# café\n"
+        spec.write_bytes(rng.choice([codecs.BOM_UTF16_LE + text.encode("utf-16-le"), text.encode("latin-1"),
+                                     text.encode("utf-16-be"), bytes(rng.randrange(256) for _ in range(200))]))
+        return spec
+
+    def bad_date(spec, rng):
+        rights = suite(spec) / "rights.yaml"
+        day = rng.choice(["2027-02-30", "2027-13-01", "2026-04-31"])
+        rights.write_text(rights.read_text().replace("expires: 2027-12-31", f"expires: {day}"))
+        return rights
+
+    def policy_bad(spec, rng):
+        pol = suite(spec) / "bad_policy.md"
+        pol.write_bytes(rng.choice([b"\xff\xfe\x00junk", "---\neffective_from: 2026-02-30\n---\n## AP-1 X\nx\n".encode(),
+                                    b"---\n[1, 2]\n---\n## AP-1 X\nx\n", b"---\ndoc: ''\nversion: v\n"
+                                    b"effective_from: 2026-01-01\n---\n## AP-1 X\nx\n", b"no front matter\n"]))
+        _yaml_edit(spec, lambda raw: raw["policies"].append("ap_exceptions/bad_policy.md"))
+        return pol
+
+    def deep_yaml(spec, rng):
+        depth = rng.choice([150, 5000])
+        spec.write_text("name: " + "[" * depth + "]" * depth + "\n")
+        return spec
+
+    def mutate(spec, rng):
+        """A random key of the spec set to a random value: no oracle, only the shape of the answer is judged."""
+        def edit(raw, rng):
+            node = raw
+            while True:
+                key = rng.choice(list(node))
+                if isinstance(node[key], dict) and node[key] and rng.random() < 0.6:
+                    node = node[key]
+                    continue
+                node[key] = rng.choice([None, "", 2**70, -1, 0.5, [], {}, "x", {"bogus": 1}, True, "2027-02-30"])
+                return
+        _yaml_edit(spec, lambda raw: edit(raw, rng))
+        return None
+
+    return {
+        "valid": lambda spec, rng: None,
+        "encoding_spec": encoded,
+        "invalid_date_rights": bad_date,
+        "sqlite_missing_file": source("sqlite:///does/not/exist.db", "sqlite:////nowhere/x.sqlite"),
+        "unparseable_url": source("::not a url", "", "http//x"),
+        "missing_driver": source("postgresql://u@localhost/db", "mysql://u@h/db", "mssql+pyodbc://h/db"),
+        "unknown_dialect": source("nosuchdb://x", "oracle+nothing://h"),
+        "unknown_domain": spec_edit(lambda raw, rng: raw.__setitem__("domain", rng.choice(["payroll", "", "AP"]))),
+        "quality_not_mapping": aux("quality.yaml", "- a\n- b\n", "42\n", "just text\n", "vendor_master: [1]\n"),
+        "quality_bomb": aux("quality.yaml", BOMB, QUALITY_BOMB, "a: &a [*a]\n"),
+        "quality_unknown_table": drop_table,
+        "version_prefix": spec_edit(lambda raw, rng: raw.__setitem__("version_prefix", rng.choice(
+            ["../../x", "a/b", "", "R", "r" * 20]))),
+        "misspelt_key": spec_edit(lambda raw, rng: raw["sources"].__setitem__("tabels", raw["sources"].pop("tables"))),
+        "empty_table_name": spec_edit(lambda raw, rng: raw["sources"]["tables"].__setitem__(
+            rng.choice(["", "a b", "../x"]), raw["sources"]["tables"].pop("payments"))),
+        "big_int": spec_edit(lambda raw, rng: raw["derivation"].__setitem__("seed", 2**70)),
+        "rights_bad": aux("rights.yaml", b"\x00\xff\xfe binary", "[1, 2]\n", "source: 1\nlicense_ref: []\n"
+                          "licensor: x\npermitted_uses: 3\npersonal_data: maybe\ndeidentification_required: 2\n", BOMB,
+                          ""),
+        "deid_bad": aux("deid.yaml", "just a string\n", "tables: {vendor_master: {columns: {email: {rule: nope}}}}\n",
+                        b"\x89PNG\r\n\x1a\n\x00\x00", BOMB, "tables: {vendor_master: {columns: {email: {rule: pseudonym,"
+                        " length: 99999999999999999999999}}}}\n"),
+        "policy_bad": policy_bad,
+        "deep_yaml": deep_yaml,
+        "tasks_file_missing": spec_edit(lambda raw, rng: raw.setdefault("derivation", {}).__setitem__(
+            "tasks", "nope.jsonl")),
+        "mutated": mutate,
+    }
+
+
+# ---------------------------------------------------------------- release and run folders: class -> (command, broken file)
+
+def folder_cases(release: Path, run: Path) -> dict[str, Callable[[Path, random.Random], tuple[list[str], Path, bool | None]]]:
+    """Each copies the built release or run folder into a case folder, breaks one file, and returns the command,
+    the file its answer must name and whether the folder is still valid (None: it may be)."""
+    def garbage(rng):
+        return rng.choice([bytes(rng.randrange(256) for _ in range(rng.randrange(1, 200))), b"{", b"[]", b"null",
+                           b'{"suite": 1}', codecs.BOM_UTF16_LE + b"{\x00}\x00", b""])
+
+    def in_release(name: str, change: Callable[[Path, random.Random], bool | None]):
+        def case(dest: Path, rng: random.Random):
+            shutil.copytree(release, dest / "release")
+            target = dest / "release" / name
+            valid = change(target, rng)
+            return (["run", str(dest / "release"), "--agent", "noop", "--out", str(dest / "run"), "--no-progress",
+                     "--workers", "1"], target, valid)
+        return case
+
+    def in_run(name: str, change: Callable[[Path, random.Random], bool | None]):
+        def case(dest: Path, rng: random.Random):
+            shutil.copytree(run, dest / "run")
+            target = dest / "run" / name
+            valid = change(target, rng)
+            return ["score", str(dest / "run")], target, valid
+        return case
+
+    def replace(path: Path, rng) -> bool:
+        path.write_bytes(garbage(rng))
+        return False
+
+    def truncate(path: Path, rng) -> None:
+        data = path.read_bytes()
+        path.write_bytes(data[:rng.randrange(len(data))])
+        return None
+
+    def duplicate_line(path: Path, rng) -> bool:
+        first = path.read_bytes().split(b"\n")[0]
+        path.write_bytes(path.read_bytes() + first + b"\n")
+        return False
+
+    def append_garbage(path: Path, rng) -> bool:
+        path.write_bytes(path.read_bytes() + garbage(rng) + b"\n")
+        return False
+
+    return {
+        "release_manifest": in_release("manifest.json", replace),
+        "release_manifest_cut": in_release("manifest.json", truncate),
+        "release_tasks": in_release("tasks.jsonl", replace),
+        "release_tasks_cut": in_release("tasks.jsonl", truncate),
+        "release_tasks_twice": in_release("tasks.jsonl", duplicate_line),
+        "run_json": in_run("run.json", replace),
+        "run_json_cut": in_run("run.json", truncate),
+        "run_tasks": in_run("tasks.jsonl", replace),
+        "run_traces_garbage": in_run("traces.jsonl", append_garbage),
+        "run_traces_cut": in_run("traces.jsonl", truncate),
+    }
+
+
+def import_cases() -> dict[str, Callable[[Path, random.Random], tuple[list[str], Path, bool | None]]]:
+    src = ROOT / "third_party" / "tau2_retail"
+    names = ["db.json", "tasks.json", "split_tasks.json", "policy.md", "LICENSE"]
+
+    def partial(dest: Path, rng: random.Random):
+        folder = dest / "src"
+        folder.mkdir()
+        keep = rng.sample(names, rng.randrange(len(names)))
+        for name in keep:
+            shutil.copyfile(src / name, folder / name)
+        first_missing = sorted(set(names) - set(keep))[0]
+        return ["import", "tau2-retail", str(folder), "--out", str(dest / "out")], folder / first_missing, False
+
+    def tampered(dest: Path, rng: random.Random):
+        folder = dest / "src"
+        folder.mkdir()
+        for name in names:
+            shutil.copyfile(src / name, folder / name)
+        victim = folder / rng.choice(names)
+        victim.write_bytes(victim.read_bytes()[:-1] + bytes([rng.randrange(256)]) + b"x")
+        return ["import", "tau2-retail", str(folder), "--out", str(dest / "out")], folder, False
+
+    return {"import_missing_files": partial, "import_tampered": tampered,
+            "import_no_folder": lambda dest, rng: (["import", "tau2-retail", str(dest / "none"), "--out",
+                                                    str(dest / "out")], dest / "none", False)}
+
+
+# ---------------------------------------------------------------- running and judging
+
+def judge(result, file: Path, valid: bool | None) -> str:
+    """`file` is the file the answer must name (for a spec with no oracle, its folder)."""
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        return f"traceback: {type(result.exception).__name__}: {str(result.exception)[:160]}"
+    if result.exit_code == 0:
+        return "ok" if valid in (True, None) else "wrongly accepted"
+    if valid is True:
+        return f"valid input refused: {result.output.strip()[:200]}"
+    lines = [line for line in (result.stderr or result.stdout).splitlines() if line.strip()]
+    if valid is None and len(lines) == 1 and lines[0].startswith("error: gate "):
+        return "ok"  # a mutation the loaders accept and a gate refuses, naming the gate and its reason
+    named = lines and all(str(file) in line for line in lines)
+    if result.exit_code != 2 or not named or "Traceback" in result.output:
+        return f"refused badly (exit {result.exit_code}): {(result.stderr or result.stdout)[:200]!r}"
+    return "ok"
+
+
+def _tally(outcomes: Counter, kind: str, name: str, verdict: str) -> None:
+    """Count a verdict under its class (its first words only, so refusals of one kind add up); print the odd ones."""
+    outcomes[(name, verdict if verdict.startswith(("ok", "wrongly", "half")) else verdict.split(":")[0])] += 1
+    if verdict != "ok":
+        print(f"{kind} {name}: {verdict}", file=sys.stderr)
+
+
+def fuzz_tasks(n: int, work: Path, rng: random.Random) -> Counter:
+    cases = task_cases(_ap_tasks(work), _tau2_tasks())
+    outcomes: Counter = Counter()
+    names = sorted(cases)
+    for i in range(n):
+        name = names[i % len(names)]
+        body, suffix, valid = cases[name](rng)
+        f = work / f"t{i}{suffix}"
+        f.write_bytes(body)
+        _tally(outcomes, "task", name, judge(RUNNER.invoke(app, ["task", "validate", str(f)]), f, valid))
+        f.unlink()
+    return outcomes
+
+
+def fuzz_specs(n: int, work: Path, rng: random.Random) -> Counter:
+    cases = spec_cases()
+    template = copy_suite(work / "template")
+    outcomes: Counter = Counter()
+    names = sorted(cases)
+    for i in range(n):
+        name = names[i % len(names)]
+        dest = work / f"s{i}"
+        shutil.copytree(template.parent, dest)
+        spec = dest / template.name
+        broken = cases[name](spec, rng)
+        valid = True if name == "valid" else None if name == "mutated" else False
+        home = dest / "home"
+        result = RUNNER.invoke(app, ["build", str(spec), "--home", str(home)])
+        verdict = judge(result, broken or dest, valid)
+        if result.exit_code != 0 and any(home.glob("releases/*/*")):
+            verdict = "half-written"
+        _tally(outcomes, "spec", name, verdict)
+        shutil.rmtree(dest)
+    return outcomes
+
+
+def fuzz_folders(n: int, work: Path, rng: random.Random) -> Counter:
+    """Broken release and run folders through `run` and `score`, and broken tau2 folders through `import`."""
+    if n == 0:
+        return Counter()
+    spec = copy_suite(work / "built")
+    built = RUNNER.invoke(app, ["build", str(spec), "--home", str(work / "home")])
+    release = Path(json.loads(built.stdout.strip().splitlines()[-1])["release"])
+    run = work / "run"
+    done = RUNNER.invoke(app, ["run", str(release), "--agent", "noop", "--out", str(run), "--no-progress",
+                               "--workers", "1", "--resamples", "10"])
+    assert done.exit_code == 0, done.output
+    cases = folder_cases(release, run) | import_cases()
+    outcomes: Counter = Counter()
+    names = sorted(cases)
+    for i in range(n):
+        name = names[i % len(names)]
+        dest = work / f"f{i}"
+        dest.mkdir()
+        args, broken, valid = cases[name](dest, rng)
+        result = RUNNER.invoke(app, args)
+        verdict = judge(result, broken if valid is False else dest, valid)
+        if name.startswith("import") and (dest / "out").exists():
+            verdict = "half-written"
+        _tally(outcomes, "folder", name, verdict)
+        shutil.rmtree(dest)
+    return outcomes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=2000)
+    parser.add_argument("--specs", type=int, default=500)
+    parser.add_argument("--folders", type=int, default=260)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        outcomes = (fuzz_tasks(args.tasks, work, rng) + fuzz_specs(args.specs, work, rng)
+                    + fuzz_folders(args.folders, work, rng))
+    bad = Counter()
+    for (name, verdict), count in sorted(outcomes.items()):
+        print(f"{name:24} {verdict:28} {count}")
+        bad[verdict] += count
+    print(f"\n{args.tasks} task files, {args.specs} suite specs, {args.folders} release/run/import folders "
+          f"in {time.perf_counter() - started:.0f} s: "
+          + ", ".join(f"{v}: {c}" for v, c in sorted(bad.items())))
+
+
+if __name__ == "__main__":
+    main()

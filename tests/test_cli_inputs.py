@@ -1,0 +1,252 @@
+"""Every command answers bad input with exit 2 and one line naming the file (and the key, field or line);
+never a traceback, and nothing written. Run in process with typer's CliRunner, plus two real processes."""
+from __future__ import annotations
+
+import codecs
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+from input_support import fuzz, one_line_naming
+from typer.testing import CliRunner
+
+from evalsuite.cli import app
+from suite_support import DEMO_KEY, ROOT, copy_suite
+
+RUNNER = CliRunner()
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi"))
+
+
+def refused(args: list[str], file: Path) -> str:
+    """The command exits 2 with exactly one line on stderr naming `file`; returns that line."""
+    result = RUNNER.invoke(app, [str(a) for a in args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    return one_line_naming(lines[0], file)
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    return copy_suite(tmp_path_factory.mktemp("template") / "suite")
+
+
+@pytest.fixture
+def suite(template, tmp_path):
+    shutil.copytree(template.parent, tmp_path / "suite")
+    return tmp_path / "suite" / template.name
+
+
+def edit(spec: Path, change) -> Path:
+    raw = yaml.safe_load(spec.read_text())
+    change(raw)
+    spec.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return spec
+
+
+def aux(name: str, body: str | bytes):
+    def spoil(spec: Path) -> Path:
+        path = spec.parent / "ap_exceptions" / name
+        path.write_bytes(body if isinstance(body, bytes) else body.encode())
+        return path
+    return spoil
+
+
+def source(url: str):
+    def spoil(spec: Path) -> Path:
+        return edit(spec, lambda raw: raw["sources"]["tables"].__setitem__(
+            "payments", {"url": url, "query": "select * from payments"}))
+    return spoil
+
+
+def _expires(day: str):
+    def spoil(spec: Path) -> Path:
+        rights = spec.parent / "ap_exceptions" / "rights.yaml"
+        rights.write_text(rights.read_text().replace("expires: 2027-12-31", f"expires: {day}"))
+        return rights
+    return spoil
+
+
+def _binary(spec: Path) -> Path:
+    spec.write_bytes(b"\x00\xff\x89PNG")
+    return spec
+
+
+def _not_a_policy(spec: Path) -> Path:
+    edit(spec, lambda raw: raw["policies"].__setitem__(0, "ap_exceptions/rights.yaml"))
+    return spec.parent / "ap_exceptions" / "rights.yaml"
+
+
+def _utf16(spec: Path) -> Path:
+    spec.write_bytes(codecs.BOM_UTF16_LE + spec.read_text().encode("utf-16-le"))
+    return spec
+
+
+def _drop_table(spec: Path) -> Path:
+    edit(spec, lambda raw: raw["sources"]["tables"].pop("invoices"))
+    return spec.parent / "ap_exceptions" / "quality.yaml"
+
+
+# The issue's list: each class of bad suite input, the file its line must name, and what the line says.
+SPECS = {
+    "binary spec": (_binary, "not UTF-8 text"),
+    "UTF-16 spec": (_utf16, "not UTF-8 text (UTF-16 byte-order mark)"),
+    "calendar-invalid date": (_expires("2027-02-30"), "day is out of range for month"),
+    "sqlite URL to a missing file": (source("sqlite:///no/such.db"), "sources.tables.payments.url: file not found"),
+    "unparseable URL": (source("::not a url"), "sources.tables.payments: url: not a database URL"),
+    "missing driver": (source("postgresql://u@localhost/db"), "the postgresql driver is not installed"),
+    "unknown domain": (lambda s: edit(s, lambda raw: raw.__setitem__("domain", "payroll")), "domain: unknown domain"),
+    "quality not a mapping": (aux("quality.yaml", "- a\n- b\n"), "<top level>: expected a mapping, got list"),
+    "quality YAML bomb": (aux("quality.yaml", BOMB), "through aliases"),
+    "version_prefix with /": (lambda s: edit(s, lambda raw: raw.__setitem__("version_prefix", "../../x")),
+                              "version_prefix: String should match pattern"),
+    "table the quality file still names": (_drop_table, "invoices: table 'invoices' is not among the tables"),
+    "misspelt key": (lambda s: edit(s, lambda raw: raw["sources"].__setitem__("tabels", raw["sources"].pop("tables"))),
+                     "sources.tabels: unknown key"),
+    "rights binary": (aux("rights.yaml", b"\xff\xfe\x00\x01"), "not UTF-8 text"),
+    "deid wrong types": (aux("deid.yaml", "tables: {vendor_master: {columns: {email: {rule: 7}}}}\n"),
+                         "tables.vendor_master.columns.email"),
+    "deid bomb": (aux("deid.yaml", BOMB), "through aliases"),
+    "a policy that is none": (_not_a_policy, "front matter (doc, version, effective_from) missing"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SPECS))
+def test_build_answers_each_bad_suite_input_in_one_line_and_writes_nothing(suite, tmp_path, monkeypatch, case):
+    monkeypatch.setenv("EVALSUITE_DEID_KEY", DEMO_KEY)
+    spoil, says = SPECS[case]
+    blamed = spoil(suite)
+    home = tmp_path / "home"
+    line = refused(["build", suite, "--home", home], blamed)
+    assert says in line
+    assert not list(home.glob("suites/*/*.json")) and not (home / "releases").exists()  # no stage ran
+
+
+def test_audit_answers_like_build(suite, tmp_path):
+    _utf16(suite)
+    refused(["audit", suite, "--out", tmp_path / "audit"], suite)
+    assert not (tmp_path / "audit").exists()
+
+
+@fuzz(25)
+@given(data=st.binary(max_size=200))
+def test_build_on_any_bytes_is_one_line_naming_the_spec(tmp_path, data):
+    spec = tmp_path / "spec.yaml"
+    spec.write_bytes(data)
+    refused(["build", spec, "--home", tmp_path / "home"], spec)
+
+
+# ---------------------------------------------------------------- task validate
+
+@fuzz(40)
+@given(data=st.binary(max_size=200), suffix=st.sampled_from([".jsonl", ".json"]))
+def test_task_validate_on_any_bytes_exits_2_with_lines_naming_the_file(tmp_path, data, suffix):
+    path = tmp_path / f"tasks{suffix}"
+    path.write_bytes(data)
+    result = RUNNER.invoke(app, ["task", "validate", str(path)])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.exit_code == 2
+    for line in result.stdout.strip().splitlines():
+        one_line_naming(line, path)
+
+
+@pytest.mark.parametrize("body, says", [
+    ("café\n".encode("latin-1"), ":1: not UTF-8 text (byte 3: invalid continuation byte); save it as UTF-8"),
+    (b"{}\n\n\xff", ":3: not UTF-8 text (byte 4: invalid start byte); save it as UTF-8"),
+    (codecs.BOM_UTF16_LE + b"{}", ":1: not UTF-8 text (UTF-16 byte-order mark); save it as UTF-8"),
+    (b"[" * 5000 + b"]" * 5000, ":1: invalid JSON: nested deeper than 100 levels"),
+    (b"", ": no task records"),
+])
+def test_task_validate_names_the_encoding_the_depth_or_the_emptiness(tmp_path, body, says):
+    path = tmp_path / "tasks.jsonl"
+    path.write_bytes(body)
+    result = RUNNER.invoke(app, ["task", "validate", str(path)])
+    assert result.exit_code == 2 and result.stdout == f"{path}{says}\n"
+
+
+# ---------------------------------------------------------------- run, score, export on broken folders
+
+MANIFESTS = {"not JSON": b'{"suite": 1', "binary": b"\xff\xfe\x00", "wrong shape": b'{"suite": "x"}',
+             "a list": b"[]"}
+
+
+@pytest.mark.parametrize("body", sorted(MANIFESTS))
+def test_run_and_export_refuse_a_broken_release_folder(tmp_path, body):
+    release = tmp_path / "release"
+    release.mkdir()
+    (release / "manifest.json").write_bytes(MANIFESTS[body])
+    refused(["run", release, "--agent", "noop", "--out", tmp_path / "run", "--no-progress"], release / "manifest.json")
+    refused(["export", release, "--purpose", "review", "--out", tmp_path / "x.jsonl"], release / "manifest.json")
+    assert not (tmp_path / "run").exists() and not (tmp_path / "x.jsonl").exists()
+
+
+def test_run_refuses_a_folder_that_is_no_release(tmp_path):
+    line = refused(["run", tmp_path, "--agent", "noop", "--out", tmp_path / "run"], tmp_path)
+    assert "not a release (no manifest.json)" in line
+
+
+RUN_JSON = {"release": "/r", "identity": {}, "run_seed": 0, "resamples": 10, "bootstrap_seed": 0,
+            "acceptance": {}, "plan": {"noop": None}}
+
+
+@pytest.mark.parametrize("name, body, says", [
+    ("run.json", b"{", "run.json:1: invalid JSON"),
+    ("run.json", b"\x00\xff", "run.json:1: not UTF-8 text"),
+    ("run.json", json.dumps({**RUN_JSON, "plan": 3}).encode(), "run.json: plan: Input should be a valid dictionary"),
+    ("run.json", json.dumps({k: v for k, v in RUN_JSON.items() if k != "plan"}).encode(), "run.json: plan: Field required"),
+    ("tasks.jsonl", b"\xff", "tasks.jsonl:1: not UTF-8 text"),
+])
+def test_score_refuses_a_broken_run_folder(tmp_path, name, body, says):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text(json.dumps(RUN_JSON))
+    (run / name).write_bytes(body)
+    assert says in refused(["score", run], run / name)
+
+
+def test_score_refuses_a_missing_run_folder(tmp_path):
+    assert "not a run folder" in refused(["score", tmp_path / "nowhere"], tmp_path / "nowhere")
+
+
+# ---------------------------------------------------------------- import
+
+TAU2 = ROOT / "third_party" / "tau2_retail"
+
+
+def test_import_refuses_a_missing_folder_a_missing_file_and_a_tampered_one(tmp_path):
+    out = tmp_path / "out"
+    refused(["import", "tau2-retail", tmp_path / "nowhere", "--out", out], tmp_path / "nowhere")
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("db.json", "tasks.json", "split_tasks.json", "LICENSE"):
+        shutil.copyfile(TAU2 / name, src / name)
+    assert "file not found" in refused(["import", "tau2-retail", src, "--out", out], src / "policy.md")
+    (src / "policy.md").write_bytes((TAU2 / "policy.md").read_bytes() + b"\n\xff")
+    assert "differ from the pinned tau2 snapshot: ['policy.md']" in refused(
+        ["import", "tau2-retail", src, "--out", out], src)
+    assert not out.exists()
+    refused(["tau2-retail", "export-state", tmp_path / "nowhere", "--task", "1", "--out", tmp_path / "x.json"],
+            tmp_path / "nowhere")
+
+
+# ---------------------------------------------------------------- as a real process
+
+@pytest.mark.parametrize("args", [["build", "{spec}"], ["task", "validate", "{tasks}"]])
+def test_a_real_process_prints_one_line_and_no_traceback(tmp_path, args):
+    spec, tasks = tmp_path / "spec.yaml", tmp_path / "tasks.jsonl"
+    spec.write_bytes(codecs.BOM_UTF16_LE + "name: x\n".encode("utf-16-le"))
+    tasks.write_bytes(b"[" * 100_000)
+    argv = [a.format(spec=spec, tasks=tasks) for a in args]
+    run = subprocess.run([sys.executable, "-m", "evalsuite.cli", *argv], capture_output=True, text=True, timeout=120)
+    out = run.stderr if args[0] == "build" else run.stdout
+    assert run.returncode == 2 and "Traceback" not in run.stderr + run.stdout
+    assert len(out.strip().splitlines()) == 1
+    one_line_naming(out.strip(), spec if args[0] == "build" else tasks)
