@@ -9,11 +9,13 @@ any machine.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime
 from decimal import Decimal
+from json.encoder import encode_basestring_ascii as _json_string  # what json.dumps writes for a str
 
 Row = Sequence[object]
 
@@ -60,13 +62,89 @@ def canonical_row(row: Row, decimal_columns: Sequence[int] = ()) -> list[object]
     return out
 
 
-def table_sha256(columns: Sequence[str], rows: Iterable[Row], decimal_columns: Sequence[int] = ()) -> str:
-    """Hash of one table; `rows` must already be ordered by primary key."""
-    digest = hashlib.sha256()
-    digest.update(json.dumps(list(columns)).encode())
-    for row in rows:
-        digest.update(b"\n")
-        digest.update(json.dumps(canonical_row(row, decimal_columns), separators=(",", ":")).encode())
+def canonical_text(value: object, decimal: bool = False) -> str:
+    """The JSON text of one canonical value, exactly as a row of table_sha256 writes it (decimal: money as text)."""
+    if isinstance(value, str):
+        if decimal:
+            return '["n",' + _json_string(canonical_number(Decimal(value))) + "]"
+        return '["s",' + _json_string(value) + "]"
+    if value is None:
+        return "null"
+    return json.dumps(canonical_value(value), separators=(",", ":"))
+
+
+def column_texts(values: Sequence[object], decimal: bool = False) -> list[str]:
+    """canonical_text of every value of one column; a column of plain text, the common case, in one pass."""
+    if all(type(v) is str for v in values):
+        if not decimal:
+            return ['["s",' + text + "]" for text in map(_json_string, values)]
+        if (plain := _plain_decimals(values)) is not None:
+            return plain
+    # Money and codes repeat: each distinct value is made canonical once. Keyed by type too: 0.1 == Decimal(0.1)
+    # in Python, yet their canonical texts differ.
+    memo: dict[tuple[type, object], str] = {}
+    out = []
+    for v in values:
+        try:
+            key = (v.__class__, v)
+            text = memo.get(key)
+        except TypeError:  # unhashable: canonical_text refuses it by its type
+            text = key = None
+        if text is None:
+            text = canonical_text(v, decimal)
+            if key is not None:
+                memo[key] = text
+        out.append(text)
+    return out
+
+
+def _plain_decimals(values: Sequence[str]) -> list[str] | None:
+    """canonical_text of money written plainly ('-12.50'), trailing zeros dropped in bulk; None if any is not plain."""
+    import pyarrow as pa  # imported here: only large money columns need it
+    import pyarrow.compute as pc
+
+    texts = pa.array(values, pa.string())
+    # At most 27 significant digits: Decimal.normalize rounds beyond its 28-digit context, and this must not.
+    if not pc.all(pc.match_substring_regex(texts, r"^-?(0|[1-9][0-9]{0,14})(\.[0-9]{1,12})?$")).as_py():
+        return None
+    texts = pc.replace_substring_regex(texts, r"(\.[0-9]*?)0+$", r"\1")  # 12.50 -> 12.5, 12.00 -> 12.
+    texts = pc.replace_substring_regex(texts, r"\.$", "")  # 12. -> 12
+    texts = pc.replace_substring_regex(texts, r"^-0$", "0")  # -0.00 -> 0, as Decimal.normalize gives
+    return pc.binary_join_element_wise('["n","', texts, '"]', "").to_pylist()
+
+
+class TableHash:
+    """table_sha256 computed incrementally, a block of rows at a time: the same digest for the same rows in the
+    same order however they are split into blocks."""
+
+    def __init__(self, columns: Sequence[str], decimal_columns: Sequence[int] = ()):
+        self._width = len(columns)
+        self._decimal = set(decimal_columns)
+        self._digest = hashlib.sha256(json.dumps(list(columns)).encode())
+
+    def add_columns(self, texts: Sequence[Sequence[str]]) -> None:
+        """A block of rows given as one list of canonical texts per column (column_texts), in key order."""
+        if len(texts) != self._width:
+            raise ValueError(f"expected {self._width} columns, got {len(texts)}")
+        self._digest.update("".join(["\n[" + ",".join(row) + "]" for row in zip(*texts)]).encode())
+
+    def add_rows(self, rows: Sequence[Row]) -> None:
+        """A block of rows as tuples, in key order."""
+        if not self._width:  # no columns to transpose: every row is the empty list
+            self._digest.update(b"\n[]" * len(rows))
+            return
+        self.add_columns([column_texts(col, i in self._decimal) for i, col in enumerate(zip(*rows))])
+
+    def hexdigest(self) -> str:
+        return self._digest.hexdigest()
+
+
+def table_sha256(columns: Sequence[str], rows: Iterable[Row], decimal_columns: Sequence[int] = (),
+                 block: int = 50_000) -> str:
+    """Hash of one table; `rows` must already be ordered by primary key (read `block` rows at a time)."""
+    digest, it = TableHash(columns, decimal_columns), iter(rows)
+    while chunk := list(itertools.islice(it, block)):
+        digest.add_rows(chunk)
     return digest.hexdigest()
 
 

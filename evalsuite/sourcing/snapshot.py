@@ -2,20 +2,32 @@
 
 Source tables are read from CSV, Parquet or a SQL query (SQLAlchemy), then
 written as a snapshot folder whose hash does not depend on file bytes, row
-order or how a number was typed.
+order or how a number was typed. CSV is read block by block into Arrow
+columns (text as delivered, never typed), and hashes are computed a block of
+rows at a time, so a million-row export costs its columns, not a Python
+object per cell.
 """
 from __future__ import annotations
 
+import csv
 import math
+import re
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 from sqlalchemy import create_engine, text
 
-from evalsuite.core.hashing import combine_sha256, table_sha256
+from evalsuite.core.hashing import TableHash, column_texts, combine_sha256
 from evalsuite.core.io import staged_dir, write_json
 from evalsuite.sourcing.spec import SpecError, SuiteSpec, TableSource
+
+# Bytes of CSV parsed per block, and rows hashed per block; tests make them small.
+CSV_BLOCK_BYTES = 8 << 20
+HASH_BLOCK_ROWS = 20_000
 
 
 def read_source_table(name: str, src: TableSource, spec: SuiteSpec) -> pd.DataFrame:
@@ -31,11 +43,73 @@ def read_source_table(name: str, src: TableSource, spec: SuiteSpec) -> pd.DataFr
     if path.suffix == ".parquet":
         return pd.read_parquet(path)
     if path.suffix == ".csv":
-        try:
-            return pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
-        except pd.errors.ParserError as exc:
-            raise SpecError(f"{path}: sources.tables.{name}: unreadable CSV: {str(exc).splitlines()[0]}") from exc
+        return read_csv(path, f"{path}: sources.tables.{name}")
     raise SpecError(f"{path}: sources.tables.{name}: unsupported file type {path.suffix!r} (csv, parquet or url+query)")
+
+
+def read_csv(path: Path, where: str) -> pd.DataFrame:
+    """A UTF-8 CSV export read in blocks: every column text, empty fields missing; a bad row or byte is one
+    SpecError naming its line (never its content: it may be personal data)."""
+    columns = _header(path, where)
+    options = pa_csv.ConvertOptions(column_types={c: pa.string() for c in columns}, strings_can_be_null=True,
+                                    null_values=[""], quoted_strings_can_be_null=True)
+    block = CSV_BLOCK_BYTES
+    while True:
+        try:
+            reader = pa_csv.open_csv(path, read_options=pa_csv.ReadOptions(block_size=block, encoding="utf8"),
+                                     parse_options=pa_csv.ParseOptions(newlines_in_values=True),
+                                     convert_options=options)
+            return pa.Table.from_batches(list(reader), schema=reader.schema).to_pandas()
+        except pa.ArrowInvalid as exc:
+            # A row longer than a block (long free text) needs larger blocks; anything else is the file's fault.
+            if "straddl" in str(exc) and block < path.stat().st_size:
+                block *= 4
+                continue
+            raise SpecError(f"{where}: unreadable CSV: {_bad_line(path) or _without_values(exc)}") from exc
+
+
+def _header(path: Path, where: str) -> list[str]:
+    """The column names, which must be distinct (a duplicate would make one column shadow another)."""
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as fh:  # a byte-order mark is not part of the first name
+            columns = next(csv.reader(fh), None)
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"{where}: unreadable CSV: {_bad_line(path) or exc}") from exc
+    except csv.Error as exc:
+        raise SpecError(f"{where}: unreadable CSV: line 1: {exc}") from exc
+    if not columns:
+        raise SpecError(f"{where}: unreadable CSV: no header line (the file is empty)")
+    repeated = sorted({c for c in columns if columns.count(c) > 1})
+    if repeated:
+        raise SpecError(f"{where}: unreadable CSV: line 1: column(s) {repeated} named more than once")
+    return columns
+
+
+def _bad_line(path: Path) -> str | None:
+    """Where a CSV the block reader refused goes wrong: the first line that is not UTF-8, or whose row has
+    another number of fields than the header. Read again slowly, only when reading failed."""
+    with open(path, "rb") as fh:
+        for number, raw in enumerate(fh, 1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                return (f"line {number}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
+                        "export it as UTF-8")
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.reader(fh)
+        try:
+            width = len(next(reader, []))
+            for row in reader:
+                if row and len(row) != width:
+                    return f"line {reader.line_num}: {len(row)} fields where the header has {width}"
+        except csv.Error as exc:
+            return f"line {reader.line_num}: {exc}"
+    return None
+
+
+def _without_values(exc: Exception) -> str:
+    # Arrow quotes the offending row after "got N:"; keep the count, drop the row.
+    return re.sub(r"(got \d+):.*", r"\1", str(exc).splitlines()[0])
 
 
 def read_sources(spec: SuiteSpec) -> dict[str, pd.DataFrame]:
@@ -51,13 +125,53 @@ def _cell(v):
 def frame_rows(df: pd.DataFrame) -> list[dict]:
     """Rows as plain Python dicts with None for missing values (what SQL inserts want)."""
     cols = list(df.columns)
-    return [dict(zip(cols, map(_cell, row))) for row in df.itertuples(index=False, name=None)]
+    if not cols:
+        return [{} for _ in range(len(df))]
+    return [dict(zip(cols, row)) for row in zip(*(_cells(df.iloc[:, i]) for i in range(len(cols))))]
+
+
+def iter_frame_rows(df: pd.DataFrame) -> Iterator[dict]:
+    """frame_rows a block at a time: a large table is inserted without ever being one list of dicts."""
+    for start in range(0, len(df), HASH_BLOCK_ROWS):
+        yield from frame_rows(df.iloc[start:start + HASH_BLOCK_ROWS])
+
+
+class FrameRows(Mapping[str, list[dict]]):
+    """Tables as frame_rows, each converted when first looked up: a deriver that never reads a large
+    background table never pays for it."""
+
+    def __init__(self, frames: Mapping[str, pd.DataFrame]):
+        self._frames, self._rows = dict(frames), {}
+
+    def __getitem__(self, name: str) -> list[dict]:
+        if name not in self._rows:
+            self._rows[name] = frame_rows(self._frames[name])
+        return self._rows[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._frames)
+
+    def __len__(self) -> int:
+        return len(self._frames)
 
 
 def frame_sha256(df: pd.DataFrame, key: list[str] | None = None) -> str:
+    """The table hash of a frame: rows sorted by `key` (default every column), hashed a block at a time."""
     ordered = df.sort_values(key or list(df.columns), kind="stable") if len(df) else df
-    rows = [[_cell(v) for v in row] for row in ordered.astype(object).itertuples(index=False, name=None)]
-    return table_sha256(list(df.columns), rows)
+    digest = TableHash(list(df.columns))
+    if not len(df.columns):
+        digest.add_rows([()] * len(df))
+    for start in range(0, len(ordered) if len(df.columns) else 0, HASH_BLOCK_ROWS):
+        block = ordered.iloc[start:start + HASH_BLOCK_ROWS]
+        digest.add_columns([column_texts(_cells(block.iloc[:, i])) for i in range(block.shape[1])])
+    return digest.hexdigest()
+
+
+def _cells(series: pd.Series) -> list:
+    """The column's values as _cell gives them; text columns (most of a CSV export) without a call per cell."""
+    if isinstance(series.dtype, pd.StringDtype):
+        return series.to_numpy(dtype=object, na_value=None).tolist()
+    return [_cell(v) for v in series.astype(object)]
 
 
 def snapshot_sha256(tables: dict[str, pd.DataFrame], keys: dict[str, list[str]] | None = None) -> str:

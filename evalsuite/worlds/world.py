@@ -7,18 +7,22 @@ failures.
 """
 from __future__ import annotations
 
+import hashlib
+import itertools
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import closing
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
-from sqlalchemy import create_engine, insert
+from sqlalchemy import Connection, Table, create_engine
 from sqlalchemy.pool import StaticPool
 
-from evalsuite.core.hashing import combine_sha256, table_sha256
+from evalsuite.core.hashing import TableHash, combine_sha256
+from evalsuite.core.io import write_with
 from evalsuite.core.records import Role, TraceEvent
 from evalsuite.worlds import changes
 from evalsuite.worlds.domain import Domain, ToolContext, ToolError
@@ -26,6 +30,18 @@ from evalsuite.worlds.faults import Fault, FaultPlan
 from evalsuite.worlds.types import Money
 
 DEFAULT_CLOCK = datetime(2026, 6, 30, 9, 0, 0)
+# Rows read, hashed or inserted per block: a large table never becomes one list of rows.
+BLOCK_ROWS = 20_000
+# Canonical table hashes by the sha256 of the world image they were computed from: one build opens the same
+# world in several stages, and identical bytes hold identical rows. A few worlds at most, so a bounded dict.
+_HASHES: dict[str, dict[str, str]] = {}
+_HASHES_KEPT = 8
+# Tables up to this many rows are restored row by row when a trial could have written them; a larger one
+# (or any schema change) restores the whole image.
+RESTORE_ROWS = 20_000
+_WRITES = {sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE}
+_READS = {sqlite3.SQLITE_READ, sqlite3.SQLITE_SELECT, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_TRANSACTION,
+          sqlite3.SQLITE_SAVEPOINT, getattr(sqlite3, "SQLITE_RECURSIVE", 33)}
 
 
 class TableSchema(BaseModel):
@@ -59,43 +75,108 @@ class World:
                               money=[c.name for c in t.columns if isinstance(c.type, Money)])
             for name, t in domain.tables.items()
         }
-        self.initial_rows = {name: self._pristine.execute(q).fetchall() for name, q in self._queries.items()}
-        self.table_hashes = self._hash_rows(self.initial_rows)
+        self._image = self._pristine.serialize()
+        self.table_hashes = self._image_hashes()
         self.content_sha256 = combine_sha256(self.table_hashes)
         self.seed_sha256 = seed_sha256 or self.content_sha256
-        self.selector = changes.RowSelector(domain.tables, self.initial_rows)
-        self._image = self._pristine.serialize()
         # Statements are cached per connection; grading, hashing and the tools together use more than the default 128.
         self._scratch = sqlite3.connect(":memory:", check_same_thread=False, cached_statements=512)
         # A REPLACE that deletes a conflicting row fires the delete trigger only with recursive triggers on,
         # and the change log must see that row go.
         self._scratch.execute("PRAGMA recursive_triggers = ON")
         self.engine = create_engine("sqlite://", creator=lambda: self._scratch, poolclass=StaticPool)
+        self.engine.connect().close()  # SQLAlchemy's first-connect pragmas, before the authorizer watches
         self._trial: TrialWorld | None = None
+        self._rows = {n: self._pristine.execute(f"SELECT count(*) FROM {changes.q(n)}").fetchone()[0]
+                      for n in domain.tables}
+        # Every table a statement prepared on the trial copy could write, and whether one could do more than
+        # write rows (a pragma, schema change, attach). SQLite asks at prepare time and statements are cached
+        # across trials, so both only grow: what a cached statement may write stays in the set.
+        self._writable: set[str] = set()
+        # AUTOINCREMENT counters live in sqlite_sequence, which SQLite writes without asking: whole image only.
+        self._beyond_rows = bool(self._pristine.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'")
+                                 .fetchone())
+        self._restored = False
+        self._scratch.set_authorizer(self._authorize)
 
     @classmethod
-    def build(cls, domain: Domain, tables: Mapping[str, list[dict[str, Any]]], path: str | Path) -> World:
-        """Write the seed tables into a fresh SQLite file (all or nothing) and open it."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.unlink(missing_ok=True)
-        engine = create_engine(f"sqlite:///{tmp}")
-        domain.metadata.create_all(engine)
-        with engine.begin() as conn:
-            for name, table in domain.tables.items():
-                rows = tables.get(name, [])
-                if rows:
-                    conn.execute(insert(table), list(rows))
-        engine.dispose()
-        tmp.replace(path)
-        return cls(domain, path)
+    def build(cls, domain: Domain, tables: Mapping[str, Iterable[Mapping[str, Any]]], path: str | Path) -> World:
+        """Write the seed tables into a fresh SQLite file (all or nothing) and open it.
 
-    def _hash_rows(self, rows_by_table: Mapping[str, list[tuple]]) -> dict[str, str]:
-        return {
-            name: table_sha256([c.name for c in self.domain.tables[name].columns], rows, self._money[name])
-            for name, rows in rows_by_table.items()
-        }
+        The file is filled under a temporary name unique to this call, so two builds never write one file.
+        """
+        def fill(tmp: Path) -> None:
+            engine = create_engine(f"sqlite:///{tmp}")
+            try:
+                domain.metadata.create_all(engine)
+                with engine.begin() as conn:
+                    for name, table in domain.tables.items():
+                        _insert(conn, table, tables.get(name, ()))
+            finally:
+                engine.dispose()
+
+        return cls(domain, write_with(path, fill))
+
+    @cached_property
+    def initial_rows(self) -> dict[str, list[tuple]]:
+        """Every table's pristine rows in key order; read when first asked for (a large world holds millions)."""
+        return self.read_rows(self._pristine)
+
+    @cached_property
+    def selector(self) -> changes.RowSelector:
+        """The change selection of the pristine rows, made when a trial is first graded; it reads a table's
+        pristine rows only when a grade needs one of them."""
+        return changes.RowSelector(self.domain.tables, _PristineRows(self))
+
+    def _image_hashes(self) -> dict[str, str]:
+        """The pristine's table hashes, computed once per distinct image in this process."""
+        image = hashlib.sha256(self._image).hexdigest()
+        if image not in _HASHES:
+            while len(_HASHES) >= _HASHES_KEPT:
+                _HASHES.pop(next(iter(_HASHES)))
+            _HASHES[image] = self._hash_db(self._pristine)
+        return dict(_HASHES[image])
+
+    def _hash_db(self, conn: sqlite3.Connection, tables: Iterable[str] | None = None) -> dict[str, str]:
+        """Every table's (or these tables') canonical hash, read from `conn` a block of rows at a time."""
+        out = {}
+        for name in self._queries if tables is None else tables:
+            query = self._queries[name]
+            digest = TableHash([c.name for c in self.domain.tables[name].columns], self._money[name])
+            cursor = conn.execute(query)
+            while rows := cursor.fetchmany(BLOCK_ROWS):
+                digest.add_rows(rows)
+            out[name] = digest.hexdigest()
+        return out
+
+    def _authorize(self, action: int, arg1: str | None, arg2: str | None, db: str | None, trigger: str | None) -> int:
+        if action in _WRITES and db == "main":
+            self._writable.add(arg1 or "")
+        elif action not in _READS:
+            self._beyond_rows = True
+        return sqlite3.SQLITE_OK
+
+    def _restore_writable(self) -> bool:
+        """Put back the pristine rows of every table a trial could have written, and check each against its
+        pristine hash; every other table no statement could change. Restoring the whole image instead costs
+        its size on every reset: seconds per trial for a world with a million-row table. False (nothing
+        done) when only the whole image will do: a schema change or pragma, or a large or unknown table."""
+        tables = self._writable - {changes.LOG}
+        if self._beyond_rows or any(self._rows.get(n, RESTORE_ROWS + 1) > RESTORE_ROWS for n in tables):
+            return False
+        for name in sorted(tables):
+            table = self.domain.tables[name]
+            cols = [changes.q(c.name) for c in table.columns]
+            rowid = table.dialect_options["sqlite"].get("with_rowid", True) and "rowid" not in table.columns
+            cols = ["rowid", *cols] if rowid else cols  # rowid tables keep their row order for unordered reads
+            rows = self._pristine.execute(f"SELECT {', '.join(cols)} FROM {changes.q(name)}").fetchall()
+            self._scratch.execute(f"DELETE FROM {changes.q(name)}")
+            self._scratch.executemany(f"INSERT INTO {changes.q(name)} ({', '.join(cols)}) "
+                                      f"VALUES ({', '.join('?' for _ in cols)})", rows)
+        self._scratch.execute(f"DELETE FROM {changes.q(changes.LOG)}")
+        self._scratch.commit()
+        hashes = self._hash_db(self._scratch, tables)
+        return all(hashes[n] == self.table_hashes[n] for n in tables)
 
     def read_rows(self, conn: sqlite3.Connection) -> dict[str, list[tuple]]:
         return {name: conn.execute(q).fetchall() for name, q in self._queries.items()}
@@ -114,19 +195,69 @@ class World:
         if self._trial is not None:
             self._trial.close()
             self._trial = None
-        self._scratch.deserialize(self._image)
-        # A copy byte-identical to the pristine image has the pristine's canonical hash, computed
-        # at open; anything else is hashed in full, so a changed copy can never pass as the seed.
-        if self._scratch.serialize() == self._image:
+        if self._restored and self._restore_writable():
             got = self.content_sha256
         else:
-            got = combine_sha256(self._hash_rows(self.read_rows(self._scratch)))
+            self._scratch.set_authorizer(None)  # sqlite3_deserialize prepares an ATTACH of its own
+            self._scratch.deserialize(self._image)
+            self._scratch.set_authorizer(self._authorize)
+            # A copy byte-identical to the pristine image has the pristine's canonical hash, computed
+            # at open; anything else is hashed in full, so a changed copy can never pass as the seed.
+            if self._scratch.serialize() == self._image:
+                got = self.content_sha256
+            else:
+                got = combine_sha256(self._hash_db(self._scratch))
+            self._restored = got == self.content_sha256
         if got != self.seed_sha256:
             raise ResetError(
                 f"{self.path}: world hash after reset {got[:12]}… != recorded seed hash {self.seed_sha256[:12]}…; trial refused"
             )
         self._trial = TrialWorld(self, role, policy_text, clock, faults or FaultPlan())
         return self._trial
+
+
+class _PristineRows(Mapping[str, list[tuple]]):
+    """A world's pristine rows per table, read from its pristine copy when looked up."""
+
+    def __init__(self, world: World):
+        self._world = world
+
+    def __getitem__(self, name: str) -> list[tuple]:
+        return self._world._pristine.execute(self._world._queries[name]).fetchall()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._world._queries)
+
+    def __len__(self) -> int:
+        return len(self._world._queries)
+
+
+def _insert(conn: Connection, table: Table, rows: Iterable[Mapping[str, Any]]) -> None:
+    """Insert dict rows a block at a time as plain tuples, each value through its column's bind processing
+    (Money quantized), as `insert(table)` would; the first row's keys name the columns given."""
+    rows = iter(rows)
+    first = next(rows, None)
+    if first is None:
+        return
+    unknown = sorted(set(first) - set(table.columns.keys()))
+    if unknown:
+        raise ValueError(f"table {table.name}: unknown column(s) {unknown}")
+    columns = [c for c in table.columns if c.name in first]
+    procs = [c.type.dialect_impl(conn.dialect).bind_processor(conn.dialect) for c in columns]
+    sql = (f"INSERT INTO {changes.q(table.name)} ({', '.join(changes.q(c.name) for c in columns)}) "
+           f"VALUES ({', '.join('?' for _ in columns)})")
+    names = [c.name for c in columns]
+    cursor = conn.connection.driver_connection.cursor()
+    for block in _blocks(itertools.chain([first], rows)):
+        values = [[row.get(n) for row in block] for n in names]
+        values = [list(map(p, col)) if p else col for p, col in zip(procs, values)]
+        cursor.executemany(sql, zip(*values))
+
+
+def _blocks(rows: Iterable[Any]) -> Iterable[list[Any]]:
+    it = iter(rows)
+    while block := list(itertools.islice(it, BLOCK_ROWS)):
+        yield block
 
 
 def _select_sql(table) -> str:
@@ -221,7 +352,7 @@ class TrialWorld:
         return self.world.selector.row(self.db, table, key)
 
     def content_sha256(self) -> str:
-        return combine_sha256(self.world._hash_rows(self.rows()))
+        return combine_sha256(self.world._hash_db(self.db))
 
 
 class _InjectedFault(Exception):

@@ -17,7 +17,7 @@ from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.present import Markdown, md_list, md_table
 from evalsuite.pipeline.stage import Gate, GateError, Stage, StageOutput, Verdict, blocked, passed, require
 from evalsuite.pipeline.stages import deidentified, policies, rights
-from evalsuite.sourcing.snapshot import frame_rows, read_snapshot
+from evalsuite.sourcing.snapshot import FrameRows, iter_frame_rows, read_snapshot
 from evalsuite.sourcing.spec import SuiteSpec
 from evalsuite.tasks.derivation import DeriveContext
 from evalsuite.tasks.taskfile import TaskFileError, read_tasks, task_set_sha256, write_tasks
@@ -94,8 +94,9 @@ def derive(spec: SuiteSpec, paths: Paths) -> DeriveRecord:
     require(deidentified.STAGE, spec, paths)
     decision, deid_sha = rights.decision_on_record(paths), deidentified.on_record(paths).sha256
     domain = get_domain(spec.domain)
-    rows = {n: frame_rows(df) for n, df in read_snapshot(paths.deid).items()}
-    world = World.build(domain, {n: r for n, r in rows.items() if n in domain.tables}, paths.world)
+    frames = read_snapshot(paths.deid)
+    rows = FrameRows(frames)  # converted per table as the deriver reads it; the world streams every table
+    world = World.build(domain, {n: iter_frame_rows(df) for n, df in frames.items() if n in domain.tables}, paths.world)
     prov = json.loads((paths.deid / "snapshot.json").read_text()).get("deidentification")
     ctx = _context(spec, paths, world, decision, prov)
     if spec.derivation.tasks:
