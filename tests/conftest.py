@@ -31,6 +31,21 @@ def ap(tmp_path_factory):
     return ap_example(tmp_path_factory.mktemp("ap"))
 
 
+@pytest.fixture(scope="session")
+def built(tmp_path_factory):
+    """The bundled AP suite (2 reference trials per task) built once per test process to a release by the driver,
+    for tests that spoil or score a copy of it: (spec path, home)."""
+    from evalsuite.pipeline import driver
+    from suite_support import DEMO_KEY, copy_suite
+
+    tmp = tmp_path_factory.mktemp("built")
+    spec = copy_suite(tmp / "suite")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("EVALSUITE_DEID_KEY", DEMO_KEY)
+        driver.build(spec, tmp / "home")
+    return spec, tmp / "home"
+
+
 @pytest.fixture
 def endpoint(monkeypatch):
     """A scripted chat-completions endpoint (tests/scripted_model.py) that OPENAI_BASE_URL points at."""

@@ -19,7 +19,7 @@ from evalsuite.core.identity import AgentConfig, RunIdentity
 from evalsuite.core.io import model_from, parse_json, read_text, staged_dir, write_json
 from evalsuite.tasks.heldout import log_read
 from evalsuite.core.records import Simulator, TaskRecord
-from evalsuite.tasks.taskfile import read_tasks, write_tasks
+from evalsuite.tasks.taskfile import read_tasks, task_set_sha256, write_tasks
 from evalsuite.worlds.ref import WorldRef
 from evalsuite.worlds.world import World
 
@@ -64,7 +64,13 @@ class Release:
 
     def tasks(self, purpose: str = "evaluation") -> list[TaskRecord]:
         """The released tasks; reading held-out ones is logged with who, when and why."""
-        tasks = read_tasks(self.path / "tasks.jsonl")
+        path = self.path / "tasks.jsonl"
+        tasks = read_tasks(path)
+        # A task file edited or cut short after release must not be scored under the release's version.
+        if task_set_sha256(tasks) != self.manifest.task_set_sha256:
+            raise ReleaseError(f"{path}: {len(tasks)} task(s) do not hash to the manifest's task set "
+                               f"{self.manifest.task_set_sha256[:12]}… ({self.manifest.n_tasks} tasks); "
+                               f"the file was changed after release")
         log_read(tasks, purpose, f"{self.manifest.suite}/{self.manifest.version}")
         return tasks
 

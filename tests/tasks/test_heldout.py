@@ -5,10 +5,11 @@ import sys
 
 from evalsuite.tasks.heldout import export_tasks
 from evalsuite.releases.release import Release, ReleaseManifest, write_release
+from evalsuite.tasks.taskfile import task_set_sha256
 
 
 def _release(ap, tmp_path):
-    m = ReleaseManifest(suite="ap", version="r-test", domain="ap_exceptions", task_set_sha256="x", seed_sha256=ap.world.seed_sha256,
+    m = ReleaseManifest(suite="ap", version="r-test", domain="ap_exceptions", task_set_sha256=task_set_sha256(ap.tasks), seed_sha256=ap.world.seed_sha256,
                         environment_image="img", tool_schemas_sha256="t", policy_versions=[], rights_decision={},
                         acceptance={}, quarantined=[], n_tasks=len(ap.tasks))
     return write_release(tmp_path / "releases", m, ap.tasks, ap.world.path)
