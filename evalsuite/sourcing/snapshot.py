@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 from sqlalchemy import create_engine, text
+from sqlalchemy.exc import SQLAlchemyError
 
 from evalsuite.core.hashing import TableHash, column_texts, combine_sha256
 from evalsuite.core.io import staged_dir, write_json
@@ -33,18 +34,37 @@ HASH_BLOCK_ROWS = 20_000
 def read_source_table(name: str, src: TableSource, spec: SuiteSpec) -> pd.DataFrame:
     """One source table, as strings and numbers exactly as delivered (no type guessing on ids)."""
     if src.url:
-        engine = create_engine(src.url)
-        try:
-            with engine.connect() as conn:
-                return pd.read_sql_query(text(src.query), conn)
-        finally:
-            engine.dispose()
+        return read_query(name, src, spec)
     path = spec.resolve(src.path)
     if path.suffix == ".parquet":
-        return pd.read_parquet(path)
+        try:
+            return pd.read_parquet(path)
+        except (OSError, pa.ArrowException) as exc:  # pyarrow's errors for a file that is not Parquet
+            raise SpecError(f"{path}: sources.tables.{name}: not a readable Parquet file: {_first_line(exc)}") from exc
     if path.suffix == ".csv":
         return read_csv(path, f"{path}: sources.tables.{name}")
     raise SpecError(f"{path}: sources.tables.{name}: unsupported file type {path.suffix!r} (csv, parquet or url+query)")
+
+
+def read_query(name: str, src: TableSource, spec: SuiteSpec) -> pd.DataFrame:
+    """A SQL source: the spec's query on its database; a failing connection or query is one line naming both."""
+    engine = create_engine(src.url)
+    try:
+        with engine.connect() as conn:
+            return pd.read_sql_query(text(src.query), conn)
+    except (SQLAlchemyError, pd.errors.DatabaseError) as exc:  # pandas wraps the SQLAlchemy error it got
+        cause = exc
+        while (inner := getattr(cause, "orig", None) or cause.__cause__) is not None:
+            cause = inner  # down to the database's own message
+        cause = _first_line(cause)
+        raise SpecError(f"{spec.spec_file or spec.name}: sources.tables.{name}: query on {engine.url.render_as_string()} "
+                        f"failed: {cause}") from exc
+    finally:
+        engine.dispose()
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def read_csv(path: Path, where: str) -> pd.DataFrame:

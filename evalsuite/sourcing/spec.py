@@ -107,6 +107,7 @@ class SuiteSpec(Strict):
     agents: list[AgentConfig] = [AgentConfig(name="reference"), AgentConfig(name="noop"), AgentConfig(name="adversary")]
     schedule: str | None = None  # cron string
     base_dir: Path = Field(default=Path("."), exclude=True)
+    spec_file: Path | None = Field(default=None, exclude=True)  # where it was read from, for error lines
 
     def resolve(self, rel: str) -> Path:
         return (self.base_dir / rel).resolve()
@@ -139,7 +140,7 @@ def load_spec(path: str | Path) -> SuiteSpec:
     if not path.is_file():
         raise SpecError(f"{path}: suite spec not found")
     raw = read_yaml(path, SpecError, invalid="malformed YAML")
-    spec = model_from(path, raw, SuiteSpec, SpecError, base_dir=path.parent.resolve())
+    spec = model_from(path, raw, SuiteSpec, SpecError, base_dir=path.parent.resolve(), spec_file=path)
     if spec.domain not in KNOWN:  # before any stage runs, not after the seed and de-identification
         raise SpecError(f"{path}: domain: unknown domain {spec.domain!r}; known: {', '.join(sorted(KNOWN))}")
     for key, file in (spec.files() | spec.sqlite_files()).items():
