@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime
 from decimal import Decimal
 from json.encoder import encode_basestring_ascii as _json_string  # what json.dumps writes for a str
+from typing import Any
 
 Row = Sequence[object]
 
@@ -166,3 +167,18 @@ def file_sha256(path) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def canon(value: Any) -> str:
+    """Text form of a value for keying: 25 and 25.0 key alike so int/float join columns match."""
+    if hasattr(value, "item") and type(value).__module__ == "numpy":  # a numpy scalar, without importing numpy
+        value = value.item()
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float, Decimal)):
+        return canonical_number(value)
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    return str(value)

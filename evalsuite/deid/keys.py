@@ -5,13 +5,7 @@ import hashlib
 import hmac
 import os
 from collections.abc import Mapping
-from datetime import date, datetime
-from decimal import Decimal
-from typing import Any
 
-import numpy as np
-
-from evalsuite.core.hashing import canonical_number
 from evalsuite.deid.rules import DeidError, DeidRules, PseudonymRule
 
 MIN_KEY_BYTES = 16
@@ -41,23 +35,10 @@ def load_key(rules: DeidRules, environ: Mapping[str, str] | None = None) -> byte
             raise DeidKeyError(f"de-identification key file {rules.key_file} not found") from exc
     raise DeidKeyError(
         f"de-identification key missing: set the environment variable {rules.key_env} "
-        "or key_file in the rules"
+        "or key_file in the rules (your own secret, 16+ bytes; the published demo key serves only "
+        "`make demo` and `make ui` on the bundled suites)"
     )
 
-
-def canon(value: Any) -> str:
-    """Text form of a value for keying: 25 and 25.0 key alike so int/float join columns match."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float, Decimal)):
-        return canonical_number(value)
-    if isinstance(value, (datetime, date)):
-        return value.isoformat()
-    return str(value)
 
 
 class Keyed:

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping
 
 import pandas as pd
 
-from evalsuite.deid.keys import canon
+from evalsuite.core.hashing import canon
 from evalsuite.deid.rules import HIDING_RULES, DeidRules
 
 # Shorter strings ("Li", "17", "AB") occur inside ordinary text by chance; matching them
