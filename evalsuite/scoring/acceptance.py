@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from evalsuite.trials.agents.baselines import make_agent
 from evalsuite.core.records import TaskRecord
 from evalsuite.sourcing.spec import Acceptance
+from evalsuite.tasks.reviews import ReviewEntry, by_task, review_state
 from evalsuite.trials.trial import TrialResult, run_trial
 from evalsuite.worlds.world import World
 
@@ -95,15 +96,13 @@ def _gold_errors(results: Sequence[TrialResult], task: TaskRecord) -> list[GoldE
     return out
 
 
-def _adjudicated(task: TaskRecord, required: bool) -> tuple[bool, str | None]:
+def _adjudicated(task: TaskRecord, required: bool, reviews: Sequence[ReviewEntry] = ()) -> tuple[bool, str | None]:
+    """(adjudicated, why not) from the task's entries in the review ledger and any reviews an imported record
+    carries (tasks.reviews.review_state); always adjudicated where the spec does not require it."""
     if not required:
         return True, None
-    reviews = task.adjudication.reviews if task.adjudication else []
-    if len({r.reviewer for r in reviews}) < 2:
-        return False, f"goal state has {len({r.reviewer for r in reviews})} reviewer sign-off(s), 2 required"
-    if any(r.decision == "disagree" for r in reviews) and not task.adjudication.resolution:
-        return False, "reviewers disagree and no resolution against the policy text is recorded"
-    return True, None
+    state = review_state(task, reviews)
+    return state.adjudicated, state.reason()
 
 
 def state_passed(result: TrialResult) -> bool:
@@ -111,7 +110,8 @@ def state_passed(result: TrialResult) -> bool:
     return result.verdict is not None and all(c.passed for c in result.verdict.checks if not c.name.startswith("output "))
 
 
-def audit_task(task: TaskRecord, ref: Sequence[TrialResult], noop: TrialResult, adv: TrialResult, settings: Acceptance) -> TaskAudit:
+def audit_task(task: TaskRecord, ref: Sequence[TrialResult], noop: TrialResult, adv: TrialResult, settings: Acceptance,
+               reviews: Sequence[ReviewEntry] = ()) -> TaskAudit:
     reasons = []
     noop_passes = state_passed(noop)
     passes = sum(r.passed for r in ref)
@@ -138,7 +138,7 @@ def audit_task(task: TaskRecord, ref: Sequence[TrialResult], noop: TrialResult, 
         reasons.append("a masked field has no justification")
     if not cited:
         reasons.append("an assertion cites no clause of the task's policy")
-    adjudicated, why = _adjudicated(task, settings.require_adjudication)
+    adjudicated, why = _adjudicated(task, settings.require_adjudication, reviews)
     if why:
         reasons.append(why)
     failing = sorted({c.name for r in ref if r.verdict for c in r.verdict.failures()})
@@ -148,12 +148,16 @@ def audit_task(task: TaskRecord, ref: Sequence[TrialResult], noop: TrialResult, 
                      quarantined=bool(reasons), reasons=reasons, failing_checks=failing)
 
 
-def run_acceptance(tasks: list[TaskRecord], settings: Acceptance, runner: Runner) -> AcceptanceReport:
-    """Reference N times, no-op and adversary once, per task; quarantine whatever fails."""
+def run_acceptance(tasks: list[TaskRecord], settings: Acceptance, runner: Runner,
+                   reviews: Sequence[ReviewEntry] = ()) -> AcceptanceReport:
+    """Reference N times, no-op and adversary once, per task; quarantine whatever fails (`reviews`: the suite's
+    review ledger, read where the spec requires adjudication)."""
     n = settings.reference_trials
     results = runner(tasks, {"reference": n, "noop": 1, "adversary": 1})
     ref, noop, adv = (_by_task([r for r in results if r.agent == a]) for a in ("reference", "noop", "adversary"))
-    audits = [audit_task(t, ref[t.task_id], noop[t.task_id][0], adv[t.task_id][0], settings) for t in tasks]
+    ledger = by_task(reviews)
+    audits = [audit_task(t, ref[t.task_id], noop[t.task_id][0], adv[t.task_id][0], settings, ledger.get(t.task_id, ()))
+              for t in tasks]
     q = sum(a.quarantined for a in audits)
     total = len(audits)
     summary = {

@@ -6,6 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from evalsuite.core.hashing import file_sha256
+from evalsuite.core.home import home_dir
 from evalsuite.core.io import atomic_write, write_json
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.present import Markdown, md_table
@@ -13,6 +14,7 @@ from evalsuite.pipeline.stage import Gate, GateError, Stage, StageOutput, Verdic
 from evalsuite.pipeline.stages import derived
 from evalsuite.scoring.acceptance import GATES, AcceptanceReport, Runner, audit_markdown, run_acceptance
 from evalsuite.sourcing.spec import SuiteSpec
+from evalsuite.tasks.reviews import LEDGER_NAME, Ledger, ReviewEntry, ReviewError, review_counts, review_state
 from evalsuite.core.identity import RunIdentity
 from evalsuite.trials.harness import acceptance_runner
 from evalsuite.worlds.ref import WorldRef
@@ -25,6 +27,8 @@ class AuditRecord(AcceptanceReport):
 
     task_set_sha256: str
     seed_sha256: str
+    reviews: dict[str, int] = {}  # review counts of the task set (review_counts), where adjudication is required
+    unreviewed: dict[str, str] = {}  # task id -> what review its goal state still needs, in a few words
 
 
 def parallel_runner(spec: SuiteSpec, world: World, task_set: str, workers: int | None = None) -> Runner:
@@ -36,16 +40,45 @@ def parallel_runner(spec: SuiteSpec, world: World, task_set: str, workers: int |
     return acceptance_runner(WorldRef.from_world(world), identity, workers)
 
 
-def accept(spec: SuiteSpec, paths: Paths, runner: Runner | None = None) -> AcceptanceReport:
+def accept(spec: SuiteSpec, paths: Paths, runner: Runner | None = None) -> AuditRecord:
     """Acceptance of every derived task; trials run on all cores unless a runner is given."""
     require(derived.STAGE, spec, paths)
     tasks, task_set = derived.tasks_on_disk(paths), derived.task_set_on_disk(paths)
     world = World(get_domain(spec.domain), paths.world)
-    report = run_acceptance(tasks, spec.acceptance, runner or parallel_runner(spec, world, task_set))
-    record = AuditRecord(task_set_sha256=task_set, seed_sha256=world.seed_sha256, **report.model_dump())
+    reviews = ledger_entries(spec, paths)
+    report = run_acceptance(tasks, spec.acceptance, runner or parallel_runner(spec, world, task_set), reviews)
+    states = [review_state(t, reviews) for t in tasks] if spec.acceptance.require_adjudication else []
+    record = AuditRecord(task_set_sha256=task_set, seed_sha256=world.seed_sha256, **report.model_dump(),
+                         reviews=review_counts(states) if states else {},
+                         unreviewed={s.task_id: s.missing() for s in states if not s.adjudicated})
     atomic_write(paths.acceptance / "audit.md", audit_markdown(report, spec.name))
     write_json(paths.audit, record.model_dump(mode="json"))
-    return report
+    return record
+
+
+def ledger(paths: Paths) -> Ledger:
+    """The suite's review ledger: beside its derived tasks, outside them, so every rebuild keeps it."""
+    return Ledger(paths.root / LEDGER_NAME)
+
+
+def ledger_entries(spec: SuiteSpec, paths: Paths) -> list[ReviewEntry]:
+    """The ledger, an input of acceptance only where the spec requires adjudication; one that cannot be read
+    blocks at the adjudicated gate naming its file and line."""
+    if not spec.acceptance.require_adjudication:
+        return []
+    try:
+        return ledger(paths).entries()
+    except ReviewError as exc:
+        raise GateError("adjudicated", str(exc)) from exc
+
+
+def _config(spec: SuiteSpec) -> list:
+    """The acceptance settings and, where adjudication is required, the ledger's content: a new sign-off marks
+    acceptance stale like an edited spec setting (the ledger of the default home, EVALSUITE_HOME)."""
+    if not spec.acceptance.require_adjudication:
+        return [spec.acceptance.model_dump(mode="json"), None]
+    found = home_dir() / "suites" / spec.name / LEDGER_NAME
+    return [spec.acceptance.model_dump(mode="json"), file_sha256(found) if found.is_file() else None]
 
 
 def quarantine_table(quarantined: list[tuple[str, list[str]]], limit: int = 100) -> Markdown:
@@ -60,7 +93,8 @@ def quarantine_table(quarantined: list[tuple[str, list[str]]], limit: int = 100)
 def run(spec: SuiteSpec, paths: Paths, runner: Runner | None = None) -> StageOutput:
     report = accept(spec, paths, runner)
     s = report.summary
-    return StageOutput(file_sha256(paths.audit), {
+    reviews = {"reviews": report.reviews} if spec.acceptance.require_adjudication else {}
+    return StageOutput(file_sha256(paths.audit), {**reviews,
         "tasks": s["tasks"], "accepted": s["accepted"], "quarantined": s["quarantined"],
         "releasable": s["releasable"], "summary": dict(s),
         "gates": md_table(["gate", "tasks failing"], [[g, len(report.gate(g))] for g in GATES]),
@@ -94,18 +128,36 @@ def _acceptance_gate(name: str):
     return judge
 
 
+def adjudicated(spec: SuiteSpec, paths: Paths, listed: int = 5) -> Verdict:
+    """Like every acceptance gate (unadjudicated tasks quarantined within the allowance, blocking beyond it), but
+    the reason lists per task what review is missing, and the review counts are its metadata."""
+    audit = audit_on_record(paths)
+    failing = [(t.task_id, audit.unreviewed.get(t.task_id) or "; ".join(t.reasons)) for t in audit.gate("adjudicated")]
+    v = derived.quarantine_verdict("adjudicated", spec, len(audit.tasks), failing,
+                                   releasable=bool(audit.summary["releasable"]))
+    v.metadata["reviews"] = audit.reviews
+    if v.passed:
+        return v
+    more = f"; …and {len(failing) - listed} more (evalsuite review status)" if len(failing) > listed else ""
+    what = "blocks the release" if v.blocking else "quarantined, release still allowed"
+    v.reason = (f"{len(failing)} of {len(audit.tasks)} task(s) not adjudicated ({what}; allowed "
+                f"{spec.acceptance.max_quarantined_fraction:.0%}): "
+                + "; ".join(f"{task}: {missing}" for task, missing in failing[:listed]) + more)
+    return v
+
+
 def _gate(name: str, description: str, **kw) -> Gate:
     return Gate(name, "acceptance_results", _acceptance_gate(name), description=description, **kw)
 
 
 STAGE = Stage(
     name="acceptance_results", deps=("derived_tasks",), module=__name__, kinds=frozenset({"json"}), run=run,
-    config=lambda spec: spec.acceptance.model_dump(mode="json"),
+    config=_config,
     description="Reference, no-op and adversary trials per task; failing tasks quarantined.",
     gates=(_gate("reference_solvable", "The reference solution passes in a freshly reset world, and none of its calls fail."),
            _gate("reference_stable", "The reference solution passes on every one of the N acceptance trials."),
            _gate("not_trivially_passable", "The no-op agent and the every-write adversary fail."),
            _gate("resettable", "The world hash after reset equals the recorded seed hash before every trial."),
-           _gate("adjudicated", "Goal states carry two reviewer sign-offs.",
-                 applies=lambda spec: spec.acceptance.require_adjudication)),
+           Gate("adjudicated", "acceptance_results", adjudicated, description="Goal states carry two reviewer sign-offs.",
+                applies=lambda spec: spec.acceptance.require_adjudication)),
 )

@@ -1,0 +1,200 @@
+"""The review ledger: sign-offs bound to the goal a reviewer saw, disagreements and their resolution, a goal that
+changes needing review again, bad lines named, and reviewers signing at the same moment."""
+from __future__ import annotations
+
+import json
+import multiprocessing
+import time
+
+import pytest
+
+from evalsuite.core.records import Adjudication, Review
+from evalsuite.tasks.reviews import Ledger, ReviewError, goal_sha256, review_counts, review_state
+
+
+@pytest.fixture
+def task(ap):
+    return ap.tasks[0].model_copy(deep=True)
+
+
+@pytest.fixture
+def ledger(tmp_path):
+    return Ledger(tmp_path / "reviews.jsonl")
+
+
+def state(task, ledger):
+    return review_state(task, ledger.entries())
+
+
+def test_two_distinct_reviewers_agreeing_adjudicate_a_goal(task, ledger):
+    assert state(task, ledger).missing() == "0 of 2 reviewer sign-offs"
+    ledger.sign(task, "ann", "agree")
+    assert state(task, ledger).missing() == "1 of 2 reviewer sign-offs"
+    ledger.sign(task, " ANN ", "agree", note="AP-3 fits")  # the same reviewer, however typed: still one signature
+    assert not state(task, ledger).adjudicated
+    done = ledger.sign(task, "bob", "agree")
+    assert done.adjudicated and done.missing() is None and sorted(done.agreeing) == ["ann", "bob"]
+    assert [json.loads(line)["reviewer"] for line in ledger.path.read_text().splitlines()] == ["ann", "ANN", "bob"]
+
+
+def test_signing_again_replaces_the_earlier_decision_on_the_same_goal(task, ledger):
+    ledger.sign(task, "ann", "agree")
+    ledger.sign(task, "bob", "agree")
+    s = ledger.sign(task, "bob", "disagree", note="AP-4 applies, not AP-3")
+    assert not s.adjudicated and s.open_disagreement and s.missing() == "disagreement open"
+    assert s.decisions["bob"].decision == "disagree" and len(s.decisions) == 2
+    assert ledger.sign(task, "bob", "agree").adjudicated  # changed their mind: the disagreement is withdrawn
+
+
+def test_a_resolution_settles_an_open_disagreement_and_a_later_one_reopens_it(task, ledger):
+    with pytest.raises(ReviewError, match="no open disagreement on its current goal state"):
+        ledger.resolve(task, "carol", "AP-3 decides")
+    ledger.sign(task, "ann", "agree")
+    ledger.sign(task, "bob", "disagree")
+    with pytest.raises(ReviewError, match=r"--resolution: cite the clause of ap_policy v\d+ that settles it"):
+        ledger.resolve(task, "carol", "we talked it over")
+    with pytest.raises(ReviewError, match="--resolution: cite the clause"):
+        ledger.resolve(task, "carol", "AP-30 decides")  # no such clause, though it starts like one
+    with pytest.raises(ReviewError, match="--by: a reviewer name is required"):
+        ledger.resolve(task, "  ", "AP-3 decides")
+    s = ledger.resolve(task, "carol", "AP-3: a 3% variance goes to the buyer; bob's reading overruled")
+    assert s.adjudicated and s.resolved and s.resolution.reviewer == "carol"
+    with pytest.raises(ReviewError, match="no open disagreement"):  # nothing left to settle
+        ledger.resolve(task, "carol", "AP-3 again")
+    s = ledger.sign(task, "dave", "disagree")
+    assert s.open_disagreement and not s.adjudicated
+    assert len(ledger.entries()) == 4  # the refused ones wrote nothing
+
+
+def test_a_single_disagreement_resolved_passes(task, ledger):
+    ledger.sign(task, "ann", "disagree")
+    assert ledger.resolve(task, "carol", "Settled by AP-2.").adjudicated
+
+
+@pytest.mark.parametrize("who, decision, match", [
+    ("", "agree", "--reviewer: a reviewer name is required"),
+    ("ann", "maybe", "--decision: expected agree or disagree, got 'maybe'"),
+])
+def test_bad_sign_offs_are_refused_in_one_line_and_write_nothing(task, ledger, who, decision, match):
+    with pytest.raises(ReviewError, match=match):
+        ledger.sign(task, who, decision)
+    assert not ledger.path.exists()
+
+
+def test_the_goal_hash_covers_what_a_reviewer_saw_and_nothing_a_build_stamps(task):
+    base = goal_sha256(task)
+    stamped = task.model_copy(deep=True)
+    stamped.suite.version, stamped.suite.task_set_sha256 = "r123", "f" * 64
+    stamped.environment.seed_sha256 = "0" * 64
+    stamped.provenance.deidentification = None
+    stamped.trial_protocol.trials = 9
+    assert goal_sha256(stamped) == base
+    for edit in (lambda t: t.goal_state.assertions[0].expect.update(status="no_such_status"),
+                 lambda t: setattr(t.policy.clauses[0], "text", t.policy.clauses[0].text + " Revised."),
+                 lambda t: setattr(t.policy, "version", "v8"),
+                 lambda t: setattr(t.trigger, "text", "another case")):
+        changed = task.model_copy(deep=True)
+        edit(changed)
+        assert goal_sha256(changed) != base
+
+
+def test_sign_offs_on_an_earlier_goal_no_longer_count(task, ledger):
+    ledger.sign(task, "ann", "agree")
+    ledger.sign(task, "bob", "agree")
+    rebuilt = task.model_copy(deep=True)
+    rebuilt.goal_state.assertions[0].expect["hold_reason"] = "quantity_mismatch"
+    s = state(rebuilt, ledger)
+    assert not s.adjudicated and s.needs_review_again and s.decisions == {}
+    assert s.missing() == "0 of 2 reviewer sign-offs (goal changed since 2 earlier sign-off(s))"
+    assert "changed since 2 earlier sign-off(s): review it again" in s.reason()
+    assert review_counts([s, state(task, ledger)]) == {
+        "tasks": 2, "signed_by_0": 1, "signed_by_1": 0, "signed_by_2_or_more": 1, "disagreements_open": 0,
+        "resolved": 0, "adjudicated": 1, "needs_review_again": 1}
+    assert state(task, ledger).adjudicated  # the goal they signed still has them
+
+
+def test_reviews_an_imported_record_carries_count_before_the_ledger(task, ledger):
+    task.adjudication = Adjudication(reviews=[Review(reviewer="a", date="2026-10-01", decision="agree"),
+                                              Review(reviewer="b", date="2026-10-02", decision="agree")])
+    assert state(task, ledger).adjudicated
+    ledger.sign(task, "b", "disagree")  # a later decision in the ledger replaces b's carried one
+    assert state(task, ledger).open_disagreement
+
+
+@pytest.mark.parametrize("line, match", [
+    ('{"task_id": "t"', r"reviews\.jsonl:2: invalid JSON"),
+    ('{"task_id": "t", "goal_sha256": "xyz", "kind": "sign", "reviewer": "a", "decision": "agree", "at": "2026-01-01T00:00:00Z"}',
+     r"reviews\.jsonl:2: goal_sha256: String should match pattern"),
+    (json.dumps({"task_id": "t", "goal_sha256": "a" * 64, "kind": "resolve", "reviewer": "a", "at": "2026-01-01T00:00:00Z"}),
+     r"reviews\.jsonl:2: <top level>: a resolution carries its text and no decision"),
+])
+def test_a_bad_ledger_line_is_named_and_nothing_is_added_after_it(task, ledger, line, match):
+    ledger.sign(task, "ann", "agree")
+    with ledger.path.open("a") as fh:
+        fh.write(line + "\n")
+    before = ledger.path.read_bytes()
+    with pytest.raises(ReviewError, match=match):
+        ledger.entries()
+    with pytest.raises(ReviewError, match=match):
+        ledger.sign(task, "bob", "agree")
+    assert ledger.path.read_bytes() == before
+
+
+def test_a_line_cut_short_is_never_written_over(task, ledger):
+    ledger.sign(task, "ann", "agree")
+    whole = ledger.path.read_bytes()
+    ledger.path.write_bytes(whole[:-1])  # a crash lost the newline: the line still parses
+    with pytest.raises(ReviewError, match=r"reviews\.jsonl:1: the last line was cut short"):
+        ledger.sign(task, "bob", "agree")
+    assert ledger.path.read_bytes() == whole[:-1]
+
+
+def _slow_reader(path, barrier):
+    """A ledger in a worker process that reads slowly, so writers that do not hold the lock would race."""
+    read = Ledger.entries
+
+    def entries(self):
+        out = read(self)
+        time.sleep(0.2)
+        return out
+
+    Ledger.entries = entries  # this worker process only
+    barrier.wait()
+    return Ledger(path)
+
+
+def _sign(args):
+    task, path, who, barrier = args
+    _slow_reader(path, barrier).sign(task, who, "agree")
+
+
+def _resolve(args):
+    task, path, who, barrier = args
+    ledger = _slow_reader(path, barrier)
+    try:
+        ledger.resolve(task, who, f"AP-3 decides ({who})")
+        return True
+    except ReviewError:
+        return False
+
+
+def test_reviewers_signing_at_the_same_moment_leave_a_valid_ledger(task, ledger):
+    n = 8
+    ctx = multiprocessing.get_context("spawn")  # fork deadlocks in a test process with threads
+    with ctx.Manager() as manager, ctx.Pool(n) as pool:
+        barrier = manager.Barrier(n)
+        pool.map(_sign, [(task, ledger.path, f"reviewer-{i}", barrier) for i in range(n)])
+    entries = ledger.entries()
+    assert sorted(e.reviewer for e in entries) == sorted(f"reviewer-{i}" for i in range(n))
+    assert len(ledger.path.read_text().splitlines()) == n and state(task, ledger).adjudicated
+
+
+def test_only_one_of_several_simultaneous_resolutions_is_recorded(task, ledger):
+    ledger.sign(task, "ann", "disagree")
+    n = 6
+    ctx = multiprocessing.get_context("spawn")  # fork deadlocks in a test process with threads
+    with ctx.Manager() as manager, ctx.Pool(n) as pool:
+        barrier = manager.Barrier(n)
+        won = pool.map(_resolve, [(task, ledger.path, f"resolver-{i}", barrier) for i in range(n)])
+    assert sum(won) == 1  # the others found the disagreement settled under the lock
+    assert [e.kind for e in ledger.entries()] == ["sign", "resolve"]
