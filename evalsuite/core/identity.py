@@ -33,7 +33,7 @@ class AgentConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str
-    kind: Literal["baseline", "openai", "mcp"] = "baseline"
+    kind: Literal["baseline", "openai", "mcp", "human"] = "baseline"  # human: a person at `evalsuite play`
     model: str | None = None
     base_url: str | None = None  # openai: None falls back to OPENAI_BASE_URL, as the openai SDK does
     command: list[str] | None = None

@@ -216,7 +216,7 @@ class TraceEvent(Record):
     """One tool call as it happened: permitted, denied or failed, always recorded."""
 
     seq: int
-    actor: Literal["agent", "user", "system"] = "agent"
+    actor: Literal["agent", "user", "system", "human"] = "agent"  # human: a person at `evalsuite play`
     tool: str
     arguments: dict[str, Any]
     permitted: bool

@@ -12,7 +12,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, Field
 
@@ -21,10 +21,13 @@ from evalsuite.core.io import model_from, parse_json, read_text, write_json
 from evalsuite.trials.harness import run_trials
 from evalsuite.releases.release import Release
 from evalsuite.scoring.render import write_scorecard
-from evalsuite.scoring.scorecard import Scorecard, build_scorecard, load_records
+from evalsuite.scoring.scorecard import Scorecard, build_scorecard, load_records, sample_plan
 from evalsuite.core.records import TaskRecord
 from evalsuite.tasks.taskfile import read_tasks
 from evalsuite.trials.tracelog import TrialRecord
+
+if TYPE_CHECKING:
+    from evalsuite.trials.play import Desk
 
 RUN_JSON = "run.json"
 TASKS = "tasks.jsonl"
@@ -63,6 +66,25 @@ def run_release(release: Release, agents: Sequence[str | AgentConfig], out_dir: 
     run_trials(release.world_ref(), release.tasks(), list(configs.values()), trials, out_dir=out_dir,
                workers=workers, progress=progress, identity=identity, seed=seed)
     return rescore(out_dir)
+
+
+def play_desk(release: Release, out_dir: Path, sample: int | None = None) -> Desk:
+    """What `evalsuite play` offers people, with out_dir made (or checked against the release) as a run folder.
+
+    An existing run folder keeps its run seed, so people's trials score beside its agents'. The tasks are the
+    release's playable ones (never held out), or a sample of them spread over the scorecard's slices.
+    """
+    from evalsuite.trials.play import PURPOSE, Desk, playable  # here: the web stack loads only for `play`
+
+    out_dir = Path(out_dir)
+    old = _read_meta(out_dir) if (out_dir / RUN_JSON).is_file() else {}
+    seed = old.get("run_seed", 0)
+    identity = release.run_identity()
+    _prepare(release, identity, out_dir, None, seed, old.get("resamples", 2000), old.get("bootstrap_seed", 0))
+    tasks = playable(release.tasks(purpose=PURPOSE))
+    m = release.manifest
+    return Desk(label=f"{m.suite} {m.version}", tasks=sample_plan(tasks, sample, seed) if sample else tasks,
+                world_ref=release.world_ref(), identity=identity, run_seed=seed, sample=sample)
 
 
 def rescore(out_dir: Path) -> Scorecard:

@@ -6,11 +6,12 @@ never touches a display or the caller's global backend.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from evalsuite.core.io import atomic_write, write_json, write_with
 from evalsuite.scoring.metrics import KPoint
-from evalsuite.scoring.scorecard import AgentScore, Scorecard
+from evalsuite.scoring.scorecard import AgentScore, HumanScore, Scorecard
 
 
 def interval_cell(mean: float | None, low: float, high: float, digits: int = 3) -> str:
@@ -40,18 +41,38 @@ def shown_ks(top: int) -> list[int]:
     return sorted({2**i for i in range(top.bit_length()) if 2**i <= top} | {top})
 
 
+def human_cell(h: HumanScore) -> str:
+    """People's pass@1 with its Wilson interval."""
+    return interval_cell(h.pass_at_1, h.wilson_low, h.wilson_high)
+
+
+def human_label(h: HumanScore) -> str:
+    return f"human ({h.people} {'person' if h.people == 1 else 'people'})"
+
+
 def console_table(card: Scorecard):
-    """Rows k, a column per agent (a rich Table): stays readable at 80 columns for a handful of agents."""
+    """Rows k, a column per agent (a rich Table): stays readable at 80 columns for a handful of agents.
+    People, when the run has any, are a last column with pass@1 only (a Wilson interval over attempts)."""
     from rich.table import Table
 
-    table = Table(title=f"{card.suite} {card.suite_version}: pass^k [95% task-bootstrap interval]")
+    h = card.humans
+    table = Table(title=f"{card.suite} {card.suite_version}: pass^k [95% task-bootstrap interval]",
+                  caption="human: pass@1 over attempts [95% Wilson interval]" if h else None)
     table.add_column("")
     for a in card.agents:
         table.add_column(a.agent, justify="right")
-    table.add_row("tasks / trials", *(f"{a.tasks} / {a.trials}" for a in card.agents))
-    table.add_row("infra errors", *(str(a.outcomes["infra_error"]) for a in card.agents))
-    for k in shown_ks(max(len(a.curve) for a in card.agents)):
-        table.add_row(f"pass^{k}", *(passk_cell(a.curve, k) for a in card.agents))
+    if h:
+        table.add_column(human_label(h), justify="right")
+
+    def row(label: str, cells: Iterable[str], human: Callable[[HumanScore], str]) -> None:
+        table.add_row(label, *cells, *([human(h)] if h else []))
+
+    row("tasks / trials", (f"{a.tasks} / {a.trials}" for a in card.agents), lambda h: f"{h.tasks} / {h.attempts}")
+    row("infra errors", (str(a.outcomes["infra_error"]) for a in card.agents), lambda h: str(h.outcomes["infra_error"]))
+    for k in shown_ks(max((len(a.curve) for a in card.agents), default=1)):
+        row(f"pass^{k}", (passk_cell(a.curve, k) for a in card.agents), lambda h: human_cell(h) if k == 1 else "—")
+    if h:
+        row("time per task (median)", ("—" for _ in card.agents), lambda h: f"{h.median_seconds:.0f} s")
     return table
 
 
@@ -96,14 +117,33 @@ def to_markdown(card: Scorecard) -> str:
     if card.acceptance:
         lines += ["## Acceptance", "", *_table(["check", "value"], [[k, str(v)] for k, v in card.acceptance.items()]), ""]
     lines += ["## Summary", ""]
-    lines += _table(["agent", "tasks", "trials", "infra errors", "pass^1", f"pass^k (k={min(len(a.curve) for a in card.agents)})"],
-                    [[a.agent, str(a.tasks), str(a.trials), str(a.outcomes["infra_error"]),
-                      _point_cell(a.curve[0]), _point_cell(a.curve[min(len(x.curve) for x in card.agents) - 1])]
-                     for a in card.agents])
+    k = min((len(a.curve) for a in card.agents), default=1)
+    rows = [[a.agent, str(a.tasks), str(a.trials), str(a.outcomes["infra_error"]), _point_cell(a.curve[0]),
+             _point_cell(a.curve[k - 1])] for a in card.agents]
+    if card.humans:
+        h = card.humans
+        rows.append([human_label(h), str(h.tasks), str(h.attempts), str(h.outcomes["infra_error"]),
+                     f"{human_cell(h)} (pass@1, Wilson)", "—"])
+    lines += _table(["agent", "tasks", "trials", "infra errors", "pass^1", f"pass^k (k={k})"], rows)
     lines.append("")
+    if card.humans:
+        lines += _human_section(card.humans)
     for a in card.agents:
         lines += _agent_section(a, card.min_tasks_to_rank)
     return "\n".join(lines)
+
+
+def _human_section(h: HumanScore) -> list[str]:
+    o = h.outcomes
+    lines = ["## People (`evalsuite play`)", ""]
+    lines += _table(["people", "attempts", "tasks", "pass", "fail", "budget exhausted", "infra errors",
+                     "pass@1 [95% Wilson]", "time per task (median)"],
+                    [[str(h.people), str(h.attempts), str(h.tasks), str(o["pass"]), str(o["fail"]),
+                      str(o["budget_exhausted"]), str(o["infra_error"]), human_cell(h), f"{h.median_seconds:.0f} s"]])
+    if h.agents_on_same_tasks:
+        lines += ["", "Agents on the same tasks (pass^1, weighted as the attempts are):", ""]
+        lines += _table(["agent", "pass^1"], [[a, f"{v:.3f}"] for a, v in h.agents_on_same_tasks.items()])
+    return lines + [""]
 
 
 def plot_passk(card: Scorecard, path: Path) -> None:
@@ -121,6 +161,11 @@ def plot_passk(card: Scorecard, path: Path) -> None:
         means = [p.pass_hat for p in a.curve]
         err = [[p.pass_hat - p.pass_hat_low for p in a.curve], [p.pass_hat_high - p.pass_hat for p in a.curve]]
         ax.errorbar(ks, means, yerr=err, marker="o", capsize=3, label=a.agent)
+    if card.humans:  # one point: people attempt once, so they have pass@1 and no curve
+        h = card.humans
+        err = [[h.pass_at_1 - h.wilson_low], [h.wilson_high - h.pass_at_1]]
+        ax.errorbar([1 + (n + 1) * 0.03], [h.pass_at_1], yerr=err, marker="s", color="black", capsize=3,
+                    linestyle="none", label=f"{human_label(h)}, pass@1 (Wilson)")
     ax.set_xticks(range(1, max((len(a.curve) for a in card.agents), default=1) + 1))
     ax.set_xlabel("k (trials that must all pass)")
     ax.set_ylabel("pass^k")

@@ -1,12 +1,16 @@
-"""Scorecards: pass^k / pass@k per agent with task-bootstrap intervals, slices, counts, identity.
+"""Scorecards: pass^k / pass@k per agent with task-bootstrap intervals, slices, counts, identity; people beside them.
 
 Built only from stored trial records and the task records, so `evalsuite
 score DIR` recomputes the same scorecard.json without running anything. The
-JSON holds no timestamps or paths for the same reason.
+JSON holds no timestamps or paths for the same reason. People's attempts
+(agent configs of kind human, from `evalsuite play`) are one row of their own:
+pass@1 over attempts, never pooled into an agent's pass^k.
 """
 from __future__ import annotations
 
+import hashlib
 import json
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,7 +20,7 @@ from pydantic import BaseModel
 
 from evalsuite.worlds.registry import get_domain
 from evalsuite.core.identity import SuiteVersion
-from evalsuite.scoring.metrics import KPoint, slice_table, suite_pass_curve
+from evalsuite.scoring.metrics import KPoint, slice_table, suite_pass_curve, wilson_interval
 from evalsuite.core.records import TaskRecord
 from evalsuite.trials.tracelog import TRACES, TraceLogError, TrialRecord, read_traces, summary_frame
 
@@ -34,6 +38,9 @@ POLICY = {
                  "correlated. Slice intervals over fewer than min_tasks_to_rank tasks are too wide to rank slices.",
     "trigger_types": "Queue-triggered and conversational tasks are always reported separately (by_trigger).",
 }
+HUMAN_POLICY = ("People attempt a task once: their row is pass@1 over attempts with a 95% Wilson interval, "
+                "never pooled into an agent's pass^k; agents_on_same_tasks gives each agent's pass^1 on the "
+                "tasks people attempted, weighted as their attempts are.")
 
 
 class SliceRow(BaseModel):
@@ -72,6 +79,20 @@ class AgentScore(BaseModel):
     slices: list[SliceRow]
 
 
+class HumanScore(BaseModel):
+    """People's attempts (`evalsuite play`), each one trial of kind human: a baseline beside the agents."""
+
+    people: int
+    attempts: int
+    tasks: int
+    outcomes: dict[str, int]
+    pass_at_1: float
+    wilson_low: float
+    wilson_high: float
+    median_seconds: float
+    agents_on_same_tasks: dict[str, float]
+
+
 class Scorecard(SuiteVersion):
     simulator: dict[str, Any] | None
     run_seed: int
@@ -80,12 +101,14 @@ class Scorecard(SuiteVersion):
     policy: dict[str, str]
     acceptance: dict[str, Any] | None
     agents: list[AgentScore]
+    humans: HumanScore | None = None
 
 
 def build_scorecard(records: Sequence[TrialRecord] | pd.DataFrame, tasks: list[TaskRecord],
                     acceptance: dict | None, *, resamples: int = 2000, seed: int = 0,
                     min_tasks: int = MIN_TASKS_TO_RANK) -> Scorecard:
-    """Score every agent in records over exactly the given tasks (each must have at least one trial)."""
+    """Score every agent in records over exactly the given tasks (each must have at least one trial);
+    people's attempts, on any of the tasks, become the humans row."""
     frame = records if isinstance(records, pd.DataFrame) else summary_frame(list(records))
     if frame.empty:
         raise ValueError("no trial records to score")
@@ -94,11 +117,60 @@ def build_scorecard(records: Sequence[TrialRecord] | pd.DataFrame, tasks: list[T
     unknown = sorted(set(frame["task_id"]) - set(attrs["task_id"]))
     if unknown:
         raise ValueError(f"records for {len(unknown)} task(s) not in the task set, first: {unknown[0]}")
+    human = frame["agent_config"].map(lambda c: json.loads(c)["kind"] == "human")
     agents = [_agent_score(agent, group, attrs, resamples, seed, min_tasks)
-              for agent, group in frame.groupby("agent", sort=True)]
+              for agent, group in frame[~human].groupby("agent", sort=True)]
+    humans = _human_score(frame[human], frame[~human]) if human.any() else None
     return Scorecard(**run, bootstrap={"method": "task_bootstrap_percentile", "resamples": resamples, "seed": seed,
                                        "confidence": 0.95},
-                     min_tasks_to_rank=min_tasks, policy=POLICY, acceptance=acceptance, agents=agents)
+                     min_tasks_to_rank=min_tasks, policy={**POLICY, **({"humans": HUMAN_POLICY} if humans else {})},
+                     acceptance=acceptance, agents=agents, humans=humans)
+
+
+def _human_score(people: pd.DataFrame, agents: pd.DataFrame) -> HumanScore:
+    """pass@1 over attempts with a Wilson interval; each agent scored on the same attempts' tasks."""
+    passed = int(people["passed"].sum())
+    low, high = wilson_interval(passed, len(people))
+    counts = people["outcome"].value_counts()
+    per_task = agents.groupby(["agent", "task_id"])["passed"].mean()
+    beside = {}
+    for agent in sorted(agents["agent"].unique()):
+        rates = [per_task.get((agent, t)) for t in people["task_id"]]
+        if all(r is not None for r in rates):  # an agent that skipped one of these tasks has no comparable score
+            beside[agent] = float(sum(rates) / len(rates))
+    return HumanScore(people=people["agent"].nunique(), attempts=len(people), tasks=people["task_id"].nunique(),
+                      outcomes={o: int(counts.get(o, 0)) for o in OUTCOMES}, pass_at_1=passed / len(people),
+                      wilson_low=low, wilson_high=high, median_seconds=float(people["seconds"].median()),
+                      agents_on_same_tasks=beside)
+
+
+def sample_plan(tasks: list[TaskRecord], n: int, seed: int = 0) -> list[TaskRecord]:
+    """n of the tasks for people to attempt, spread over the scorecard's slices (SLICES).
+
+    Greedy and deterministic: each pick is the task that brings in the most slice values no pick has yet
+    (a slice value without a single human attempt says nothing), then the one whose values are furthest
+    below their share of the tasks; ties go by a hash of the seed and task id, so a plan is reproducible.
+    """
+    if n < 1:
+        raise ValueError(f"a sample needs at least one task, got {n}")
+    rows = map(_plain, task_attributes(tasks).to_dict("records"))
+    values = {r["task_id"]: [(by, r[by]) for by in SLICES] for r in rows}
+    total = Counter(v for vs in values.values() for v in vs)
+    left = sorted(tasks, key=lambda t: hashlib.sha256(f"{seed}:{t.task_id}".encode()).hexdigest())
+    picked: Counter = Counter()
+    plan: list[TaskRecord] = []
+    while left and len(plan) < n:
+        k = len(plan) + 1
+
+        def gain(t: TaskRecord) -> tuple[int, float]:
+            vs = values[t.task_id]
+            return sum(picked[v] == 0 for v in vs), sum(total[v] * k / len(tasks) - picked[v] for v in vs)
+
+        best = max(left, key=gain)  # max keeps the first of equals: the hash order breaks ties
+        left.remove(best)
+        picked.update(values[best.task_id])
+        plan.append(best)
+    return plan
 
 
 def task_attributes(tasks: list[TaskRecord]) -> pd.DataFrame:

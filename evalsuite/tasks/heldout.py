@@ -26,15 +26,18 @@ def access_log_path() -> Path:
 def log_read(tasks: list[TaskRecord], purpose: str, what: str) -> None:
     """Append one line naming who read which held-out tasks, when, and for what."""
     held = [t.task_id for t in tasks if t.split == "held_out"]
-    if not held:
-        return
+    if held:
+        log_access({"purpose": purpose, "what": what, "held_out_tasks": held})
+
+
+def log_access(entry: dict) -> None:
+    """Append one line to the access log: entry with who (the OS user, or EVALSUITE_USER) and when in front."""
     path = access_log_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    entry = {"when": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-             "who": os.environ.get("EVALSUITE_USER") or getpass.getuser(), "purpose": purpose,
-             "what": what, "held_out_tasks": held}
+    line = {"when": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "who": os.environ.get("EVALSUITE_USER") or getpass.getuser(), **entry}
     with open(path, "a") as fh:
-        fh.write(json.dumps(entry) + "\n")
+        fh.write(json.dumps(line) + "\n")
 
 
 def export_tasks(tasks: list[TaskRecord], purpose: Purpose) -> list[TaskRecord]:

@@ -14,6 +14,8 @@ class BudgetExhausted(Exception):
 class AgentEnv:
     """The agent's handle on a trial: tool calls under a step budget, nothing else."""
 
+    actor = "agent"  # who the trace names as calling; "human" when a person acts through `evalsuite play`
+
     def __init__(self, trial: TrialWorld, max_steps: int):
         self._trial = trial
         self.max_steps = max_steps
@@ -31,7 +33,7 @@ class AgentEnv:
         if self.steps >= self.max_steps:
             raise BudgetExhausted(f"step budget of {self.max_steps} used")
         self.steps += 1
-        return self._trial.call(tool, arguments)
+        return self._trial.call(tool, arguments, actor=self.actor)
 
 
 class Agent(Protocol):

@@ -1,0 +1,112 @@
+"""Make the README's screenshots of `evalsuite play`: docs/img/play_task.png and docs/img/scorecard_human.png.
+
+Builds the bundled AP suite into a temporary home, runs the reference and
+no-op agents, then plays the part of two people in headless chromium on a
+sample of six tasks: Ada follows each task's reference solution, Grace holds
+every invoice for a price variance whatever its exception. The people are
+scripted by this file, not real staff; the screenshots show the page and the
+scorecard, not a measured human baseline. Run: .venv/bin/python docs/make_screenshots.py
+"""
+from __future__ import annotations
+
+import io
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from browser_support import CHROMIUM, fill_tool_form  # noqa: E402  (the tests' way of filling a tool's form)
+
+IMG = ROOT / "docs" / "img"
+WRONG_HOLD = {"reason": "price_variance"}
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="evalsuite-shots-") as tmp:
+        make(Path(tmp))
+    for name in ("play_task.png", "scorecard_human.png"):
+        print(f"{IMG / name}: {(IMG / name).stat().st_size // 1024} KB")
+
+
+def make(tmp: Path) -> None:
+    os.environ["EVALSUITE_HOME"] = str(tmp / "home")  # nothing lands in the checkout or the user's home
+    os.environ.setdefault("EVALSUITE_DEID_KEY", "demo-key-not-a-secret-0001")
+    from playwright.sync_api import sync_playwright
+
+    from evalsuite.pipeline.driver import resolve_release
+    from evalsuite.releases.runs import play_desk, rescore, run_release
+    from evalsuite.trials.play import play_app, serving
+
+    release = resolve_release(ROOT / "suites" / "ap_exceptions.yaml")
+    run = tmp / "run"
+    run_release(release, ["reference", "noop"], run, trials=2, workers=1)
+    desk = play_desk(release, run, sample=6)
+    IMG.mkdir(parents=True, exist_ok=True)
+    with serving(play_app(desk, run)) as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 860})
+            shot_task(page, url, desk.tasks[1])
+            for name, right in (("Ada", True), ("Grace", False)):
+                play_person(browser.new_page(), url, name, desk.tasks[2:] if right else desk.tasks, right)
+            card = rescore(run)
+            shot_scorecard(browser.new_page(viewport={"width": 900, "height": 400}), card)
+        finally:
+            browser.close()
+
+
+def sign_in(page, url: str, name: str) -> None:
+    page.goto(url)
+    page.fill("#name", name)
+    page.get_by_role("button", name="Start").click()
+
+
+def shot_task(page, url: str, task) -> None:
+    """The task page of an attempt in progress (two calls made, the next one's form open), then the attempt
+    finished as the reference solution would."""
+    sign_in(page, url, "Ada")
+    page.click(f"#open-{task.task_id}")
+    calls = task.solution_calls()
+    for i, c in enumerate(calls):
+        if i == 2:
+            page.locator(f"details:has(#tool-{c.tool}) > summary").click()
+            save(page.screenshot(), IMG / "play_task.png")
+        fill_tool_form(page, c.tool, c.arguments)
+    page.fill("#message", task.reference_answer or "")
+    page.get_by_role("button", name="Submit and end the attempt").click()
+
+
+def play_person(page, url: str, name: str, tasks, right: bool) -> None:
+    sign_in(page, url, name)
+    for task in tasks:
+        page.click(f"#open-{task.task_id}")
+        for c in task.solution_calls():
+            wrong = not right and c.tool == "hold_invoice"
+            fill_tool_form(page, c.tool, {**c.arguments, **WRONG_HOLD} if wrong else c.arguments)
+        page.fill("#message", task.reference_answer or "")
+        page.get_by_role("button", name="Submit and end the attempt").click()
+
+
+def shot_scorecard(page, card) -> None:
+    """`evalsuite score`'s terminal table, as rich exports it to HTML."""
+    from rich.console import Console
+
+    from evalsuite.scoring.render import console_table
+
+    console = Console(record=True, width=100, file=io.StringIO())
+    console.print(console_table(card))
+    page.set_content(console.export_html(inline_styles=True))
+    save(page.locator("pre").screenshot(), IMG / "scorecard_human.png")
+
+
+def save(png: bytes, path: Path) -> None:
+    """Written as a 64-colour PNG: text on flat colours loses nothing visible and the file stays small."""
+    from PIL import Image
+
+    Image.open(io.BytesIO(png)).convert("RGB").quantize(colors=64).save(path, optimize=True)
+
+
+if __name__ == "__main__":
+    main()

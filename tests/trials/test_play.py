@@ -1,0 +1,262 @@
+"""`evalsuite play`: people attempt tasks on a web page; each attempt is a trial graded and stored like an agent's."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from starlette.testclient import TestClient
+from typer.testing import CliRunner
+
+from browser_support import browser_page, fill_tool_form
+from evalsuite.cli import app
+from evalsuite.core.records import ToolCall
+from evalsuite.releases.release import Release
+from evalsuite.releases.runs import play_desk
+from evalsuite.tasks.heldout import access_log_path
+from evalsuite.trials.play import form_arguments, form_fields, play_app, serving
+from evalsuite.trials.tracelog import read_traces
+from evalsuite.worlds.registry import get_domain
+from harness_support import make_release
+
+SECRET = "SENTINEL-never-on-the-page"
+
+
+@pytest.fixture(scope="module")
+def release(ap, tmp_path_factory):
+    return Release(make_release(ap, tmp_path_factory.mktemp("releases")))
+
+
+@pytest.fixture(scope="module")
+def marked(ap, tmp_path_factory):
+    """A release whose every task hides a marker in its goal state, reference solution and reference answer,
+    and whose first offered task has markup in its trigger."""
+    tasks = []
+    for t in ap.tasks:
+        goal = t.goal_state.model_copy(update={"annotations": [*t.goal_state.annotations, f"{SECRET}-goal"]})
+        solution = [*t.solution_calls(), ToolCall(tool="get_policy", action_id=f"{SECRET}-solution")]
+        trigger = t.trigger.model_copy(update={"text": t.trigger.text + " <script>alert(1)</script>"})
+        tasks.append(t.model_copy(update={"goal_state": goal, "reference_solution": solution, "trigger": trigger,
+                                          "reference_answer": f"{SECRET}-answer"}))
+    return Release(make_release(SimpleNamespace(tasks=tasks, world=ap.world), tmp_path_factory.mktemp("marked")))
+
+
+def client_for(release: Release, out: Path, name: str | None = "Ada Lovelace", sample: int | None = None):
+    desk = play_desk(release, out, sample=sample)
+    client = TestClient(play_app(desk, out))
+    if name:
+        assert client.post("/person", data={"name": name}).status_code == 200
+    return desk, client
+
+
+def solve(client: TestClient, task, answer: str | None = None, calls=None) -> str:
+    """Open a task, make the calls (the reference solution's by default) through its forms and submit."""
+    client.post(f"/open/{task.task_id}")
+    for call in task.solution_calls() if calls is None else calls:
+        page = client.post(f"/attempt/call/{call.tool}", data={k: str(v) for k, v in call.arguments.items()})
+        assert page.status_code == 200
+    return client.post("/attempt/submit", data={"message": task.reference_answer if answer is None else answer}).text
+
+
+def records(out: Path) -> dict:
+    return {(r.agent, r.task_id): r for r in read_traces(out / "traces.jsonl").records}
+
+
+def test_a_reference_attempt_passes_and_a_wrong_one_fails_graded_like_an_agent(release, tmp_path):
+    desk, ada = client_for(release, tmp_path)
+    task = desk.tasks[0]
+    solve(ada, task)
+    _, grace = client_for(release, tmp_path, "Grace Hopper")
+    solve(grace, task, calls=[ToolCall(tool="release_invoice", arguments={"invoice_id": task.trigger.text.split()[0]})])
+    got = records(tmp_path)
+    ok, wrong = got[("human:Ada Lovelace", task.task_id)], got[("human:Grace Hopper", task.task_id)]
+    assert (ok.outcome, ok.passed, wrong.outcome, wrong.passed) == ("pass", True, "fail", False)
+    assert [(e.tool, e.arguments) for e in ok.trace] == [(c.tool, c.arguments) for c in task.solution_calls()]
+    assert {e.actor for e in ok.trace + wrong.trace} == {"human"}
+    assert ok.agent_config.kind == "human" and ok.seconds > 0 and ok.trial == 0
+    assert ok.reset_sha256 == release.manifest.seed_sha256 and ok.suite_version == release.manifest.version
+    assert len(set(ok.identity_sha256 for ok in got.values())) == 2  # one config, one identity, per person
+    assert (tmp_path / "summary.parquet").is_file()
+
+
+def test_every_offered_ap_task_passes_when_its_forms_are_filled_as_its_reference_solution(release, tmp_path):
+    desk, client = client_for(release, tmp_path)
+    for task in desk.tasks:
+        solve(client, task)
+    got = records(tmp_path)
+    assert len(got) == len(desk.tasks) == 36 and all(r.passed for r in got.values())
+
+
+def test_a_person_gets_one_attempt_per_task_and_never_sees_the_grade(release, tmp_path):
+    desk, ada = client_for(release, tmp_path)
+    task = desk.tasks[0]
+    page = solve(ada, task, answer="")
+    assert "is recorded" in page and "passed" not in page.lower() and "fail" not in page.lower()
+    assert f'id="open-{task.task_id}"' not in page and f'id="open-{desk.tasks[1].task_id}"' in page
+    ada.post(f"/open/{task.task_id}")
+    assert ada.get("/attempt", follow_redirects=False).status_code == 303  # no second attempt opened
+    assert list(records(tmp_path)) == [("human:Ada Lovelace", task.task_id)]
+
+
+def test_pages_never_show_the_goal_state_reference_solution_or_held_out_tasks(marked, tmp_path):
+    desk, client = client_for(marked, tmp_path)
+    held_out = [t.task_id for t in marked.tasks() if t.split == "held_out"]
+    assert held_out and not set(held_out) & {t.task_id for t in desk.tasks}
+    pages = [client.get("/").text]
+    for task in desk.tasks:
+        client.post(f"/open/{task.task_id}")
+        pages.append(client.get("/attempt").text)
+        pages.append(client.post("/attempt/submit", data={"message": ""}).text)
+    opened = pages[1]
+    assert desk.tasks[0].policy.clauses[0].text in opened and "get_invoice" in opened
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in opened and "<script>" not in opened
+    for page in pages:
+        assert SECRET not in page and not any(t in page for t in held_out)
+        assert "goal_state" not in page and "reference" not in page
+    refused = client.post(f"/open/{held_out[0]}")
+    assert refused.status_code == 404 and held_out[0] in refused.text  # the id it was given, nothing more
+    assert not any(held_out[0] in json.dumps(e.get("opened")) for e in access_log())
+
+
+def access_log() -> list[dict]:
+    return [json.loads(line) for line in access_log_path().read_text().splitlines()]
+
+
+def test_opening_a_task_writes_the_access_log_before_anything_else(release, tmp_path):
+    desk, client = client_for(release, tmp_path, "Grace Hopper")
+    client.post(f"/open/{desk.tasks[2].task_id}")
+    entry = access_log()[-1]
+    assert {k: entry[k] for k in ("purpose", "what", "person", "opened")} == {
+        "purpose": "human_baseline", "what": "ap_test t1", "person": "Grace Hopper", "opened": [desk.tasks[2].task_id]}
+    assert entry["who"] and entry["when"]
+    assert records(tmp_path) == {}  # nothing recorded yet: the attempt is open
+
+
+def test_tool_errors_and_denials_are_shown_as_results_and_traced(release, tmp_path):
+    desk, client = client_for(release, tmp_path)
+    task = desk.tasks[0]
+    client.post(f"/open/{task.task_id}")
+    page = client.post("/attempt/call/get_invoice", data={"invoice_id": "INV-0"}).text
+    page = client.post("/attempt/call/post_payment", data={"invoice_id": "INV-0", "amount": "12.5"}).text
+    page = client.post("/attempt/call/hold_invoice", data={"invoice_id": "INV-0", "reason": ""}).text
+    assert "Error: Tool &#39;post_payment&#39; is not permitted for role ap_clerk_agent." in page
+    assert "Error: invalid arguments: reason: Field required" in page
+    client.post("/attempt/submit", data={"message": "gave up"})
+    trace = records(tmp_path)[("human:Ada Lovelace", task.task_id)].trace
+    assert [(e.tool, e.outcome, e.arguments) for e in trace] == [
+        ("get_invoice", "error", {"invoice_id": "INV-0"}),
+        ("post_payment", "denied", {"invoice_id": "INV-0", "amount": "12.5"}),
+        ("hold_invoice", "error", {"invoice_id": "INV-0"})]
+
+
+def test_a_call_past_the_step_budget_ends_the_attempt(release, tmp_path):
+    desk, client = client_for(release, tmp_path)
+    task = desk.tasks[0]
+    client.post(f"/open/{task.task_id}")
+    for _ in range(task.trial_protocol.max_steps + 1):
+        page = client.post("/attempt/call/get_policy").text
+    assert "step budget was used up" in page
+    record = records(tmp_path)[("human:Ada Lovelace", task.task_id)]
+    assert (record.outcome, record.passed) == ("budget_exhausted", False)
+    assert len(record.trace) == task.trial_protocol.max_steps
+
+
+def test_a_sample_offers_n_tasks_and_a_name_is_required(release, tmp_path):
+    desk, client = client_for(release, tmp_path, name=None, sample=5)
+    assert len(desk.tasks) == 5
+    assert "Your name" in client.get("/").text
+    assert "Give your name" in client.post("/person", data={"name": "  "}).text
+    assert client.post(f"/open/{desk.tasks[0].task_id}", follow_redirects=False).status_code == 303
+    assert records(tmp_path) == {} and "opened" not in json.dumps(access_log())
+
+
+def test_forms_read_each_argument_as_its_schema_types_it():
+    hold = form_fields(get_domain("ap_exceptions").tools["hold_invoice"].schema()["parameters"])
+    assert [(f.name, f.kind, f.required) for f in hold] == [("invoice_id", "text", True), ("reason", "choice", True)]
+    assert "missing_receipt" in hold[1].choices
+    untyped = form_fields(get_domain("tau2_retail").tools["return_delivered_order_items"].schema()["parameters"])
+    assert {f.kind for f in untyped} == {"any"}
+    got = form_arguments(untyped, {"order_id": "#W1", "item_ids": '["1", "2"]', "payment_method_id": "12345"})
+    assert got == {"order_id": "#W1", "item_ids": ["1", "2"], "payment_method_id": "12345"}
+    schema = {"properties": {"n": {"type": "integer"}, "x": {"type": "number"}, "b": {"type": "boolean"},
+                             "tags": {"type": "array", "items": {"type": "string"}},
+                             "note": {"anyOf": [{"type": "string"}, {"type": "null"}]}}, "required": ["n"]}
+    fields = form_fields(schema)
+    assert [f.kind for f in fields] == ["integer", "number", "boolean", "json", "text"]
+    assert form_arguments(fields, {"n": "3", "x": "2.5", "b": "false", "tags": '["a"]', "note": ""}) == \
+        {"n": 3, "x": 2.5, "b": False, "tags": ["a"]}
+    # what does not convert is sent as typed, so the tool answers as it would answer an agent
+    assert form_arguments(fields, {"n": "three", "x": "lots", "tags": "[oops"}) == {"n": "three", "x": "lots",
+                                                                                    "tags": "[oops"}
+
+
+def test_play_refuses_what_is_not_a_release_in_one_line(tmp_path):
+    result = CliRunner().invoke(app, ["play", str(tmp_path), "--out", str(tmp_path / "run")])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [f"error: {tmp_path}: not a release (no manifest.json)"]
+
+
+def test_play_serves_on_loopback_only(release, tmp_path):
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "evalsuite"), "play", str(release.path), "--out",
+                             str(tmp_path / "run"), "--port", "0"], stdout=subprocess.PIPE, text=True,
+                            start_new_session=True, env={**os.environ, "COLUMNS": "200"})
+    try:
+        line = proc.stdout.readline()
+        url = line.split()[2]
+        assert url.startswith("http://127.0.0.1:"), line
+        with urllib.request.urlopen(url, timeout=30) as resp:
+            assert "Your name" in resp.read().decode()
+        assert "(36 task(s)" in line
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+
+
+def attempt_in_browser(url: str, name: str, task, calls, answer: str) -> str:
+    with browser_page(1280, 900) as page:
+        page.goto(url)
+        page.fill("#name", name)
+        page.get_by_role("button", name="Start").click()
+        page.click(f"#open-{task.task_id}")
+        assert task.trigger.text in page.inner_text("#trigger")
+        for call in calls:
+            fill_tool_form(page, call.tool, call.arguments)
+        assert page.locator("#calls .call").count() == len(calls)
+        page.fill("#message", answer)
+        page.get_by_role("button", name="Submit and end the attempt").click()
+        return page.inner_text("body")
+
+
+def browser_task(desk):
+    """An AP task whose reference solution holds an invoice (a choice) and messages the vendor (text)."""
+    return next(t for t in desk.tasks if t.category == "quantity_mismatch")
+
+
+def test_in_the_browser_the_reference_solution_passes(release, tmp_path):
+    desk = play_desk(release, tmp_path)
+    task = browser_task(desk)
+    with serving(play_app(desk, tmp_path)) as url:
+        text = attempt_in_browser(url, "Ada Lovelace", task, task.solution_calls(), task.reference_answer)
+    assert f"Your attempt at {task.task_id} is recorded" in text
+    record = records(tmp_path)[("human:Ada Lovelace", task.task_id)]
+    assert (record.outcome, record.passed) == ("pass", True)
+    assert [(e.tool, e.arguments, e.actor) for e in record.trace] == \
+        [(c.tool, c.arguments, "human") for c in task.solution_calls()]
+
+
+def test_in_the_browser_a_wrong_action_fails(release, tmp_path):
+    desk = play_desk(release, tmp_path)
+    task = browser_task(desk)
+    wrong = [ToolCall(tool=c.tool, arguments={**c.arguments, "reason": "price_variance"})
+             if c.tool == "hold_invoice" else c for c in task.solution_calls()]
+    with serving(play_app(desk, tmp_path)) as url:
+        attempt_in_browser(url, "Grace Hopper", task, wrong, task.reference_answer)
+    record = records(tmp_path)[("human:Grace Hopper", task.task_id)]
+    assert (record.outcome, record.passed) == ("fail", False)
+    assert ("hold_invoice", "ok") in [(e.tool, e.outcome) for e in record.trace]
