@@ -4,9 +4,10 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 export EVALSUITE_HOME ?= $(CURDIR)/.evalsuite
 export DAGSTER_HOME ?= $(EVALSUITE_HOME)/dagster
-# De-identification key. Real records need your own secret in EVALSUITE_DEID_KEY; when it is
-# unset the bundled demo uses this PUBLISHED DEMO KEY, which protects nothing.
-export EVALSUITE_DEID_KEY ?= demo-key-not-a-secret-0001
+# The PUBLISHED DEMO de-identification key, which protects nothing. Used only when EVALSUITE_DEID_KEY is unset and
+# only on the bundled suites: by `make demo` (assets/demo.py) and by `make ui` without EVALSUITE_SUITES. Any other
+# build needs your own secret in EVALSUITE_DEID_KEY and stops with one line naming the variable without it.
+DEMO_KEY := demo-key-not-a-secret-0001
 
 .PHONY: demo test ui bench bench-pipeline clean instance mutation system
 
@@ -27,7 +28,8 @@ demo: $(VENV)/.installed instance
 	$(PY) -m assets.demo
 
 ui: $(VENV)/.installed instance
-	$(VENV)/bin/dagster dev -h 127.0.0.1 -w workspace.yaml
+	@$(if $(EVALSUITE_SUITES)$(EVALSUITE_DEID_KEY),,echo "note: the bundled suites de-identify with the published DEMO key; set EVALSUITE_DEID_KEY for real records")
+	$(if $(EVALSUITE_SUITES)$(EVALSUITE_DEID_KEY),,EVALSUITE_DEID_KEY=$(DEMO_KEY)) $(VENV)/bin/dagster dev -h 127.0.0.1 -w workspace.yaml
 
 # Debian packages the tests use: chromium (the UI test drives it; never a browser download) and bubblewrap
 # (the sealed boundary of external agents). Installed through apt-get when missing and we are root;

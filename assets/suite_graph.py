@@ -17,6 +17,7 @@ import dagster as dg
 from assets.checks import suite_checks
 from assets.metadata import materialized, run_stage, to_metadata
 from assets.resources import EvalsuiteHome
+from evalsuite.deid.rules import DeidError
 from evalsuite.pipeline import registry
 from evalsuite.pipeline.locks import suite_lock
 from evalsuite.pipeline.stage import Stage
@@ -74,7 +75,10 @@ def _stage_asset(g: SuiteGraph, stage: Stage):
     def _asset(home: EvalsuiteHome) -> dg.MaterializeResult:
         paths = home.paths(spec)
         with suite_lock(paths):  # per step: a CLI build of the suite in this home waits, and vice versa
-            return materialized(run_stage(stage.run, spec, paths))
+            try:
+                return materialized(run_stage(stage.run, spec, paths))
+            except DeidError as exc:  # a missing key or bad rules: the one line `evalsuite build` prints, no traceback
+                raise dg.Failure(description=str(exc), allow_retries=False) from None
 
     return _asset
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -19,6 +19,20 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, help="Build agent 
 task_app = typer.Typer(no_args_is_help=True, help="Task records: validate files, print the schema.")
 app.add_typer(task_app, name="task")
 console = Console()
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"evalsuite {version('evalsuite')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(_version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
+                                        help="print the installed version and exit")) -> None:
+    """Build agent test suites from records and score agents on them."""
 
 
 @task_app.command("validate")
@@ -109,6 +123,31 @@ def score(run_dir: Path = typer.Argument(..., help="a run folder written by `eva
     _print_scorecard(card, run_dir)
 
 
+@app.command("play")
+def play(
+    source: Path = typer.Argument(..., help="a release folder (or a suite spec: its release is built first)"),
+    out: Path = typer.Option(..., "--out", help="run folder for the attempts; a run folder of this release puts "
+                                               "people beside its agents"),
+    port: int = typer.Option(8470, min=0, max=65535, help="port on 127.0.0.1 (0: any free port)"),
+    sample: int = typer.Option(None, "--sample", min=1, help="offer N tasks spread over the scorecard's slices "
+                                                             "(default: every task people may attempt)"),
+) -> None:
+    """Serve a page on 127.0.0.1 where staff attempt tasks as the task's role; each attempt is a graded trial."""
+    from evalsuite.pipeline.driver import resolve_release
+    from evalsuite.releases.runs import play_desk
+    from evalsuite.trials.play import loopback_socket, play_app, serve, url_of
+
+    with _run_errors():
+        desk = play_desk(resolve_release(source), out, sample=sample)
+    try:
+        sock = loopback_socket(port)
+    except OSError as exc:
+        typer.echo(f"error: port {port} on 127.0.0.1: {exc.strerror}", err=True)
+        raise typer.Exit(2) from exc
+    typer.echo(f"evalsuite play: {url_of(sock)}  ({len(desk.tasks)} task(s); attempts go to {out}; Ctrl-C stops)")
+    serve(play_app(desk, out), sock)
+
+
 @contextmanager
 def _run_errors() -> Iterator[None]:
     """Bad input (a spec, release or run folder): one line on stderr and exit 2, as for a build; a harness that
@@ -179,13 +218,42 @@ def export(release_dir: Path = typer.Argument(..., help="a release folder"),
 
 @app.command("build")
 def build_cmd(spec: Path = typer.Argument(..., help="a suite spec (YAML)"),
-              home: Path = typer.Option(None, help="home folder (default: EVALSUITE_HOME, else ./.evalsuite)")) -> None:
+              home: Path = typer.Option(None, help="home folder (default: EVALSUITE_HOME, else ./.evalsuite)"),
+              progress: bool = typer.Option(None, "--progress/--no-progress", show_default=False,
+                                            help="a bar over the stages and what derivation kept, on stderr "
+                                                 "(default: when stderr is a terminal)")) -> None:
     """Build a suite spec into a release; one JSON line. A blocking gate exits 2 naming the gate and its reason."""
     from evalsuite.pipeline.driver import build
 
-    with _build_errors():
-        built = build(spec, home)
+    with _build_errors(), _stage_progress(progress) as on_stage:
+        built = build(spec, home, on_stage=on_stage)
     typer.echo(built.model_dump_json())
+
+
+@contextmanager
+def _stage_progress(enabled: bool | None) -> Iterator[Callable | None]:
+    """A bar over the build stages on stderr (stdout keeps the one JSON line); once tasks are derived, how many
+    cases became tasks and why the others did not is printed above it."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from evalsuite.pipeline.registry import BUILD
+
+    err = Console(stderr=True)
+    if not (err.is_terminal if enabled is None else enabled):
+        yield None
+        return
+    names = [s.name for s in BUILD]
+    columns = (TextColumn("{task.description:<22}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err) as bar:
+        task = bar.add_task(names[0], total=len(names))
+
+        def on_stage(name: str, out) -> None:
+            if name == "derived_tasks":
+                bar.console.print(f"{name}: {out.metadata['summary']}", markup=False, highlight=False)
+            following = names[names.index(name) + 1:]
+            bar.update(task, advance=1, description=following[0] if following else "built")
+
+        yield on_stage
 
 
 @contextmanager
@@ -213,6 +281,100 @@ def _build_errors(*more: type[Exception]) -> Iterator[None]:
             ReleaseError, LockError, *more) as exc:  # LockError: another build of the suite holds the home
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
+
+
+review_app = typer.Typer(no_args_is_help=True, help="Review goal states: sign-offs and resolutions, kept in the suite's "
+                                                   "review ledger across rebuilds.")
+app.add_typer(review_app, name="review")
+SUITE_SPEC = typer.Argument(..., help="a suite spec (YAML), built at least once")
+HOME = typer.Option(None, help="home folder (default: EVALSUITE_HOME, else ./.evalsuite)")
+
+
+def _reviewed(spec_path: Path, home: Path | None):
+    """(derived tasks by id, the suite's ledger) of a built suite; ReviewError when it has not been built."""
+    from evalsuite.core.home import home_dir
+    from evalsuite.pipeline.paths import Paths
+    from evalsuite.pipeline.stages.acceptance import ledger
+    from evalsuite.sourcing.spec import load_spec
+    from evalsuite.tasks.reviews import ReviewError
+    from evalsuite.tasks.taskfile import read_tasks
+
+    spec = load_spec(spec_path)
+    root = Path(home).resolve() if home else home_dir()
+    if not (root / "suites" / spec.name / "tasks.jsonl").is_file():  # checked before Paths, which creates the home
+        raise ReviewError(f"suite {spec.name} has not been built in {root} (run `evalsuite build {spec_path}` first)")
+    paths = Paths(spec, root)
+    return {t.task_id: t for t in read_tasks(paths.tasks)}, ledger(paths), paths
+
+
+def _review_task(spec_path: Path, home: Path | None, task_id: str):
+    """(the named task, the ledger); ReviewError naming the task file when the suite has no such task."""
+    from evalsuite.tasks.reviews import ReviewError
+
+    tasks, ledger, paths = _reviewed(spec_path, home)
+    if task_id not in tasks:
+        raise ReviewError(f"{paths.tasks}: --task: no task {task_id!r} in the suite's current tasks")
+    return tasks[task_id], ledger
+
+
+@review_app.command("status")
+def review_status(spec: Path = SUITE_SPEC, home: Path = HOME) -> None:
+    """Tasks signed by 0, 1 or 2 reviewers on their current goal, disagreements open, and what each task still needs."""
+    from evalsuite.tasks.reviews import ReviewError, review_counts, review_state
+
+    with _build_errors(ReviewError):
+        tasks, ledger, _ = _reviewed(spec, home)
+        entries = ledger.entries()
+    states = [review_state(t, entries) for t in tasks.values()]
+    c = review_counts(states)
+    typer.echo(f"{c['tasks']} tasks: signed by 0: {c['signed_by_0']}, 1: {c['signed_by_1']}, 2 or more: "
+               f"{c['signed_by_2_or_more']}; disagreements open: {c['disagreements_open']}; resolved: {c['resolved']}; "
+               f"adjudicated: {c['adjudicated']}; needs review again: {c['needs_review_again']}")
+    for s in states:
+        if not s.adjudicated:
+            typer.echo(f"{s.task_id}: {s.missing()}")
+
+
+@review_app.command("show")
+def review_show(spec: Path = SUITE_SPEC, task: str = typer.Option(..., "--task", help="task id"),
+                home: Path = HOME) -> None:
+    """What a reviewer signs: trigger, goal state beside the policy clauses it cites, reference solution, provenance."""
+    from evalsuite.tasks.reviews import ReviewError, describe, review_state
+
+    with _build_errors(ReviewError):
+        record, ledger = _review_task(spec, home, task)
+        typer.echo(describe(record, review_state(record, ledger.entries())), nl=False)
+
+
+@review_app.command("sign")
+def review_sign(spec: Path = SUITE_SPEC, task: str = typer.Option(..., "--task", help="task id"),
+                reviewer: str = typer.Option(..., "--reviewer", help="your name"),
+                decision: str = typer.Option(..., "--decision", help="agree or disagree"),
+                note: str = typer.Option("", "--note", help="why, citing the policy text"), home: Path = HOME) -> None:
+    """Sign a task's current goal state; signing again replaces your earlier decision on the same goal."""
+    from evalsuite.tasks.reviews import ReviewError, review_lines
+
+    with _build_errors(ReviewError):
+        record, ledger = _review_task(spec, home, task)
+        state = ledger.sign(record, reviewer, decision, note)
+    typer.echo(f"{task}: {reviewer.strip()} {decision} recorded on goal {state.goal_sha256[:16]}; "
+               + review_lines(state)[-1])
+
+
+@review_app.command("resolve")
+def review_resolve(spec: Path = SUITE_SPEC, task: str = typer.Option(..., "--task", help="task id"),
+                   by: str = typer.Option(..., "--by", help="who settled it"),
+                   resolution: str = typer.Option(..., "--resolution", help="how, citing the policy clause"),
+                   home: Path = HOME) -> None:
+    """Record how an open disagreement was settled against the policy text; the goal state stands as it is (to
+    change a goal, change its derivation or sources and rebuild: the new goal needs fresh sign-offs)."""
+    from evalsuite.tasks.reviews import ReviewError, review_lines
+
+    with _build_errors(ReviewError):
+        record, ledger = _review_task(spec, home, task)
+        state = ledger.resolve(record, by, resolution)
+    typer.echo(f"{task}: resolution by {by.strip()} recorded on goal {state.goal_sha256[:16]}; "
+               + review_lines(state)[-1])
 
 
 import_app = typer.Typer(no_args_is_help=True, help="Import public benchmarks as evalsuite sources and suites.")

@@ -6,6 +6,7 @@ calls `registry.judge`.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -22,6 +23,9 @@ from evalsuite.scoring.acceptance import AcceptanceReport, Runner
 from evalsuite.sourcing.spec import SuiteSpec, load_spec
 
 
+OnStage = Callable[[str, StageOutput], None]  # (stage name, its output)
+
+
 class Built(BaseModel):
     """What `evalsuite build` prints: the release and what it holds."""
 
@@ -33,11 +37,14 @@ class Built(BaseModel):
 
 
 def run_until(spec: SuiteSpec, paths: Paths, last: str, runner: Runner | None = None,
-              judge_last: bool = True) -> StageOutput:
+              judge_last: bool = True, on_stage: OnStage | None = None) -> StageOutput:
     """Run the build stages in order up to and including `last`, each followed by its own gates
-    (those of `last` only if `judge_last`: an audit reports failing tasks rather than stopping at them)."""
+    (those of `last` only if `judge_last`: an audit reports failing tasks rather than stopping at them);
+    `on_stage` hears of each stage as it finishes, before its gates are judged."""
     for stage in BUILD:
         out = acceptance.run(spec, paths, runner) if stage is acceptance.STAGE else stage.run(spec, paths)
+        if on_stage:
+            on_stage(stage.name, out)
         if stage.name == last:
             if judge_last:
                 require(stage, spec, paths)
@@ -46,13 +53,14 @@ def run_until(spec: SuiteSpec, paths: Paths, last: str, runner: Runner | None = 
     raise KeyError(f"unknown build stage {last!r}")
 
 
-def build(spec_path: str | Path, home: Path | None = None, runner: Runner | None = None) -> Built:
+def build(spec_path: str | Path, home: Path | None = None, runner: Runner | None = None,
+          on_stage: OnStage | None = None) -> Built:
     """Build a suite spec into a release; raises GateError naming the first gate that blocks, LockError when
     another build of the suite in this home holds it past the lock timeout."""
     spec = load_spec(spec_path)
     paths = Paths(spec, home)
     with suite_lock(paths):
-        version = run_until(spec, paths, "suite_release", runner).data_version
+        version = run_until(spec, paths, "suite_release", runner, on_stage=on_stage).data_version
         m = Release(paths.release(spec.name, version)).manifest
     return Built(release=str(paths.release(spec.name, version)), version=version,
                  task_set_sha256=m.task_set_sha256, accepted=m.n_tasks, quarantined=len(m.quarantined))

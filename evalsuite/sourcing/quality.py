@@ -2,12 +2,13 @@
 
 Per table we declare keys, required columns, foreign keys, value sets and ranges;
 they become GX expectations, validated in one ephemeral GX context per call. The
-report keeps GX's own statistics and counts per expectation, but never cell
-values: the tables may still hold personal data when they are checked.
+report keeps GX's own statistics and counts per expectation, and up to five of
+the offending values of a failure; the tables may still hold personal data when
+they are checked, so values of the columns the caller names personal are masked.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,12 +17,15 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, RootModel, model_validator
 
 from evalsuite.core.io import model_from, read_yaml
+from evalsuite.core.hashing import canon
+from evalsuite.sourcing.pii_scan import mask
 from evalsuite.sourcing.rights import ColumnRef
 
 if TYPE_CHECKING:
     from great_expectations.expectations import Expectation
 
 Bound = int | float | datetime | date
+SHOWN_VALUES = 5  # offending values a failure shows
 
 
 class QualityConfigError(ValueError):
@@ -69,7 +73,7 @@ def load_expectations(path: str | Path) -> dict[str, TableExpectations]:
 
 
 class ExpectationOutcome(BaseModel):
-    """One GX expectation result, reduced to counts (no unexpected values)."""
+    """One GX expectation result, reduced to counts and a few offending values (masked in personal columns)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -82,13 +86,15 @@ class ExpectationOutcome(BaseModel):
     unexpected_percent: float | None = None
     missing_count: int | None = None
     exception: str | None = None
+    unexpected_values: list[str] = Field(default_factory=list)  # distinct, at most SHOWN_VALUES
 
     def describe(self) -> str:
         what = f"{self.expectation_type} on {self.table}.{self.column}"
         if self.exception:
             return f"{what}: error: {self.exception}"
         if self.unexpected_count is not None and self.element_count is not None:
-            return f"{what}: {self.unexpected_count} of {self.element_count} rows unexpected"
+            shown = f", e.g. {', '.join(self.unexpected_values)}" if self.unexpected_values else ""
+            return f"{what}: {self.unexpected_count} of {self.element_count} rows unexpected{shown}"
         return f"{what}: {'passed' if self.success else 'failed'}"
 
 
@@ -196,10 +202,30 @@ def _exception(info: Mapping[str, Any] | None) -> str | None:
     return messages[0] if messages else None
 
 
-def _outcome(table: str, result: Any) -> ExpectationOutcome:
+def _shown(values: list[Any], masked: bool) -> list[str]:
+    """Up to SHOWN_VALUES distinct offending values as text (a compound key as a tuple); nulls show nothing."""
+    def show(value: Any) -> str:
+        return mask(canon(value), "value") if masked else repr(canon(value))
+
+    out: list[str] = []
+    for v in values:
+        if isinstance(v, Mapping):  # a compound key's values
+            text = "(" + ", ".join(show(x) for x in v.values()) + ")"
+        elif pd.isna(v):
+            continue
+        else:
+            text = show(v)
+        if text not in out:
+            out.append(text)
+    return out[:SHOWN_VALUES]
+
+
+def _outcome(table: str, result: Any, personal: Collection[str]) -> ExpectationOutcome:
     kwargs = result.expectation_config.kwargs
-    column = kwargs.get("column") or ",".join(kwargs.get("column_list") or [])
+    columns = [kwargs["column"]] if kwargs.get("column") else list(kwargs.get("column_list") or [])
+    column = ",".join(columns)
     stats = result.result or {}
+    masked = any(f"{table}.{c}" in personal for c in columns)
     return ExpectationOutcome(
         expectation_type=result.expectation_config.type,
         table=table,
@@ -210,13 +236,16 @@ def _outcome(table: str, result: Any) -> ExpectationOutcome:
         unexpected_percent=stats.get("unexpected_percent"),
         missing_count=stats.get("missing_count"),
         exception=_exception(result.exception_info),
+        unexpected_values=[] if result.success else _shown(stats.get("partial_unexpected_list") or [], masked),
     )
 
 
 def check_tables(
-    tables: Mapping[str, pd.DataFrame], expectations: Mapping[str, TableExpectations]
+    tables: Mapping[str, pd.DataFrame], expectations: Mapping[str, TableExpectations],
+    personal: Collection[str] = (),
 ) -> QualityReport:
-    """Validate every table that has expectations; one GX context serves all of them."""
+    """Validate every table that has expectations; one GX context serves all of them. Offending values of
+    the `personal` columns (table.column) are shown masked."""
     import great_expectations as gx
 
     # Foreign-key targets are validated too, if only for the existence of the referenced column.
@@ -239,7 +268,7 @@ def check_tables(
         )
         validation = batch.validate(suite, result_format="BASIC")
         statistics[name] = dict(validation.statistics)
-        results += sorted((_outcome(name, r) for r in validation.results), key=_order)
+        results += sorted((_outcome(name, r, personal) for r in validation.results), key=_order)
     return QualityReport(success=all(r.success for r in results), results=results, statistics=statistics)
 
 

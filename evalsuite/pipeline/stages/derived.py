@@ -113,11 +113,20 @@ def derive(spec: SuiteSpec, paths: Paths) -> DeriveRecord:
     return record
 
 
+def summary(spec: SuiteSpec, der: DeriveRecord) -> str:
+    """One line: how many cases became tasks and why the others did not (imported tasks: how many)."""
+    if spec.derivation.tasks:
+        return f"{der.tasks} tasks imported from {Path(spec.derivation.tasks).name}"
+    skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(der.skipped.items(), key=lambda kv: (-kv[1], kv[0])))
+    return f"{der.tasks + sum(der.skipped.values())} cases → {der.tasks} tasks; skipped: {skipped or 'none'}"
+
+
 def run(spec: SuiteSpec, paths: Paths) -> StageOutput:
     der = derive(spec, paths)
     tasks = tasks_on_disk(paths)
     return StageOutput(der.task_set_sha256, {
-        "tasks": der.tasks, "task_set_sha256": der.task_set_sha256, "world_seed_sha256": der.seed_sha256,
+        "summary": summary(spec, der), "tasks": der.tasks, "task_set_sha256": der.task_set_sha256,
+        "world_seed_sha256": der.seed_sha256,
         "splits": md_table(["split", "tasks"], sorted(Counter(t.split for t in tasks).items())),
         "categories": md_table(["category", "tasks"], sorted(Counter(t.category for t in tasks).items())),
         "skipped_cases": md_table(["reason", "cases"], sorted(der.skipped.items())) if der.skipped else Markdown("none"),

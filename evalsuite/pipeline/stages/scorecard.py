@@ -1,6 +1,9 @@
 """The scorecard of one release: every agent of the spec that has traces for it, with the pass^k table and plot."""
 from __future__ import annotations
 
+import base64
+import io
+
 from evalsuite.core.hashing import file_sha256
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.present import Markdown, image_markdown, md_table
@@ -19,6 +22,52 @@ def passk_table(card: Scorecard) -> Markdown:
                     [[f"pass^{k}", *(passk_cell(a.curve, k) for a in card.agents)] for k in ks])
 
 
+# The Dagster UI shows Markdown metadata in place only when it is shorter than this; longer needs a click.
+INLINE_MARKDOWN = 1000
+COLORS = ("blue", "orange", "green", "red", "purple", "brown", "pink", "gray", "olive", "cyan")  # matplotlib C0-C9
+
+
+def inline_plot(card: Scorecard) -> Markdown:
+    """pass^k against k in a few hundred bytes (no text, 8 colours), with its legend: short enough for the UI
+    to show in place. The full plot, with intervals and labels, is passk.png."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from PIL import Image  # matplotlib's own dependency
+
+    fig = Figure(figsize=(3.6, 1.6), dpi=60)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    n = len(card.agents)
+    for i, a in enumerate(card.agents):
+        lift = (i - (n - 1) / 2) * 0.025  # agents with equal scores stay visible side by side, as stripes
+        ax.plot([p.k for p in a.curve], [p.pass_hat + lift for p in a.curve], color=f"C{i % 10}", lw=1.5,
+                antialiased=False)
+    top = max((len(a.curve) for a in card.agents), default=1)
+    ax.set_ylim(-0.06, 1.06)
+    ax.set_xticks([1, top] if top > 1 else [1])
+    ax.set_yticks([0, 1])
+    ax.tick_params(labelsize=8, length=2, pad=1)
+    fig.tight_layout(pad=0.2)
+    raw = io.BytesIO()
+    fig.savefig(raw, format="png")
+    small = io.BytesIO()
+    Image.open(raw).convert("RGB").quantize(colors=8).save(small, format="PNG", optimize=True)
+    legend = ", ".join(f"{COLORS[i % 10]} {a.agent}" for i, a in enumerate(card.agents))
+    return Markdown(f"![pass^k](data:image/png;base64,{base64.b64encode(small.getvalue()).decode()})\n\n"
+                    f"pass^k for k = 1…{top} (0 to 1): {legend}")
+
+
+def agent_scores(card: Scorecard) -> dict[str, float]:
+    """pass^1 and pass^K (K = the most trials per task) per agent, as numbers the UI charts across versions."""
+    top = max((len(a.curve) for a in card.agents), default=1)
+    out: dict[str, float] = {}
+    for a in (a for a in card.agents if a.curve):
+        out[f"pass^1 {a.agent}"] = a.curve[0].pass_hat
+        if top > 1 and len(a.curve) == top:
+            out[f"pass^{top} {a.agent}"] = a.curve[-1].pass_hat
+    return out
+
+
 def run(spec: SuiteSpec, paths: Paths, version: str) -> StageOutput:
     rel = Release(paths.release(spec.name, version))
     agents = [a.name for a in spec.agents if (paths.agent_run(version, a.name) / "traces.jsonl").is_file()]
@@ -30,5 +79,6 @@ def run(spec: SuiteSpec, paths: Paths, version: str) -> StageOutput:
     missing = sorted({a.name for a in spec.agents} - set(agents))
     return StageOutput(file_sha256(files["json"]), {
         "suite_version": version, "agents": ", ".join(agents), "agents_without_traces": ", ".join(missing) or "none",
-        "tasks": card.agents[0].tasks, "pass^k": passk_table(card), "pass^k_plot": image_markdown(files["png"], "pass^k"),
+        "tasks": card.agents[0].tasks, "pass^k_plot": inline_plot(card), "pass^k": passk_table(card),
+        **agent_scores(card), "pass^k_plot_full": image_markdown(files["png"], "pass^k"),
         "scorecard": files["md"], "plot": files["png"]})

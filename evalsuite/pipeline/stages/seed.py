@@ -39,7 +39,7 @@ def build_seed(spec: SuiteSpec, paths: Paths) -> SnapshotResult:
     """Read the sources, check them with great-expectations, write the seed snapshot and quality.json."""
     require(rights.STAGE, spec, paths)
     tables = read_sources(spec)
-    report = check_tables(tables, expectations(spec)) if spec.quality else None
+    report = check_tables(tables, expectations(spec), declared_columns(spec)) if spec.quality else None
     sha = write_snapshot(tables, paths.seed, {"quality_success": report.success if report else None})
     result = SnapshotResult(sha256=sha, rows={n: len(d) for n, d in tables.items()}, quality=report)
     write_json(paths.quality, result.model_dump(mode="json"))
