@@ -4,9 +4,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalsuite.pipeline.paths import Paths
+from evalsuite.pipeline.present import Markdown, md_list, md_table
 from evalsuite.pipeline.stage import GateError, Stage, StageOutput, require
 from evalsuite.pipeline.stages import acceptance, deidentified, derived, rights, seed
 from evalsuite.pipeline.stages.acceptance import quarantine_table
+from evalsuite.releases.history import ReleaseDiff, diff_releases, previous_release, short
 from evalsuite.releases.release import Quarantined, Release, ReleaseManifest, release_version, write_release
 from evalsuite.sourcing.spec import SuiteSpec
 from evalsuite.tasks.taskfile import task_set_sha256
@@ -55,7 +57,34 @@ def run(spec: SuiteSpec, paths: Paths) -> StageOutput:
         "seed_sha256": m.seed_sha256, "environment_image": m.environment_image,
         "tool_schemas_sha256": m.tool_schemas_sha256, "policy_versions": ", ".join(m.policy_versions),
         "license_decision": m.rights_decision["status"], "quarantined": len(m.quarantined),
-        "quarantined_tasks": quarantine_table([(q.task_id, q.reasons) for q in m.quarantined])})
+        "quarantined_tasks": quarantine_table([(q.task_id, q.reasons) for q in m.quarantined]),
+        "changes_since_previous": _changes(rel, paths)})
+
+
+def _changes(rel: Release, paths: Paths) -> str:
+    """The diff against the suite's previous release, as Markdown (bounded)."""
+    prev = previous_release(paths.releases, rel.manifest.suite, rel.manifest.version)
+    return diff_markdown(diff_releases(prev, rel)) if prev else "First release of this suite."
+
+
+def diff_markdown(d: ReleaseDiff, limit: int = 50) -> Markdown:
+    """The diff as Markdown, the first `limit` changed tasks listed."""
+    if d.empty:
+        return Markdown(f"No change from {d.old}.")
+    parts = [f"From `{d.old}` to `{d.new}`: {len(d.added)} added, {len(d.removed)} removed, "
+             f"{len(d.changed)} changed.",
+             "**Added:** " + (", ".join(d.added[:limit]) or "none"),
+             "**Removed:** " + (", ".join(d.removed[:limit]) or "none")]
+    if d.changed:
+        more = len(d.changed) - limit
+        parts.append(md_table(["task", "changed fields"], [[c.task_id, ", ".join(c.fields)] for c in d.changed[:limit]])
+                     + (f"\n\n…and {more} more" if more > 0 else ""))
+    if d.quarantine:
+        parts.append(md_table(["task", "quarantine", "reasons"],
+                              [[q.task_id, q.change, "; ".join(q.reasons)] for q in d.quarantine[:limit]]))
+    parts.append(md_list([f"{f.field}: `{short(f.old)}` → `{short(f.new)}`" for f in d.manifest],
+                         empty="Policy versions, seed, tool schemas, image and rights decision unchanged."))
+    return Markdown("\n\n".join(parts))
 
 
 STAGE = Stage(
