@@ -123,6 +123,34 @@ def score(run_dir: Path = typer.Argument(..., help="a run folder written by `eva
     _print_scorecard(card, run_dir)
 
 
+@app.command("compare")
+def compare(
+    run_a: Path = typer.Argument(..., help="a run folder written by `evalsuite run`"),
+    run_b: Path = typer.Argument(None, help="a second run folder of the same release (default: compare within RUN_A)"),
+    agent: list[str] = typer.Option([], "--agent", help="agent A then agent B (A from RUN_A, B from RUN_B if given); "
+                                                        "may be left out when each run has one agent, or RUN_A two"),
+    k: int = typer.Option(None, min=1, help="k of pass^k (default: the fewest trials of any shared task)"),
+    resamples: int = typer.Option(2000, min=1, help="paired task-bootstrap resamples"),
+    seed: int = typer.Option(0, help="bootstrap seed: the same seed gives the same interval"),
+) -> None:
+    """Paired comparison of two agents on the tasks both ran: A - B with a paired task-bootstrap interval and a
+    verdict (A better, B better, or not distinguishable with the tasks that would be needed)."""
+    from evalsuite.scoring import compare as cmp
+    from evalsuite.scoring.scorecard import load_records
+
+    with _run_errors():
+        records_a = load_records(run_a)
+        records_b = load_records(run_b) if run_b else None
+        try:
+            a, b = cmp.pick_agents(records_a, records_b, agent)
+            result = cmp.compare_records(records_a, a, records_b or records_a, b, k=k, resamples=resamples, seed=seed)
+        except ValueError as exc:  # CompareError, or a k beyond the trials of a task
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from exc
+    console.print(cmp.console_table(result))
+    console.print(f"paired task bootstrap, {resamples} resamples, seed {seed}; tasks needed: {result.needed_method}")
+
+
 @app.command("play")
 def play(
     source: Path = typer.Argument(..., help="a release folder (or a suite spec: its release is built first)"),
@@ -404,6 +432,45 @@ def tau2_export_state(out_dir: Path = typer.Argument(..., help="an imported fold
 
     with _build_errors(Tau2InputError):
         typer.echo(export_state(out_dir, task, dest))
+
+
+releases_app = typer.Typer(no_args_is_help=True, help="Release history: list a suite's releases, diff two of them.")
+app.add_typer(releases_app, name="releases")
+
+
+def _release_root(spec_path: Path, home: Path | None) -> tuple[Path, str]:
+    """(the releases folder, the suite name) for a suite spec."""
+    from evalsuite.core.home import home_dir
+    from evalsuite.sourcing.spec import load_spec
+
+    return (Path(home).resolve() if home else home_dir()) / "releases", load_spec(spec_path).name
+
+
+@releases_app.command("list")
+def releases_list(spec: Path = SUITE_SPEC, home: Path = HOME) -> None:
+    """The suite's releases, newest first: created, tasks, quarantined, policy versions, seed hash."""
+    from evalsuite.releases.history import releases
+
+    with _build_errors():
+        rows = releases(*_release_root(spec, home))
+    for r in rows:  # plain lines: a version id must never be cut by a narrow terminal
+        typer.echo(f"{r.version}  {r.created} ({r.created_from})  {r.n_tasks} tasks  {r.quarantined} quarantined  "
+                   f"policies {', '.join(r.policy_versions)}  seed {r.seed_sha256[:12]}")
+
+
+@releases_app.command("diff")
+def releases_diff(old: str = typer.Argument(..., help="a release folder, or a version of --suite"),
+                  new: str = typer.Argument(..., help="a release folder, or a version of --suite"),
+                  suite: Path = typer.Option(None, "--suite", help="a suite spec (YAML), to name releases by version"),
+                  home: Path = HOME, markdown: bool = typer.Option(False, "--markdown", help="print Markdown")) -> None:
+    """Tasks added, removed and changed (field by field), quarantine changes, and identity changes from OLD to NEW."""
+    from evalsuite.pipeline.stages.release import diff_markdown
+    from evalsuite.releases.history import diff_lines, diff_releases, resolve
+
+    with _build_errors():
+        root, name = _release_root(suite, home) if suite else (None, None)
+        d = diff_releases(resolve(old, root, name), resolve(new, root, name))
+    typer.echo(diff_markdown(d) if markdown else "\n".join(diff_lines(d)))
 
 
 if __name__ == "__main__":

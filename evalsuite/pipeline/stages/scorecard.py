@@ -8,7 +8,10 @@ from evalsuite.core.hashing import file_sha256
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.present import Markdown, image_markdown, md_table
 from evalsuite.pipeline.stage import StageOutput
+from evalsuite.core.io import write_json
 from evalsuite.releases.release import Release, ReleaseError
+from evalsuite.scoring.compare import COMPARE_FILE, pairwise
+from evalsuite.scoring.compare import to_markdown as compare_markdown
 from evalsuite.scoring.render import passk_cell
 from evalsuite.scoring.render import write_scorecard
 from evalsuite.scoring.scorecard import Scorecard, build_scorecard, load_records
@@ -76,9 +79,12 @@ def run(spec: SuiteSpec, paths: Paths, version: str) -> StageOutput:
     records = [r for a in agents for r in load_records(paths.agent_run(version, a))]
     card = build_scorecard(records, rel.tasks(), rel.manifest.acceptance)
     files = write_scorecard(card, paths.runs / version)
+    pairs = pairwise(records, agents)  # beside the scorecard: the leaderboard marks ties from it
+    write_json(paths.runs / version / COMPARE_FILE, [c.model_dump() for c in pairs])
     missing = sorted({a.name for a in spec.agents} - set(agents))
     return StageOutput(file_sha256(files["json"]), {
         "suite_version": version, "agents": ", ".join(agents), "agents_without_traces": ", ".join(missing) or "none",
         "tasks": card.agents[0].tasks, "pass^k_plot": inline_plot(card), "pass^k": passk_table(card),
         **agent_scores(card), "pass^k_plot_full": image_markdown(files["png"], "pass^k"),
+        "paired_comparison": Markdown(compare_markdown(pairs) if pairs else "one agent: nothing to compare"),
         "scorecard": files["md"], "plot": files["png"]})

@@ -1,0 +1,191 @@
+"""Paired comparison of two agents on the same release: per-task differences, a paired task bootstrap, a verdict.
+
+Why paired: both agents ran the same tasks, and most of the spread in a score
+comes from which tasks are hard. Resampling task ids once and applying each
+resample to both agents cancels that shared spread, so a real difference shows
+up with far fewer tasks than two separate intervals would need. Resampling the
+same ids for both is the same as bootstrapping the per-task differences A - B,
+which is what metrics.task_bootstrap is given here.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from itertools import combinations
+from statistics import NormalDist
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from evalsuite.scoring.metrics import pass_hat_k, task_bootstrap
+from evalsuite.scoring.render import _table, interval_cell
+from evalsuite.trials.tracelog import TrialRecord
+
+RELEASE_IDENTITY = ("suite", "suite_version", "task_set_sha256")
+COMPARE_FILE = "compare.json"  # every pair of a release's agents, written beside its scorecard.json
+UNDECIDED = "not distinguishable at this sample size"
+Verdict = Literal["A better", "B better", "not distinguishable at this sample size"]
+NEEDED_METHOD = ("n ≈ (1.96 · sd / |diff|)², sd the standard deviation of the per-task differences: a normal "
+                 "approximation of the tasks a 95% interval needs to exclude 0 if this difference and spread held; "
+                 "∞ when the difference is 0")
+
+
+class CompareError(ValueError):
+    """Two sets of trials that cannot be compared (different releases, no shared tasks, unknown agent)."""
+
+
+class PairedDiff(BaseModel):
+    """Mean pass^k of A and B on the shared tasks, their difference A - B and its paired interval."""
+
+    model_config = ConfigDict(frozen=True)
+
+    k: int
+    a: float
+    b: float
+    diff: float
+    low: float
+    high: float
+    verdict: Verdict
+    tasks_needed: int | None  # None: the observed difference is 0, no sample size would separate the agents
+
+
+class Comparison(BaseModel):
+    """A against B on the tasks both attempted, at pass^1 and pass^k; resamples and seed reproduce the intervals."""
+
+    suite: str
+    suite_version: str
+    agent_a: str
+    agent_b: str
+    tasks: int
+    resamples: int
+    seed: int
+    pass_1: PairedDiff
+    pass_k: PairedDiff
+    needed_method: str = NEEDED_METHOD
+
+
+def counts(records: Sequence[TrialRecord], agent: str) -> dict[str, tuple[int, int]]:
+    """task_id -> (trials, successes) of one agent."""
+    out: dict[str, tuple[int, int]] = {}
+    for r in (r for r in records if r.agent == agent):
+        n, c = out.get(r.task_id, (0, 0))
+        out[r.task_id] = (n + 1, c + int(r.passed))
+    if not out:
+        raise CompareError(f"no trials of agent {agent!r}")
+    return out
+
+
+def release_of(records: Sequence[TrialRecord]) -> tuple[str, str, str]:
+    """The one (suite, suite_version, task_set_sha256) of a set of records; several is an error."""
+    found = {tuple(getattr(r, f) for f in RELEASE_IDENTITY) for r in records}
+    if len(found) != 1:
+        raise CompareError(f"records span {len(found)} releases (suite, version, task set): {sorted(found)[:2]}")
+    return found.pop()
+
+
+def compare_records(records_a: Sequence[TrialRecord], agent_a: str, records_b: Sequence[TrialRecord], agent_b: str,
+                    k: int | None = None, resamples: int = 2000, seed: int = 0) -> Comparison:
+    """Compare agent_a in records_a with agent_b in records_b; both must be trials of one release."""
+    rel_a, rel_b = release_of(records_a), release_of(records_b)
+    if rel_a != rel_b:
+        raise CompareError(f"different releases: {agent_a} ran {rel_a[0]} {rel_a[1]} (task set {rel_a[2][:12]}), "
+                           f"{agent_b} ran {rel_b[0]} {rel_b[1]} (task set {rel_b[2][:12]})")
+    out = compare_counts(counts(records_a, agent_a), counts(records_b, agent_b), k, resamples, seed)
+    return Comparison(suite=rel_a[0], suite_version=rel_a[1], agent_a=agent_a, agent_b=agent_b, **out)
+
+
+def compare_counts(a: Mapping[str, tuple[int, int]], b: Mapping[str, tuple[int, int]], k: int | None = None,
+                   resamples: int = 2000, seed: int = 0) -> dict:
+    """The statistics of a Comparison from task_id -> (n, c) of A and B, on the tasks both attempted.
+
+    k defaults to the fewest trials of any shared task, the largest k every task can estimate.
+    """
+    shared = sorted(set(a) & set(b))
+    if not shared:
+        raise CompareError("the two agents attempted no task in common")
+    k = k or min(min(a[t][0], b[t][0]) for t in shared)
+    return {"tasks": len(shared), "resamples": resamples, "seed": seed,
+            "pass_1": paired_diff(a, b, shared, 1, resamples, seed),
+            "pass_k": paired_diff(a, b, shared, k, resamples, seed)}
+
+
+def paired_diff(a: Mapping[str, tuple[int, int]], b: Mapping[str, tuple[int, int]], tasks: Sequence[str], k: int,
+                resamples: int, seed: int) -> PairedDiff:
+    """Per-task unbiased pass^k of each agent, their differences, and the task bootstrap of the mean difference."""
+    va = np.array([float(pass_hat_k(*a[t], k)) for t in tasks])
+    vb = np.array([float(pass_hat_k(*b[t], k)) for t in tasks])
+    ci = task_bootstrap(va - vb, resamples=resamples, seed=seed)
+    verdict = "A better" if ci.low > 0 else "B better" if ci.high < 0 else UNDECIDED
+    return PairedDiff(k=k, a=float(va.mean()), b=float(vb.mean()), diff=ci.mean, low=ci.low, high=ci.high,
+                      verdict=verdict, tasks_needed=tasks_needed(va - vb))
+
+
+def tasks_needed(diffs: np.ndarray) -> int | None:
+    """Tasks for a 95% interval to exclude 0 at this mean and spread of differences (see NEEDED_METHOD)."""
+    mean = float(diffs.mean())
+    if abs(mean) < 1e-12:
+        return None
+    sd = float(diffs.std(ddof=1)) if diffs.size > 1 else 0.0
+    z = NormalDist().inv_cdf(0.975)
+    return max(1, math.ceil((z * sd / abs(mean)) ** 2))
+
+
+def pairwise(records: Sequence[TrialRecord], agents: Sequence[str], resamples: int = 2000,
+             seed: int = 0) -> list[Comparison]:
+    """Every pair of agents in one run's records, in the order given."""
+    return [compare_records(records, x, records, y, resamples=resamples, seed=seed)
+            for x, y in combinations(agents, 2)]
+
+
+def verdict_text(c: Comparison, d: PairedDiff) -> str:
+    """The verdict with agent names, and the tasks that would be needed when undecided."""
+    if d.verdict == "A better":
+        return f"{c.agent_a} better"
+    if d.verdict == "B better":
+        return f"{c.agent_b} better"
+    needed = "∞ (difference 0)" if d.tasks_needed is None else f"~{d.tasks_needed}"
+    return f"{UNDECIDED} (tasks needed: {needed})"
+
+
+def _metric_rows(c: Comparison) -> list[list[str]]:
+    """pass^1, and pass^k when k > 1: A, B, A - B with its interval, the verdict."""
+    return [[f"pass^{d.k}", f"{d.a:.3f}", f"{d.b:.3f}", interval_cell(d.diff, d.low, d.high), verdict_text(c, d)]
+            for d in ((c.pass_1, c.pass_k) if c.pass_k.k != 1 else (c.pass_1,))]
+
+
+def to_markdown(comparisons: Sequence[Comparison]) -> str:
+    """Every pair in one table, two rows per pair."""
+    return "\n".join(_table(["A", "B", "tasks", "metric", "A", "B", "A − B [95% paired]", "verdict"],
+                             [[c.agent_a, c.agent_b, str(c.tasks), *r] for c in comparisons for r in _metric_rows(c)]))
+
+
+def console_table(c: Comparison):
+    """One comparison as a rich table for the terminal, the agents named in the title."""
+    from rich.table import Table
+
+    table = Table("metric", f"A {c.agent_a}", f"B {c.agent_b}", "A − B [95% paired]", "verdict",
+                  title=f"A = {c.agent_a} vs B = {c.agent_b} on {c.tasks} shared tasks of {c.suite} {c.suite_version}")
+    for row in _metric_rows(c):
+        table.add_row(*row)
+    return table
+
+
+def pick_agents(records_a: Sequence[TrialRecord], records_b: Sequence[TrialRecord] | None,
+                agents: Sequence[str]) -> tuple[str, str]:
+    """The two agents to compare: as named (A from the first run, B from the second), else the only agent of
+    each of two runs, else the only two agents of one run."""
+    if agents:
+        if len(agents) != 2:
+            raise CompareError(f"name two agents (--agent A --agent B), got {len(agents)}")
+        return agents[0], agents[1]
+    names_a = sorted({r.agent for r in records_a})
+    if records_b is None:
+        if len(names_a) != 2:
+            raise CompareError(f"the run has {len(names_a)} agents ({', '.join(names_a)}): name two with --agent")
+        return names_a[0], names_a[1]
+    names_b = sorted({r.agent for r in records_b})
+    if len(names_a) != 1 or len(names_b) != 1:
+        raise CompareError(f"runs have agents [{', '.join(names_a)}] and [{', '.join(names_b)}]: "
+                           "name one of each with --agent A --agent B")
+    return names_a[0], names_b[0]
