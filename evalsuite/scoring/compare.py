@@ -19,7 +19,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from evalsuite.scoring.metrics import pass_hat_k, task_bootstrap
-from evalsuite.scoring.render import _table, interval_cell
+from evalsuite.scoring.render import interval_cell, markdown_table
 from evalsuite.trials.tracelog import TrialRecord
 
 RELEASE_IDENTITY = ("suite", "suite_version", "task_set_sha256")
@@ -156,7 +156,7 @@ def _metric_rows(c: Comparison) -> list[list[str]]:
 
 def to_markdown(comparisons: Sequence[Comparison]) -> str:
     """Every pair in one table, two rows per pair."""
-    return "\n".join(_table(["A", "B", "tasks", "metric", "A", "B", "A − B [95% paired]", "verdict"],
+    return "\n".join(markdown_table(["A", "B", "tasks", "metric", "A", "B", "A − B [95% paired]", "verdict"],
                              [[c.agent_a, c.agent_b, str(c.tasks), *r] for c in comparisons for r in _metric_rows(c)]))
 
 

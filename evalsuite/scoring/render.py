@@ -76,7 +76,8 @@ def console_table(card: Scorecard):
     return table
 
 
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+def markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """The lines of a Markdown table (the one table writer: scorecards, comparisons and Dagster metadata)."""
     return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
 
 
@@ -87,19 +88,19 @@ def _curve_rows(curve: list[KPoint]) -> list[list[str]]:
 def _agent_section(a: AgentScore, min_tasks: int) -> list[str]:
     o = a.outcomes
     lines = [f"## {a.agent}", "", f"Config: `{json.dumps(a.agent_config, sort_keys=True)}`  ", f"Identity sha256: `{a.identity_sha256}`", ""]
-    lines += _table(["tasks", "trials", "trials/task", "pass", "fail", "budget exhausted", "infra errors",
+    lines += markdown_table(["tasks", "trials", "trials/task", "pass", "fail", "budget exhausted", "infra errors",
                      "tasks with infra errors"],
                     [[str(a.tasks), str(a.trials), f"{a.trials_per_task_min}–{a.trials_per_task_max}", str(o["pass"]),
                       str(o["fail"]), str(o["budget_exhausted"]), str(o["infra_error"]), str(a.tasks_with_infra_error)]])
     lines += ["", "### pass^k and pass@k (95% task-bootstrap intervals)", ""]
-    lines += _table(["k", "pass^k", "pass@k"], _curve_rows(a.curve))
+    lines += markdown_table(["k", "pass^k", "pass@k"], _curve_rows(a.curve))
     lines += ["", "### By trigger type", ""]
-    lines += _table(["trigger", "tasks", "trials", "pass^1", f"pass^{len(a.curve)}"],
+    lines += markdown_table(["trigger", "tasks", "trials", "pass^1", f"pass^{len(a.curve)}"],
                     [[t.trigger_type, str(t.tasks), str(t.trials),
                       _point_cell(t.curve[0]) if t.curve else "—", _point_cell(t.curve[-1]) if t.curve else "—"]
                      for t in a.by_trigger])
     lines += ["", f"### Slices (pass^1; * = fewer than {min_tasks} tasks, too small to rank)", ""]
-    lines += _table(["slice", "value", "tasks", "trials", "pass^1", "Wilson (all trials pass)"],
+    lines += markdown_table(["slice", "value", "tasks", "trials", "pass^1", "Wilson (all trials pass)"],
                     [[s.slice, f"{s.value}{' *' if s.too_small_to_rank else ''}", str(s.tasks), str(s.trials),
                       interval_cell(s.pass_hat_1, s.low, s.high), interval_cell(None, s.wilson_low, s.wilson_high)]
                      for s in a.slices])
@@ -115,7 +116,7 @@ def to_markdown(card: Scorecard) -> str:
              f"- intervals: {b['method']}, {b['resamples']} resamples, seed {b['seed']}, {b['confidence']:.0%}", "",
              "## Policy", "", *(f"- **{k}**: {v}" for k, v in card.policy.items()), ""]
     if card.acceptance:
-        lines += ["## Acceptance", "", *_table(["check", "value"], [[k, str(v)] for k, v in card.acceptance.items()]), ""]
+        lines += ["## Acceptance", "", *markdown_table(["check", "value"], [[k, str(v)] for k, v in card.acceptance.items()]), ""]
     lines += ["## Summary", ""]
     k = min((len(a.curve) for a in card.agents), default=1)
     rows = [[a.agent, str(a.tasks), str(a.trials), str(a.outcomes["infra_error"]), _point_cell(a.curve[0]),
@@ -124,7 +125,7 @@ def to_markdown(card: Scorecard) -> str:
         h = card.humans
         rows.append([human_label(h), str(h.tasks), str(h.attempts), str(h.outcomes["infra_error"]),
                      f"{human_cell(h)} (pass@1, Wilson)", "—"])
-    lines += _table(["agent", "tasks", "trials", "infra errors", "pass^1", f"pass^k (k={k})"], rows)
+    lines += markdown_table(["agent", "tasks", "trials", "infra errors", "pass^1", f"pass^k (k={k})"], rows)
     lines.append("")
     if card.humans:
         lines += _human_section(card.humans)
@@ -136,13 +137,13 @@ def to_markdown(card: Scorecard) -> str:
 def _human_section(h: HumanScore) -> list[str]:
     o = h.outcomes
     lines = ["## People (`evalsuite play`)", ""]
-    lines += _table(["people", "attempts", "tasks", "pass", "fail", "budget exhausted", "infra errors",
+    lines += markdown_table(["people", "attempts", "tasks", "pass", "fail", "budget exhausted", "infra errors",
                      "pass@1 [95% Wilson]", "time per task (median)"],
                     [[str(h.people), str(h.attempts), str(h.tasks), str(o["pass"]), str(o["fail"]),
                       str(o["budget_exhausted"]), str(o["infra_error"]), human_cell(h), f"{h.median_seconds:.0f} s"]])
     if h.agents_on_same_tasks:
         lines += ["", "Agents on the same tasks (pass^1, weighted as the attempts are):", ""]
-        lines += _table(["agent", "pass^1"], [[a, f"{v:.3f}"] for a, v in h.agents_on_same_tasks.items()])
+        lines += markdown_table(["agent", "pass^1"], [[a, f"{v:.3f}"] for a, v in h.agents_on_same_tasks.items()])
     return lines + [""]
 
 
