@@ -119,8 +119,18 @@ class RequiredOutput(Record):
     clause: str | None = None
 
 
+class DomainCheck(Record):
+    """A check the domain computes from the end state, the seed and the trace (an obligation a row assertion cannot
+    express: exactly one refund, a quotation found verbatim at its location…), named as the domain registers it."""
+
+    name: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    clause: str
+
+
 class GoalState(Record):
     assertions: list[Assertion] = Field(default_factory=list)
+    domain_checks: list[DomainCheck] = Field(default_factory=list)
     unchanged_tables: list[str] = Field(default_factory=list)
     volatile_fields_masked: list[MaskedField] = Field(default_factory=list)
     required_outputs: list[RequiredOutput] = Field(default_factory=list)
@@ -136,6 +146,14 @@ class ToolCall(Record):
     tool: str
     arguments: dict[str, Any] = Field(default_factory=dict)
     action_id: str | None = None
+
+
+class NegativeControl(Record):
+    """A named wrong resolution acceptance must see fail (a memo citing the competing copy, a blind retry…)."""
+
+    name: str = Field(min_length=1)
+    calls: list[ToolCall]
+    final_message: str = ""
 
 
 class TrialProtocol(Record):
@@ -183,6 +201,10 @@ class TaskRecord(Record):
     goal_state: GoalState
     reference_solution: list[ToolCall] | str
     reference_answer: str | None = None  # the final message a correct resolution ends with
+    # other lawful resolutions (another order of reads, an extra read): each must pass, so the grader never
+    # requires one authored sequence
+    alternative_solutions: list[list[ToolCall]] = Field(default_factory=list)
+    negative_controls: list[NegativeControl] = Field(default_factory=list)  # each must fail acceptance
     trial_protocol: TrialProtocol = Field(default_factory=TrialProtocol)
     provenance: Provenance
     adjudication: Adjudication | None = None
@@ -196,6 +218,10 @@ class TaskRecord(Record):
                     f"goal_state.assertions.{i}.clause: {a.clause!r} is not a clause of policy "
                     f"{self.policy.doc} {self.policy.version}"
                 )
+        for i, c in enumerate(self.goal_state.domain_checks):
+            if c.clause not in clauses:
+                raise ValueError(f"goal_state.domain_checks.{i}.clause: {c.clause!r} is not a clause of policy "
+                                 f"{self.policy.doc} {self.policy.version}")
         if self.trigger.type == "queue_item" and self.user_scenario is not None:
             raise ValueError("user_scenario: must be null for a queue_item trigger")
         if self.trigger.type == "conversation" and self.user_scenario is None:

@@ -15,7 +15,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from evalsuite.core.hashing import canonical_number, canonical_value
-from evalsuite.core.records import Assertion, GoalState, Role, TraceEvent
+from evalsuite.core.records import Assertion, DomainCheck, GoalState, Role, TraceEvent
+from evalsuite.worlds.domain import CheckInput
 from evalsuite.worlds.world import TableSchema, TrialWorld
 
 
@@ -208,7 +209,21 @@ def grade_trial(trial: TrialWorld, final_message: str, goal: GoalState, role: Ro
                 forbidden: set[str] | None = None) -> Verdict:
     """The verdict on one trial, from the rows it wrote, the rows the goal asserts on, and its trace."""
     initial, end = trial.world.selector.rows_to_grade(trial.db, goal)
-    return grade(trial.world.schemas, initial, end, trial.trace, final_message, goal, role, forbidden)
+    verdict = grade(trial.world.schemas, initial, end, trial.trace, final_message, goal, role, forbidden)
+    if not goal.domain_checks:
+        return verdict
+    checks = verdict.checks + [_domain_check(trial, final_message, c) for c in goal.domain_checks]
+    return Verdict(passed=all(c.passed for c in checks), checks=checks)
+
+
+def _domain_check(trial: TrialWorld, final_message: str, spec: DomainCheck) -> Check:
+    """Run one of the domain's registered checks on the trial's end state, seed and trace."""
+    fn = trial.domain.checks.get(spec.name)
+    if fn is None:
+        raise KeyError(f"goal_state.domain_checks: {spec.name!r} is not a check of domain {trial.domain.name}")
+    outcome = fn(CheckInput(end=trial.db, seed=trial.world.pristine_db, trace=trial.trace,
+                            final_message=final_message, params=spec.params))
+    return Check(name=f"check {spec.name}", passed=outcome.passed, detail=outcome.detail)
 
 
 def _trace_checks(trace: Sequence[TraceEvent], role: Role, forbidden: set[str]) -> list[Check]:

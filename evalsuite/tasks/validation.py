@@ -64,6 +64,9 @@ def domain_problems(task: TaskRecord, domain: Domain) -> list[tuple[str, str]]:
                 problem = _value_problem(tables[a.table], col, value)
                 if problem:
                     out.append((f"goal_state.assertions.{i}.{part}.{col}", problem))
+    for i, c in enumerate(task.goal_state.domain_checks):
+        if c.name not in domain.checks:
+            out.append((f"goal_state.domain_checks.{i}.name", f"unknown check {c.name!r} in domain {domain.name}"))
     for i, t in enumerate(task.goal_state.unchanged_tables):
         if t not in tables:
             out.append((f"goal_state.unchanged_tables.{i}", f"unknown table {t!r}"))

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -13,7 +14,7 @@ from sqlalchemy import MetaData, Table
 from sqlalchemy.engine import Connection
 
 from evalsuite.core.hashing import json_sha256
-from evalsuite.core.records import Role
+from evalsuite.core.records import Role, TraceEvent
 
 
 class ToolError(Exception):
@@ -85,6 +86,27 @@ def _signature_schema(fn: Callable[..., Any]) -> dict[str, Any]:
     return schema
 
 
+@dataclass(frozen=True)
+class CheckInput:
+    """What a domain check sees: the trial's end state and the pristine seed (read-only SQLite connections), the
+    trace of every call, the agent's final message and the check's parameters from the goal state."""
+
+    end: sqlite3.Connection
+    seed: sqlite3.Connection
+    trace: Sequence[TraceEvent]
+    final_message: str
+    params: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    passed: bool
+    detail: str = ""
+
+
+DomainCheckFn = Callable[[CheckInput], CheckOutcome]
+
+
 @dataclass
 class Domain:
     name: str
@@ -92,6 +114,12 @@ class Domain:
     metadata: MetaData
     tools: dict[str, Tool] = field(default_factory=dict)
     roles: dict[str, Role] = field(default_factory=dict)
+    checks: dict[str, DomainCheckFn] = field(default_factory=dict)
+
+    def check(self, fn: DomainCheckFn) -> DomainCheckFn:
+        """Register a domain check under its function name; a goal state names it in `domain_checks`."""
+        self.checks[fn.__name__] = fn
+        return fn
 
     def tool(self, kind: Literal["read", "write", "generic"]):
         """Register `fn(ctx, args)`; the args model comes from the annotation, the description from the docstring."""

@@ -117,6 +117,11 @@ class World:
 
         return cls(domain, write_with(path, fill))
 
+    @property
+    def pristine_db(self) -> sqlite3.Connection:
+        """The pristine world, for reading only (domain checks compare the end state with it)."""
+        return self._pristine
+
     @cached_property
     def initial_rows(self) -> dict[str, list[tuple]]:
         """Every table's pristine rows in key order; read when first asked for (a large world holds millions)."""
