@@ -19,6 +19,20 @@ class Record(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    def hashed_form(self, **dump: Any) -> Any:
+        """The JSON form a content hash is taken over: absent, null and empty values are left out at every level,
+        so adding an optional field to a record leaves the hash of every record that does not use it unchanged."""
+        return _without_empty(self.model_dump(mode="json", **dump))
+
+
+def _without_empty(value: Any) -> Any:
+    if isinstance(value, dict):
+        kept = {k: _without_empty(v) for k, v in value.items()}
+        return {k: v for k, v in kept.items() if v not in (None, [], {})}
+    if isinstance(value, list):
+        return [_without_empty(v) for v in value]
+    return value
+
 
 class SuiteRef(Record):
     name: str
@@ -78,12 +92,50 @@ class Simulator(Record):
     model: str
     version: str
     temperature: float = 0.0
+    # None is an LLM user; "scripted": deterministic rules (evalsuite.trials.users.scripted). None and not "llm"
+    # as the default, so the hash of every record written before this field existed stays the same.
+    kind: Literal["llm", "scripted"] | None = None
+    seed: int | None = None  # passed to an LLM endpoint that honours it
+
+
+class Disclosure(Record):
+    """A fact the scripted user knows and says only when the agent's message matches one of `asked_by`."""
+
+    fact: str
+    value: str
+    asked_by: list[str] = Field(min_length=1)  # regular expressions, matched case-insensitively
+
+
+class UserAction(Record):
+    """A tool on the user's own device the scripted user runs only when asked (an `asked_by` pattern matches)."""
+
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    asked_by: list[str] = Field(min_length=1)
+
+
+class UserScript(Record):
+    """A scripted user: the opening message, what they reveal when asked, what they never reveal, and which
+    of their tools they run when asked. Nothing else is said or done."""
+
+    opening: str
+    disclosures: list[Disclosure] = Field(default_factory=list)
+    withholds: list[str] = Field(default_factory=list)  # values that must never appear in a user message
+    actions: list[UserAction] = Field(default_factory=list)
+    max_idle_turns: int = Field(default=2, ge=1)  # agent messages asking nothing in a row before the user leaves
 
 
 class UserScenario(Record):
     persona: str | None = None
     instructions: str
     simulator: Simulator
+    script: UserScript | None = None  # required when simulator.kind is "scripted"
+
+    @model_validator(mode="after")
+    def _script_for_scripted(self) -> UserScenario:
+        if self.simulator.kind == "scripted" and self.script is None:
+            raise ValueError("script: required for a scripted simulator")
+        return self
 
 
 class Assertion(Record):
@@ -130,6 +182,7 @@ class DomainCheck(Record):
 
 class GoalState(Record):
     assertions: list[Assertion] = Field(default_factory=list)
+    user_assertions: list[Assertion] = Field(default_factory=list)  # on the user-side world (dual control)
     domain_checks: list[DomainCheck] = Field(default_factory=list)
     unchanged_tables: list[str] = Field(default_factory=list)
     volatile_fields_masked: list[MaskedField] = Field(default_factory=list)
@@ -139,13 +192,14 @@ class GoalState(Record):
 
     @property
     def requires_write(self) -> bool:
-        return bool(self.assertions)
+        return bool(self.assertions or self.user_assertions)
 
 
 class ToolCall(Record):
     tool: str
     arguments: dict[str, Any] = Field(default_factory=dict)
     action_id: str | None = None
+    actor: Literal["user"] | None = None  # "user": a step on the user's own device, which the agent must ask for
 
 
 class NegativeControl(Record):
@@ -159,6 +213,10 @@ class NegativeControl(Record):
 class TrialProtocol(Record):
     trials: int = Field(default=8, ge=1)
     max_steps: int = Field(default=40, ge=1)
+    # default: dual control (the user holds their device's tools); no_user: the agent gets a ticket and every
+    # tool; oracle_plan: dual control, and the agent is given the required tool-call sequence
+    # (None is default, so records written before modes existed keep their hash)
+    mode: Literal["default", "no_user", "oracle_plan"] | None = None
 
 
 class Deidentification(Record):
@@ -218,6 +276,10 @@ class TaskRecord(Record):
                     f"goal_state.assertions.{i}.clause: {a.clause!r} is not a clause of policy "
                     f"{self.policy.doc} {self.policy.version}"
                 )
+        for i, a in enumerate(self.goal_state.user_assertions):
+            if a.clause not in clauses:
+                raise ValueError(f"goal_state.user_assertions.{i}.clause: {a.clause!r} is not a clause of policy "
+                                 f"{self.policy.doc} {self.policy.version}")
         for i, c in enumerate(self.goal_state.domain_checks):
             if c.clause not in clauses:
                 raise ValueError(f"goal_state.domain_checks.{i}.clause: {c.clause!r} is not a clause of policy "

@@ -44,7 +44,7 @@ class ReviewError(ValueError):
 def goal_sha256(task: TaskRecord) -> str:
     """What a reviewer signs: the goal state, the trigger it answers and the policy (doc, version, clause text).
     Nothing a build or release stamps in (suite version, environment, provenance dates) takes part."""
-    return json_sha256(task.model_dump(mode="json", include={"goal_state", "trigger", "policy"}))
+    return json_sha256(task.hashed_form(include={"goal_state", "trigger", "policy"}))
 
 
 class ReviewEntry(Record):

@@ -62,4 +62,4 @@ def write_tasks(path: str | Path, tasks: Iterable[TaskRecord]) -> Path:
 def task_set_sha256(tasks: list[TaskRecord]) -> str:
     """Hash of the task set, independent of the version fields a release later stamps in."""
     ordered = sorted(tasks, key=lambda t: t.task_id)
-    return json_sha256([t.model_dump(mode="json", exclude={"suite": {"version", "task_set_sha256"}}) for t in ordered])
+    return json_sha256([t.hashed_form(exclude={"suite": {"version", "task_set_sha256"}}) for t in ordered])
