@@ -1,6 +1,6 @@
 """Acceptance throughput on the AP suite: N=8 reference trials + no-op + adversary per task, on all cores.
 
-    .venv/bin/python bench/bench_acceptance.py [--repeats 3] [--workers 2]
+    .venv/bin/python bench/bench_acceptance.py [--repeats 3] [--workers 2] [--json PATH]
 
 Wall time on a shared machine swells with its load: the best repeat is shown
 beside the median, the load average beside both, and for the in-process
@@ -9,11 +9,12 @@ its own worker pool, so its figure includes the workers' start-up.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import tempfile
 import time
+
+import benchlib
 
 from evalsuite.scoring.acceptance import in_process_runner, run_acceptance
 from evalsuite.domains.ap_exceptions.example import ap_example
@@ -25,7 +26,7 @@ from evalsuite.sourcing.spec import Acceptance
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = benchlib.parser(__doc__)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--workers", type=int, default=os.cpu_count())
     args = ap.parse_args()
@@ -37,7 +38,7 @@ def main() -> None:
     runners = {"in-process (1 core)": in_process_runner(ex.world),
                f"parallel ({args.workers} workers)": acceptance_runner(WorldRef.from_world(ex.world), identity, args.workers),
                "default (what builds use)": acceptance_runner(WorldRef.from_world(ex.world), identity)}
-    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    res = benchlib.Result("acceptance", benchlib.command_line())
     for label, runner in runners.items():
         rates, cpu_rates = [], []
         for _ in range(args.repeats):
@@ -46,10 +47,14 @@ def main() -> None:
             n = report.summary["trials_run"]
             rates.append(n / (time.perf_counter() - t0))
             cpu_rates.append(n / (time.process_time() - c0))
-        cpu = f", {statistics.median(cpu_rates):5.0f} per CPU-second" if label.startswith("in-process") else ""
-        print(f"{label:24s} {len(ex.tasks)} tasks, {n} trials: median {statistics.median(rates):5.0f} trials/s, "
-              f"best {max(rates):5.0f} over {args.repeats} repeats{cpu}")
-    print(f"load average {os.getloadavg()[0]:.2f} after")
+        target = label.startswith(("parallel", "default"))
+        res.add(f"AP acceptance, {label}: {len(ex.tasks)} tasks, {n} trials", rates, "trials/s",
+                target="≥ 3,000 trials/s on 2 cores" if target else None,
+                met=statistics.median(rates) >= 3000 if target else None,
+                note=f"{statistics.median(rates) / 3000:.0%} of the target" if target else "")
+        if label.startswith("in-process"):
+            res.add(f"AP acceptance, {label}, per CPU-second of this process", cpu_rates, "trials/s")
+    res.write(args.json)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ the figures printed are medians over the repeats.
 
     python bench/bench_deid.py --repeats 3
     python bench/bench_deid.py --repeats 3 --notes
+    python bench/bench_deid.py --json PATH     # make bench: 300,000 rows (unless --rows), both, 3 repeats each
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -112,10 +114,19 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--notes", action="store_true", help="add a free-text column to scrub")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--json", type=Path, help="run without and with --notes; write the result document here")
     args = parser.parse_args()
+    if args.json and "--rows" not in sys.argv:  # make bench: 300k rows keeps both variants within a few minutes
+        args.rows, args.customers = 300_000, 30_000
     if args.worker:
         print(json.dumps(worker(args.rows, args.customers, args.notes)))
         return
+    if args.json:
+        return write_json(args)
+    report(args, repeat_runs(args))
+
+
+def repeat_runs(args) -> list[dict]:
     runs = []
     for i in range(args.repeats):
         cmd = [sys.executable, __file__, "--worker", "--rows", str(args.rows)]
@@ -129,6 +140,10 @@ def main() -> None:
             f"peak {last['peak_rss_mib']:.0f} MiB",
             flush=True,
         )
+    return runs
+
+
+def report(args, runs: list[dict]) -> None:
     median = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
     print(
         f"rows={args.rows:,} distinct_customers={args.customers:,} personal_columns=3 "
@@ -138,6 +153,24 @@ def main() -> None:
         f"median peak RSS    {median['peak_rss_mib']:,.0f} MiB "
         f"(input table alone: {median['input_rss_mib']:,.0f} MiB)"
     )
+
+
+
+
+def write_json(args) -> None:
+    """The make-bench document: rows per second without and with a free-text column (bench/benchlib.py)."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    import benchlib
+
+    res = benchlib.Result("deid", benchlib.command_line())
+    for notes in (False, True):
+        args.notes = notes
+        runs = repeat_runs(args)
+        what = f"de-identification of {args.rows:,} rows, 3 personal columns" + (" + free text" if notes else "")
+        res.add(f"{what}: rows/s", [r["rows_per_second"] for r in runs], "rows/s")
+        res.add(f"{what}: CPU s", [r["cpu_seconds"] for r in runs], "s")
+        res.add(f"{what}: peak RSS", [r["peak_rss_mib"] for r in runs], "MiB")
+    res.write(args.json)
 
 
 if __name__ == "__main__":

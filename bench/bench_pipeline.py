@@ -3,6 +3,7 @@ Dagster, with Dagster's share of it.
 
     .venv/bin/python bench/bench_pipeline.py [--demo-repeats 3] [--cases 1150] [--build-repeats 3]
                                              [--venv .venv] [--skip-demo] [--skip-big]
+    .venv/bin/python bench/bench_pipeline.py --json PATH [--tasks 100,1000] [--size-repeats 1] [--reference-trials 2]
 
 `make demo` runs with a fresh home folder (a new Dagster instance, nothing built), as a first run does.
 The 1,000-task suite is the AP generator's export with n_cases chosen so derivation yields at least
@@ -10,6 +11,11 @@ The 1,000-task suite is the AP generator's export with n_cases chosen so derivat
 Dagster asset graph (build job: observe, materialize every stage, evaluate every gate, on a SQLite
 instance configured by the project's dagster.yaml), once by the same library stages without Dagster
 (`evalsuite build`). Dagster's overhead is the difference, as a share of the Dagster wall time.
+
+With --json (make bench) it builds suites of about 100 and 1,000 tasks instead (`--tasks 100,1000,10000` adds
+the 10,000-task pair: about 12 minutes more on 2 idle cores, beyond make bench's budget), --size-repeats
+times per size each way, with `acceptance.reference_trials` set to --reference-trials in the generated spec
+(the same for both ways); `make demo` is left to --demo-repeats without --json.
 """
 from __future__ import annotations
 
@@ -82,7 +88,7 @@ def bench_demo(venv: Path, repeats: int) -> list[float]:
     return times
 
 
-def make_big_suite(dest: Path, cases: int) -> Path:
+def make_big_suite(dest: Path, cases: int, reference_trials: int | None = None) -> Path:
     """The bundled AP suite spec over a generated export of `cases` resolved cases."""
     from evalsuite.domains.ap_exceptions.generator import write_csv
 
@@ -91,6 +97,8 @@ def make_big_suite(dest: Path, cases: int) -> Path:
     raw = yaml.safe_load((ROOT / "suites" / "ap_exceptions.yaml").read_text())
     raw["name"] = "ap_bench"
     raw["policies"] = [str((ROOT / "suites" / p).resolve()) for p in raw["policies"]]
+    if reference_trials is not None:
+        raw.setdefault("acceptance", {})["reference_trials"] = reference_trials
     spec = dest / "ap_bench.yaml"
     spec.write_text(yaml.safe_dump(raw, sort_keys=False))
     return spec
@@ -119,7 +127,13 @@ def main() -> None:
     ap.add_argument("--cases", type=int, default=1150, help="resolved cases to generate (about 89%% become tasks)")
     ap.add_argument("--skip-demo", action="store_true")
     ap.add_argument("--skip-big", action="store_true")
+    ap.add_argument("--json", type=Path, help="build 100/1,000/10,000-task suites; write the result document here")
+    ap.add_argument("--tasks", default="100,1000", help="with --json: suite sizes in tasks")
+    ap.add_argument("--size-repeats", type=int, default=1, help="with --json: builds per size each way")
+    ap.add_argument("--reference-trials", type=int, default=2, help="with --json: acceptance.reference_trials")
     args = ap.parse_args()
+    if args.json:
+        return bench_sizes(args)
     print(f"{os.cpu_count()} cores, python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.2f}")
     if not args.skip_demo:
         demo = bench_demo(Path(args.venv), args.demo_repeats)
@@ -137,6 +151,27 @@ def main() -> None:
               f"{r['run_seconds']:.1f} s run ({(r['run_seconds'] - r['step_seconds']) / r['run_seconds']:.1%} "
               f"between steps); version {runs[0]['version']}")
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
+
+
+def bench_sizes(args) -> None:
+    """Suites of each size built through Dagster and by the library alone; Dagster's share of the wall time."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    import benchlib
+
+    res = benchlib.Result("pipeline", benchlib.command_line())
+    for tasks in (int(t) for t in args.tasks.split(",")):
+        cases = int(tasks / 0.89) + 1  # about 89% of generated cases become tasks
+        spec = make_big_suite(Path(tempfile.mkdtemp(prefix="bench-big-")), cases, args.reference_trials)
+        runs = [bench_big(spec, sys.executable) for _ in range(args.size_repeats)]
+        label = f"{runs[0]['tasks']:,}-task AP suite, source to release"
+        res.add(f"{label}, library alone", [r["library_s"] for r in runs], "s")
+        shares = [(r["dagster_s"] - r["library_s"]) / r["dagster_s"] * 100 for r in runs]
+        share = statistics.median(shares)
+        res.add(f"{label}, through Dagster", [r["dagster_s"] for r in runs], "s")
+        res.add(f"{label}: Dagster overhead, % of the Dagster wall time", shares, "%", target="< 5%",
+                met=share < 5, note="" if share < 5 else f"{share - 5:.1f} points over")
+    res.note(f"acceptance.reference_trials = {args.reference_trials} in the generated specs (both ways)")
+    res.write(args.json)
 
 
 if __name__ == "__main__":

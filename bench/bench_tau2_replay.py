@@ -1,6 +1,6 @@
 """Per-task gold replay + grading time on the imported τ²-bench retail world, next to tau2-style hashing.
 
-    /tmp/venvtest/bin/python bench/bench_tau2_replay.py [--out DIR] [--repeats 5]
+    .venv/bin/python bench/bench_tau2_replay.py [--out DIR] [--repeats 5] [--json PATH]
 
 For every one of the 114 tasks: restore the world (not timed), replay all gold
 actions through the world's tool calls, grade the end state against the
@@ -34,7 +34,7 @@ from evalsuite.tasks.taskfile import read_tasks
 from evalsuite.worlds.world import World
 
 SRC = Path(__file__).resolve().parents[1] / "third_party" / "tau2_retail"
-TARGET_MS = 2.5
+TARGET_MS = 0.5  # issue 14: gold replay + grade per task
 
 
 def _timed(fn: Callable[[], object]) -> float:
@@ -46,7 +46,7 @@ def _timed(fn: Callable[[], object]) -> float:
 def _stats(per_task: dict[str, list[float]]) -> dict[str, float]:
     medians = sorted(statistics.median(v) for v in per_task.values())
     return {"median": statistics.median(medians), "p90": medians[int(0.9 * (len(medians) - 1))],
-            "max": medians[-1], "mean": statistics.fmean(medians)}
+            "max": medians[-1], "mean": statistics.fmean(medians), "per_task": medians}
 
 
 def run(out: Path, repeats: int) -> dict[str, dict[str, float]]:
@@ -94,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, help="an imported suite dir (default: import into a temp dir)")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--json", type=Path, help="write the make-bench result document here (bench/benchlib.py)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         out = args.out or Path(tmp)
@@ -107,9 +108,26 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'':40} {'median':>8} {'p90':>8} {'max':>8} {'mean':>8}")
     for name, s in stats.items():
         print(f"{name:40} {s['median']:8.3f} {s['p90']:8.3f} {s['max']:8.3f} {s['mean']:8.3f}")
-    ok = stats["replay + grade"]["median"] < TARGET_MS
-    print(f"target: replay + grade median < {TARGET_MS} ms: {'met' if ok else 'MISSED'}")
-    return 0 if ok else 1
+    ok = stats["replay + grade"]["median"] <= TARGET_MS
+    print(f"target: replay + grade median <= {TARGET_MS} ms: {'met' if ok else 'MISSED'}")
+    if args.json:
+        _write_json(args.json, stats)
+    return 0 if ok or args.json else 1
+
+
+def _write_json(path: Path, stats: dict[str, dict]) -> None:
+    """Per row: the median, min and max over the 114 tasks of each task's median over the repeats."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    import benchlib
+
+    res = benchlib.Result("tau2_replay", benchlib.command_line())
+    for name, s in stats.items():
+        main_row = name == "replay + grade"
+        m = s["median"]
+        res.add(f"tau2 retail gold {name}, per task", s["per_task"], "ms",
+                target=f"≤ {TARGET_MS} ms" if main_row else None, met=m <= TARGET_MS if main_row else None,
+                note=(f"{m / TARGET_MS:.1f}× the target" if main_row and m > TARGET_MS else ""))
+    res.write(path)
 
 
 if __name__ == "__main__":

@@ -65,7 +65,8 @@ def pk_order(key: Sequence[Any]) -> tuple:
 class RowSelector:
     """Per world: the prepared SQL that finds logged keys and the rows a grade needs."""
 
-    def __init__(self, tables: Mapping[str, Table], seed: Mapping[str, Sequence[tuple]]):
+    def __init__(self, tables: Mapping[str, Table], seed: Mapping[str, Sequence[tuple]],
+                 seed_db: sqlite3.Connection | None = None):
         for name, table in tables.items():
             collated = [c.name for c in table.primary_key.columns if getattr(c.type, "collation", None)]
             if collated:  # pk_order reproduces only the default BINARY collation
@@ -74,8 +75,10 @@ class RowSelector:
         self._cols = {n: [c.name for c in t.columns] for n, t in tables.items()}
         self._key_pos = {n: [self._cols[n].index(c.name) for c in t.primary_key.columns] for n, t in tables.items()}
         self._money = {n: {c.name for c in t.columns if isinstance(c.type, Money)} for n, t in tables.items()}
-        # Indexed per table when a grade first looks a row up: most grades touch a few small tables.
+        # Indexed per table when a grade first looks a row up: most grades touch a few small tables. With the
+        # seed as a database, a row is looked up by key there instead: a million-row table is never read whole.
         self._seed_rows = seed
+        self._seed_db = seed_db
         self._seed: dict[str, dict[tuple, tuple]] = {}
         width = max(len(k) for k in self._key_pos.values())
         self._log_sql = f"SELECT tbl, {', '.join(f'k{i}' for i in range(width))} FROM {q(LOG)}"
@@ -96,6 +99,8 @@ class RowSelector:
         return tuple(row[i] for i in self._key_pos[table])
 
     def seed_row(self, table: str, key: tuple) -> tuple | None:
+        if self._seed_db is not None:
+            return self.row(self._seed_db, table, key)
         if table not in self._seed:
             self._seed[table] = {self.key_of(table, r): r for r in self._seed_rows[table]}
         return self._seed[table].get(tuple(key))

@@ -37,6 +37,18 @@ class ToolContext:
             self.rows_written += max(result.rowcount, 0)
         return result
 
+    @functools.cached_property
+    def db(self) -> sqlite3.Connection:
+        """The trial's sqlite3 connection, inside the transaction the world opened for this call (a failing call
+        still rolls back): plain prepared SQL skips SQLAlchemy's per-statement compile and result machinery."""
+        return self.conn.connection.driver_connection
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+        """Run plain SQL on `db` (sqlite3 caches the prepared statement); writes are counted as `execute` does."""
+        cursor = self.db.execute(sql, params)
+        self.rows_written += max(cursor.rowcount, 0)  # -1 for a SELECT
+        return cursor
+
 
 @dataclass(frozen=True)
 class Tool:

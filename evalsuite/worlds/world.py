@@ -1,9 +1,13 @@
 """A world: the pristine SQLite state of a domain, and per-trial copies restored from it.
 
-Every trial starts from a byte-for-byte restore of the pristine world, and the
-restore is checked against the recorded seed hash before any agent acts: a
-world that does not reset identically turns infrastructure noise into agent
-failures.
+Every trial starts from a restore of the pristine world, checked against the
+recorded seed hash before any agent acts: a world that does not reset
+identically turns infrastructure noise into agent failures. The first reset
+restores the whole image and hashes it; later ones put back only the rows the
+previous trial's change log names and verify those rows by digest, so a reset
+costs what the trial touched, not the world's size. Anything the log cannot
+vouch for (a schema change, a pragma, a write to the log itself or to a table
+without triggers) sends the reset back to the whole image and a full hash.
 """
 from __future__ import annotations
 
@@ -12,16 +16,18 @@ import itertools
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import closing
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from sqlalchemy import Connection, Table, create_engine
+from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.pool import StaticPool
+from sqlalchemy.schema import CreateIndex
 
-from evalsuite.core.hashing import TableHash, combine_sha256
+from evalsuite.core.hashing import TableHash, combine_sha256, row_digest
 from evalsuite.core.io import write_with
 from evalsuite.core.records import Role, TraceEvent
 from evalsuite.worlds import changes
@@ -36,9 +42,18 @@ BLOCK_ROWS = 20_000
 # world in several stages, and identical bytes hold identical rows. A few worlds at most, so a bounded dict.
 _HASHES: dict[str, dict[str, str]] = {}
 _HASHES_KEPT = 8
-# Tables up to this many rows are restored row by row when a trial could have written them; a larger one
-# (or any schema change) restores the whole image.
-RESTORE_ROWS = 20_000
+# Empties the change log after a row restore. The comment makes the text unique: SQLite asks the authorizer only
+# when a statement is prepared, and a trial's own statement of the same text would reuse this unwatched one.
+_CLEAR_LOG = f"DELETE FROM {changes.q(changes.LOG)} /* evalsuite row reset */"
+# What the triggers' record rests on, read before a row restore: a schema change (a dropped trigger included) bumps
+# schema_version even when made behind the authorizer's back, and without recursive triggers a REPLACE deletes
+# rows unlogged. Plain pragmas: SQLite 3.40's pragma_* table functions crash after a deserialize that changed
+# the schema.
+_TRIGGERS_ON = "PRAGMA recursive_triggers = ON /* evalsuite reset */"
+_LOG_GUARD = ("PRAGMA schema_version", "PRAGMA recursive_triggers")
+# Pristine rows (and their digests) by key, kept across resets: trials of one task set touch the same rows again.
+# Bounded: a sweep over a huge world must not keep every row it ever touched.
+SEED_CACHE_ROWS = 100_000
 _WRITES = {sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE}
 _READS = {sqlite3.SQLITE_READ, sqlite3.SQLITE_SELECT, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_TRANSACTION,
           sqlite3.SQLITE_SAVEPOINT, getattr(sqlite3, "SQLITE_RECURSIVE", 33)}
@@ -67,6 +82,7 @@ class World:
         self._pristine = sqlite3.connect(":memory:", check_same_thread=False)
         with closing(sqlite3.connect(self.path)) as disk:
             disk.backup(self._pristine)
+        _install_indexes(self._pristine, domain.tables)  # a world file written before an index was declared
         self._queries = {name: _select_sql(t) for name, t in domain.tables.items()}
         changes.install(self._pristine, domain.tables)
         self._money = {name: [i for i, c in enumerate(t.columns) if isinstance(c.type, Money)] for name, t in domain.tables.items()}
@@ -75,6 +91,7 @@ class World:
                               money=[c.name for c in t.columns if isinstance(c.type, Money)])
             for name, t in domain.tables.items()
         }
+        self._pristine.execute("PRAGMA query_only = ON")  # domain checks read it; nothing may write it
         self._image = self._pristine.serialize()
         self.table_hashes = self._image_hashes()
         self.content_sha256 = combine_sha256(self.table_hashes)
@@ -83,20 +100,27 @@ class World:
         self._scratch = sqlite3.connect(":memory:", check_same_thread=False, cached_statements=512)
         # A REPLACE that deletes a conflicting row fires the delete trigger only with recursive triggers on,
         # and the change log must see that row go.
-        self._scratch.execute("PRAGMA recursive_triggers = ON")
+        self._scratch.execute(_TRIGGERS_ON)
         self.engine = create_engine("sqlite://", creator=lambda: self._scratch, poolclass=StaticPool)
-        self.engine.connect().close()  # SQLAlchemy's first-connect pragmas, before the authorizer watches
+        # One SQLAlchemy connection for every trial (a trial's call is one transaction on it): a connection per
+        # trial cost more than restoring a few rows. Opened before the authorizer watches (first-connect pragmas).
+        self._conn = self.engine.connect()
         self._trial: TrialWorld | None = None
-        self._rows = {n: self._pristine.execute(f"SELECT count(*) FROM {changes.q(n)}").fetchone()[0]
-                      for n in domain.tables}
+        self._restore_sql = {name: _restore_sql(t) for name, t in domain.tables.items()}
+        self._seed_at: dict[tuple[str, tuple], tuple[list[tuple], list[bytes]]] = {}
         # Every table a statement prepared on the trial copy could write, and whether one could do more than
-        # write rows (a pragma, schema change, attach). SQLite asks at prepare time and statements are cached
-        # across trials, so both only grow: what a cached statement may write stays in the set.
+        # write rows (a pragma, schema change, attach, a write to the log not made by its triggers). SQLite asks
+        # at prepare time and statements are cached across trials, so both only grow: what a cached statement
+        # may write stays in the set.
         self._writable: set[str] = set()
+        self._logged_tables = set(domain.tables) | {changes.LOG}
+        self._resetting = False  # the reset's own statements are not the trial's
+        self._guard: tuple = ()  # _LOG_GUARD's answer on the freshly restored image
+        self.last_reset: str | None = None  # "image" or "rows": how the current trial's copy was restored
         # AUTOINCREMENT counters live in sqlite_sequence, which SQLite writes without asking: whole image only.
         self._beyond_rows = bool(self._pristine.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'")
                                  .fetchone())
-        self._restored = False
+        self._restored = False  # the trial copy holds the pristine rows plus what the change log names
         self._scratch.set_authorizer(self._authorize)
 
     @classmethod
@@ -131,7 +155,7 @@ class World:
     def selector(self) -> changes.RowSelector:
         """The change selection of the pristine rows, made when a trial is first graded; it reads a table's
         pristine rows only when a grade needs one of them."""
-        return changes.RowSelector(self.domain.tables, _PristineRows(self))
+        return changes.RowSelector(self.domain.tables, _PristineRows(self), seed_db=self._pristine)
 
     def _image_hashes(self) -> dict[str, str]:
         """The pristine's table hashes, computed once per distinct image in this process."""
@@ -155,33 +179,69 @@ class World:
         return out
 
     def _authorize(self, action: int, arg1: str | None, arg2: str | None, db: str | None, trigger: str | None) -> int:
+        if self._resetting:
+            return sqlite3.SQLITE_OK
         if action in _WRITES and db == "main":
             self._writable.add(arg1 or "")
+            if arg1 == changes.LOG and trigger is None:
+                self._beyond_rows = True  # the log was written directly: it no longer vouches for the rows
         elif action not in _READS:
             self._beyond_rows = True
         return sqlite3.SQLITE_OK
 
-    def _restore_writable(self) -> bool:
-        """Put back the pristine rows of every table a trial could have written, and check each against its
-        pristine hash; every other table no statement could change. Restoring the whole image instead costs
-        its size on every reset: seconds per trial for a world with a million-row table. False (nothing
-        done) when only the whole image will do: a schema change or pragma, or a large or unknown table."""
-        tables = self._writable - {changes.LOG}
-        if self._beyond_rows or any(self._rows.get(n, RESTORE_ROWS + 1) > RESTORE_ROWS for n in tables):
+    def _restore_logged(self) -> bool:
+        """Put back the pristine row (or its absence) at every key the change log names, then check each of
+        those rows against its pristine row by digest. Every other row the triggers saw no statement touch.
+        False (nothing done) when the log cannot vouch for the trial: then only the whole image will do."""
+        if self._beyond_rows or self._writable - self._logged_tables:
             return False
-        for name in sorted(tables):
-            table = self.domain.tables[name]
-            cols = [changes.q(c.name) for c in table.columns]
-            rowid = table.dialect_options["sqlite"].get("with_rowid", True) and "rowid" not in table.columns
-            cols = ["rowid", *cols] if rowid else cols  # rowid tables keep their row order for unordered reads
-            rows = self._pristine.execute(f"SELECT {', '.join(cols)} FROM {changes.q(name)}").fetchall()
-            self._scratch.execute(f"DELETE FROM {changes.q(name)}")
-            self._scratch.executemany(f"INSERT INTO {changes.q(name)} ({', '.join(cols)}) "
-                                      f"VALUES ({', '.join('?' for _ in cols)})", rows)
-        self._scratch.execute(f"DELETE FROM {changes.q(changes.LOG)}")
-        self._scratch.commit()
-        hashes = self._hash_db(self._scratch, tables)
-        return all(hashes[n] == self.table_hashes[n] for n in tables)
+        self._restored = False  # until verified: a failure half-way leaves the next reset the whole image
+        if self._unwatched(*_LOG_GUARD) != self._guard:
+            return False
+        self._resetting = True
+        try:
+            expected = {name: self._put_back(name, sorted(keys, key=changes.pk_order))
+                        for name, keys in self.selector.changed_keys(self._scratch).items()}
+            self._scratch.execute(_CLEAR_LOG)
+            self._scratch.commit()
+        finally:
+            self._resetting = False
+        self._restored = all(self._row_digests(self._scratch, name, keys) == digests
+                             for name, (keys, digests) in expected.items())
+        return self._restored
+
+    def _unwatched(self, *statements: str) -> tuple:
+        """Run the reset's own statements unseen by the authorizer; each one's first value (None: no row)."""
+        self._resetting = True
+        try:
+            rows = [self._scratch.execute(sql).fetchone() for sql in statements]
+        finally:
+            self._resetting = False
+        return tuple(r[0] if r else None for r in rows)
+
+    def _put_back(self, name: str, keys: list[tuple]) -> tuple[list[tuple], list[bytes]]:
+        """Delete the trial's rows at `keys` and insert the pristine ones (rowid included: unordered reads keep
+        their order); returns the keys and the pristine rows' digests."""
+        delete, _, insert, _ = self._restore_sql[name]
+        found = [self._seed_rows(name, key) for key in keys]
+        self._scratch.executemany(delete, keys)
+        self._scratch.executemany(insert, [row for rows, _ in found for row in rows])
+        return keys, [d for _, digests in found for d in digests]
+
+    def _seed_rows(self, name: str, key: tuple) -> tuple[list[tuple], list[bytes]]:
+        """The pristine row at `key` (none or one) and its digest; the pristine is read-only, so kept."""
+        hit = self._seed_at.get((name, key))
+        if hit is None:
+            if len(self._seed_at) >= SEED_CACHE_ROWS:
+                self._seed_at.clear()
+            _, select, _, money = self._restore_sql[name]
+            rows = self._pristine.execute(select, key).fetchall()
+            hit = self._seed_at[(name, key)] = (rows, [row_digest(row, money) for row in rows])
+        return hit
+
+    def _row_digests(self, conn: sqlite3.Connection, name: str, keys: list[tuple]) -> list[bytes]:
+        _, select, _, money = self._restore_sql[name]
+        return [row_digest(row, money) for key in keys for row in conn.execute(select, key)]
 
     def read_rows(self, conn: sqlite3.Connection) -> dict[str, list[tuple]]:
         return {name: conn.execute(q).fetchall() for name, q in self._queries.items()}
@@ -200,9 +260,11 @@ class World:
         if self._trial is not None:
             self._trial.close()
             self._trial = None
-        if self._restored and self._restore_writable():
-            got = self.content_sha256
+        self._scratch.rollback()  # a write left uncommitted by the last trial is no part of any state
+        if self._restored and self._restore_logged():
+            got, self.last_reset = self.content_sha256, "rows"
         else:
+            self.last_reset = "image"
             self._scratch.set_authorizer(None)  # sqlite3_deserialize prepares an ATTACH of its own
             self._scratch.deserialize(self._image)
             self._scratch.set_authorizer(self._authorize)
@@ -213,6 +275,7 @@ class World:
             else:
                 got = combine_sha256(self._hash_db(self._scratch))
             self._restored = got == self.content_sha256
+            self._guard = self._unwatched(_TRIGGERS_ON, *_LOG_GUARD)[1:]
         if got != self.seed_sha256:
             raise ResetError(
                 f"{self.path}: world hash after reset {got[:12]}… != recorded seed hash {self.seed_sha256[:12]}…; trial refused"
@@ -265,6 +328,26 @@ def _blocks(rows: Iterable[Any]) -> Iterable[list[Any]]:
         yield block
 
 
+def _install_indexes(conn: sqlite3.Connection, tables: Mapping[str, Table]) -> None:
+    """Create every index the domain declares, if missing; an index changes no row and so no hash."""
+    for table in tables.values():
+        for index in sorted(table.indexes, key=lambda i: i.name):
+            conn.execute(str(CreateIndex(index, if_not_exists=True).compile(dialect=sqlite_dialect.dialect())))
+    conn.commit()
+
+
+def _restore_sql(table: Table) -> tuple[str, str, str, frozenset[int]]:
+    """(delete, select, insert) of one row by primary key, and the money positions of the selected row."""
+    name, cols = changes.q(table.name), [c.name for c in table.columns]
+    where = " AND ".join(f"{changes.q(c.name)} IS ?" for c in table.primary_key.columns)
+    if table.dialect_options["sqlite"].get("with_rowid", True) and "rowid" not in cols:
+        cols = ["rowid", *cols]
+    money = frozenset(i for i, c in enumerate(cols) if c in table.columns and isinstance(table.columns[c].type, Money))
+    listed = ", ".join(changes.q(c) if c != "rowid" else c for c in cols)
+    return (f"DELETE FROM {name} WHERE {where}", f"SELECT {listed} FROM {name} WHERE {where}",
+            f"INSERT INTO {name} ({listed}) VALUES ({', '.join('?' for _ in cols)})", money)
+
+
 def _select_sql(table) -> str:
     keys = [c.name for c in table.primary_key.columns]
     if not keys:
@@ -288,7 +371,7 @@ class TrialWorld:
         self.clock = clock
         self.faults = faults
         self.trace: list[TraceEvent] = []
-        self._conn = world.engine.connect()
+        self._conn = world._conn
         self._closed = False
 
     @property
@@ -303,9 +386,8 @@ class TrialWorld:
         return self.world._scratch
 
     def close(self) -> None:
-        if not self._closed:
-            self._closed = True
-            self._conn.close()
+        """No call or read through this trial from now on (the connection is the world's, kept open)."""
+        self._closed = True
 
     def visible_tools(self) -> list[str]:
         """Every tool the agent is shown: the whole domain surface, permitted or not."""
@@ -330,17 +412,26 @@ class TrialWorld:
                 result = spec.fn(ctx, spec.args(**arguments)) if spec.args else spec.fn(ctx, **arguments)
                 if fault is Fault.ERROR_BEFORE_COMMIT:
                     raise _InjectedFault("backend error: transaction aborted")
-        except _InjectedFault as exc:
-            return self._record(event, True, "fault", error=str(exc))
+        except _InjectedFault as exc:  # rolled back: nothing of the call committed
+            return self._record(event, True, "fault", error=str(exc), fault=fault.value, committed=False)
         except (ToolError, ValidationError, TypeError, ValueError, KeyError) as exc:
             return self._record(event, True, "error", error=_error_text(exc))
-        if fault in (Fault.LOST_RESPONSE, Fault.TIMEOUT):
-            return self._record(event, True, "fault", error=fault.agent_message, rows_written=ctx.rows_written)
+        if fault is Fault.SLOW:
+            # Simulated on the world clock, never by sleeping: later calls see the time the slow one took.
+            latency = self.faults.latency_of(tool)
+            self.clock += timedelta(seconds=latency)
+            if not self.faults.past_deadline(latency):
+                return self._record(event, True, "ok", result=result, rows_written=ctx.rows_written,
+                                    fault=fault.value, committed=True)
+        if fault in (Fault.LOST_RESPONSE, Fault.TIMEOUT, Fault.SLOW):  # committed; the caller never learns it
+            return self._record(event, True, "fault", error=fault.agent_message, rows_written=ctx.rows_written,
+                                fault=fault.value, committed=True)
         return self._record(event, True, "ok", result=result, rows_written=ctx.rows_written)
 
     def _record(self, event: dict, permitted: bool, outcome: str, *, result: Any = None, error: str | None = None,
-                rows_written: int = 0) -> TraceEvent:
-        ev = TraceEvent(**event, permitted=permitted, outcome=outcome, result=result, error=error, rows_written=rows_written)
+                rows_written: int = 0, fault: str | None = None, committed: bool | None = None) -> TraceEvent:
+        ev = TraceEvent(**event, permitted=permitted, outcome=outcome, result=result, error=error, rows_written=rows_written,
+                        fault=fault, committed=committed)
         self.trace.append(ev)
         return ev
 

@@ -1,5 +1,5 @@
 """Accounts-payable exception tables: the ERP state an AP clerk agent acts on."""
-from sqlalchemy import Column, Integer, MetaData, String, Table
+from sqlalchemy import Column, Index, Integer, MetaData, String, Table
 
 from evalsuite.worlds.types import Money
 
@@ -111,3 +111,13 @@ vendor_messages = Table(
     Column("body", String),
     Column("sent_at", String),
 )
+
+# An index for every non-key column a tool filters on (with its ORDER BY column, so no sort step). Indexes are not
+# part of schema_sha256 (columns, types, keys) and change no row, so neither the image nor the seed hash moves; a
+# world file written before they were declared gets them when opened (World).
+Index("ix_goods_receipts_po", goods_receipts.c.po_id, goods_receipts.c.receipt_id)
+Index("ix_invoices_vendor_invoice_no", invoices.c.vendor_invoice_no, invoices.c.invoice_id)
+# Goal states assert on these by invoice; the grader looks such rows up with `invoice_id IS ?`.
+Index("ix_approval_requests_invoice", approval_requests.c.invoice_id)
+Index("ix_vendor_messages_invoice", vendor_messages.c.invoice_id)
+Index("ix_payments_invoice", payments.c.invoice_id)

@@ -60,9 +60,10 @@ users = Table(
     *_address(),
     **_CLUSTERED,
 )
-# The find_user_* tools match lower(...) = ?; these indexes serve exactly those expressions.
-Index("ix_users_email_lower", func.lower(users.c.email))
-Index("ix_users_first_name_lower", func.lower(users.c.first_name))
+# The find_user_* tools match lower(...) = ? and take matches in db order; these indexes serve exactly those
+# expressions, in position order (no sort step).
+Index("ix_users_email_lower_position", func.lower(users.c.email), users.c.position)
+Index("ix_users_first_name_lower_position", func.lower(users.c.first_name), users.c.position)
 
 payment_methods = Table(
     "payment_methods", metadata,
