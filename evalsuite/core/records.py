@@ -210,13 +210,69 @@ class NegativeControl(Record):
     final_message: str = ""
 
 
+class FaultSpec(Record):
+    """One injected fault: the `call`-th call (1-based) of `tool` fails as `kind`, through the real tool code.
+
+    error_before_commit: the backend raises inside the transaction, which rolls back; lost_response: the call
+    commits and the response never arrives; timeout: it commits and the caller is told it timed out; slow: the call
+    takes `latency_seconds` of world-clock time and, past the plan's deadline, the caller gets a timeout."""
+
+    tool: str = Field(min_length=1)
+    call: int = Field(default=1, ge=1)
+    kind: Literal["error_before_commit", "lost_response", "timeout", "slow"]
+    latency_seconds: float | None = Field(default=None, ge=0)
+
+
+class FaultPlanSpec(Record):
+    """A named set of faults a trial runs under; part of the task record, so of the suite version. The task's one
+    reference solution must pass under every plan (scoring's reference baseline replays it under each), so it is
+    written to recover: reconcile by idempotency key, then re-issue with the same key."""
+
+    name: str = Field(pattern=r"^[\w.-]+$")
+    faults: list[FaultSpec] = Field(min_length=1)
+    deadline_seconds: float | None = Field(default=None, gt=0)  # a slow call past this is reported as timed out
+
+
 class TrialProtocol(Record):
+    # Fault plans the trials run under: trial i runs under schedule[i % len(schedule)], the schedule being the
+    # unfaulted world (unless faulted_only) and then every plan in order. Acceptance runs each plan too.
+    fault_plans: list[FaultPlanSpec] = Field(default_factory=list)
+    faulted_only: bool | None = None  # True: the fault is the scenario, no trial runs unfaulted
     trials: int = Field(default=8, ge=1)
     max_steps: int = Field(default=40, ge=1)
     # default: dual control (the user holds their device's tools); no_user: the agent gets a ticket and every
     # tool; oracle_plan: dual control, and the agent is given the required tool-call sequence
     # (None is default, so records written before modes existed keep their hash)
     mode: Literal["default", "no_user", "oracle_plan"] | None = None
+
+
+class InjectedValue(Record):
+    """One place where untrusted text lands in the seed: the column of the row with this primary key."""
+
+    table: str
+    key: dict[str, Any]
+    column: str
+    value: Any
+
+
+class Attack(Record):
+    """An injection task's goal placed into the world's untrusted text (its injection vectors). A trial under attack
+    is judged twice: utility by the task's goal state, security by whether the attack's effect is present; both from
+    the end state and the trace, never from what the agent says."""
+
+    injection_task: str
+    vectors: dict[str, str]  # injection vector -> the text placed in it
+    rows: list[InjectedValue] = Field(min_length=1)  # where that text lands, as the peer's loader puts it
+    # the attack's effect: it succeeded when all of these hold on the end state
+    effect_assertions: list[Assertion] = Field(default_factory=list)
+    effect_checks: list[DomainCheck] = Field(default_factory=list)
+    injection_calls: list[ToolCall] = Field(default_factory=list)  # what obeying it takes (the injection's gold)
+
+    @model_validator(mode="after")
+    def _has_an_effect(self) -> Attack:
+        if not self.effect_assertions and not self.effect_checks:
+            raise ValueError("attack: effect_assertions or effect_checks must say what the attack's effect is")
+        return self
 
 
 class Deidentification(Record):
@@ -266,6 +322,7 @@ class TaskRecord(Record):
     trial_protocol: TrialProtocol = Field(default_factory=TrialProtocol)
     provenance: Provenance
     adjudication: Adjudication | None = None
+    attack: Attack | None = None  # an injection task placed in the world's untrusted text
 
     @model_validator(mode="after")
     def _consistent(self) -> TaskRecord:
@@ -313,3 +370,39 @@ class TraceEvent(Record):
     error: str | None = None
     rows_written: int = 0
     kind: str | None = None  # read / write / generic, as the domain declares it
+    fault: str | None = None  # the injected fault kind (FaultSpec.kind), when a fault plan hit this call
+    committed: bool | None = None  # for a faulted call: whether its transaction actually committed
+    seconds: float | None = None  # wall latency of the call as the agent saw it (set by the trial's env)
+
+
+class ModelCall(Record):
+    """One request an agent made to its model endpoint: tokens in and out as the endpoint reported them, and the
+    wall latency of the request (retries included). The cost is priced later from these (evalsuite.scoring.cost)."""
+
+    model: str
+    tokens_in: int = 0
+    tokens_out: int = 0
+    seconds: float = 0.0
+
+
+class Usage(Record):
+    """What one trial's agent spent on its model: every model call, in order. None on a trial means the agent
+    reports nothing (a baseline, or an external program whose model the harness cannot see)."""
+
+    model_calls: list[ModelCall] = Field(default_factory=list)
+
+    @property
+    def tokens_in(self) -> int:
+        return sum(c.tokens_in for c in self.model_calls)
+
+    @property
+    def tokens_out(self) -> int:
+        return sum(c.tokens_out for c in self.model_calls)
+
+    def by_model(self) -> dict[str, tuple[int, int]]:
+        """(tokens in, tokens out) per model, as a price table prices them."""
+        out: dict[str, tuple[int, int]] = {}
+        for c in self.model_calls:
+            i, o = out.get(c.model, (0, 0))
+            out[c.model] = (i + c.tokens_in, o + c.tokens_out)
+        return out

@@ -5,7 +5,11 @@ import importlib
 
 from evalsuite.worlds.domain import Domain
 
-KNOWN = {"ap_exceptions": "evalsuite.domains.ap_exceptions", "tau2_retail": "evalsuite.domains.tau2_retail"}
+KNOWN = {"ap_exceptions": "evalsuite.domains.ap_exceptions",
+         "contract_review": "evalsuite.domains.contract_review",
+         "agentdojo_banking": "evalsuite.domains.agentdojo_banking", "tau2_retail": "evalsuite.domains.tau2_retail",
+         "retail_support": "evalsuite.domains.retail_support",
+         "mobile_service": "evalsuite.domains.mobile_service"}
 
 
 def get_domain(name: str) -> Domain:
@@ -21,3 +25,9 @@ def get_deriver(name: str):
     if module is None or not hasattr(module, "DERIVE"):
         raise KeyError(f"domain {name!r} derives no tasks from cases; give derivation.tasks in the spec")
     return module.DERIVE
+
+
+def get_user_domain(name: str) -> Domain | None:
+    """The user-side domain of a dual-control domain package (its module-level USER_DOMAIN: the tables and
+    tools on the user's own device), or None where only the agent acts."""
+    return getattr(importlib.import_module(KNOWN[name]), "USER_DOMAIN", None) if name in KNOWN else None

@@ -1,0 +1,26 @@
+"""Retail support under faults (reference 002, Support): the τ²-bench retail world plus authored support controls.
+
+Tables copy tau2_retail's and add authored ones (schema.py); tools reuse tau2's reads as they are and add
+authority-enforcing support writes (tools.py); obligations are domain checks on the ledger and trace (checks.py);
+the tasks and their seed rows are authored in tasks.py / seed.py and shipped in suites/retail_support/.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from evalsuite.domains.retail_support import checks  # noqa: F401 - registers the domain checks
+from evalsuite.domains.retail_support.seed import tables
+from evalsuite.domains.retail_support.tools import DOMAIN, ROLE
+from evalsuite.worlds.world import World
+
+__all__ = ["DOMAIN", "ROLE", "build_world", "open_or_build_world"]
+
+
+def build_world(path: str | Path, tau2_source: str | Path) -> World:
+    """The world file from tau2's Parquet exports (a folder) and the authored rows, built and opened."""
+    return World.build(DOMAIN, tables(tau2_source), path)
+
+
+def open_or_build_world(path: str | Path, tau2_source: str | Path) -> World:
+    """The world at `path`, built first if absent (tests share one file; a build replaces it in one step)."""
+    return World(DOMAIN, path) if Path(path).is_file() else build_world(path, tau2_source)
