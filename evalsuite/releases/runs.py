@@ -23,7 +23,8 @@ from evalsuite.releases.release import Release
 from evalsuite.scoring.render import write_scorecard
 from evalsuite.scoring.scorecard import Scorecard, build_scorecard, load_records, sample_plan
 from evalsuite.core.records import TaskRecord
-from evalsuite.tasks.taskfile import read_tasks
+from evalsuite.scoring.modes import mode_identity, with_mode
+from evalsuite.tasks.taskfile import read_tasks, write_tasks
 from evalsuite.trials.tracelog import TrialRecord
 
 if TYPE_CHECKING:
@@ -51,8 +52,11 @@ class _RunMeta(BaseModel):
 
 def run_release(release: Release, agents: Sequence[str | AgentConfig], out_dir: Path, *, trials: int | None = None,
                 workers: int | None = None, seed: int = 0, progress: bool = False, resamples: int = 2000,
-                bootstrap_seed: int = 0) -> Scorecard:
+                bootstrap_seed: int = 0, mode: str | None = None) -> Scorecard:
     """Run (or resume) agents on a release into out_dir and write its scorecard.
+
+    mode runs the release's tasks in another trial mode (evalsuite.scoring.modes): another task set, so another
+    identity, stored in out_dir as the tasks it ran.
 
     agents are names (AgentConfig.parse: reference, openai:MODEL, mcp:COMMAND, ...) or AgentConfig objects,
     e.g. a suite spec's agents; each name must stand for one config, in this call and in out_dir.
@@ -61,9 +65,14 @@ def run_release(release: Release, agents: Sequence[str | AgentConfig], out_dir: 
     configs = agent_configs(agents)
     if len(configs) != len(agents):
         raise ValueError(f"agent names repeat: {[AgentConfig.parse(a).name for a in agents]}")
-    identity = release.run_identity(configs)
+    identity, tasks = release.run_identity(configs), release.tasks()
+    if mode is not None:
+        tasks = with_mode(tasks, mode)
+        identity = mode_identity(identity, tasks)
     _prepare(release, identity, out_dir, trials, seed, resamples, bootstrap_seed)
-    run_trials(release.world_ref(), release.tasks(), list(configs.values()), trials, out_dir=out_dir,
+    if mode is not None:  # the run folder keeps the tasks as they ran
+        write_tasks(out_dir / TASKS, tasks)
+    run_trials(release.world_ref(), tasks, list(configs.values()), trials, out_dir=out_dir,
                workers=workers, progress=progress, identity=identity, seed=seed)
     return rescore(out_dir)
 

@@ -84,6 +84,16 @@ class Derivation(Strict):
     tasks: str | None = None  # a prebuilt tasks.jsonl (imported suites) instead of deriving from cases
 
 
+class Generation(Strict):
+    """Tasks composed from the domain's subtasks instead of derived from cases (evalsuite.tasks.composition):
+    every composite verified, then a balanced seeded sample of about `sample` tasks."""
+
+    sample: int = Field(default=100, ge=1)
+    seed: int = 7
+    intents: list[str] | None = None  # all of the domain's intents when unset
+    max_subtasks: int | None = Field(default=None, ge=1)
+
+
 class Acceptance(Strict):
     reference_trials: int = Field(default=8, ge=1)
     max_quarantined_fraction: float = Field(default=0.1, ge=0, le=1)
@@ -101,6 +111,7 @@ class SuiteSpec(Strict):
     quality: str | None = None
     policies: list[str] = Field(min_length=1)
     derivation: Derivation = Derivation()
+    generation: Generation | None = None  # composed tasks (a domain with GENERATE), upstream of derived_tasks
     acceptance: Acceptance = Acceptance()
     trial_protocol: TrialProtocol = TrialProtocol()
     simulator: Simulator | None = None

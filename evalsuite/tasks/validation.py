@@ -18,7 +18,7 @@ from evalsuite.core.io import one_line, unbounded_number
 from evalsuite.core.records import TaskRecord, ToolCall
 from evalsuite.tasks.taskfile import read_task_objects
 from evalsuite.worlds.domain import Domain, Tool
-from evalsuite.worlds.registry import get_domain
+from evalsuite.worlds.registry import get_domain, get_user_domain
 from evalsuite.worlds.types import Money
 
 _MONEY = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.([0-9]+))?")
@@ -64,6 +64,14 @@ def domain_problems(task: TaskRecord, domain: Domain) -> list[tuple[str, str]]:
                 problem = _value_problem(tables[a.table], col, value)
                 if problem:
                     out.append((f"goal_state.assertions.{i}.{part}.{col}", problem))
+    user = get_user_domain(domain.name)  # user_assertions name the user-side world's tables
+    for i, a in enumerate(task.goal_state.user_assertions):
+        if user is None or a.table not in user.tables:
+            out.append((f"goal_state.user_assertions.{i}.table", f"unknown user-side table {a.table!r}"))
+            continue
+        out.extend((f"goal_state.user_assertions.{i}.{part}.{col}", problem) for part in ("key", "expect")
+                   for col, value in getattr(a, part).items()
+                   if (problem := _value_problem(user.tables[a.table], col, value)))
     for i, c in enumerate(task.goal_state.domain_checks):
         if c.name not in domain.checks:
             out.append((f"goal_state.domain_checks.{i}.name", f"unknown check {c.name!r} in domain {domain.name}"))
@@ -103,10 +111,12 @@ def _money_problem(value: Any, places: int | None) -> str | None:
 
 def _solution_problems(task: TaskRecord, domain: Domain) -> list[tuple[str, str]]:
     out = []
+    user = get_user_domain(domain.name)  # a step the user carries out names a tool of the user's device
     for i, call in enumerate(task.solution_calls()):
-        tool = domain.tools.get(call.tool)
+        where = user if call.actor == "user" and user is not None else domain
+        tool = where.tools.get(call.tool)
         if tool is None:
-            out.append((f"reference_solution.{i}.tool", f"unknown tool {call.tool!r} in domain {domain.name}"))
+            out.append((f"reference_solution.{i}.tool", f"unknown tool {call.tool!r} in domain {where.name}"))
         else:
             out.extend((f"reference_solution.{i}.arguments.{loc}", f"{call.tool}: {msg}")
                        for loc, msg in _argument_problems(tool, call))

@@ -16,7 +16,7 @@ from evalsuite.core.records import Deidentification, Environment, SuiteRef, Task
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.present import Markdown, md_list, md_table
 from evalsuite.pipeline.stage import Gate, GateError, Stage, StageOutput, Verdict, blocked, passed, require
-from evalsuite.pipeline.stages import deidentified, policies, rights
+from evalsuite.pipeline.stages import deidentified, generation, policies, rights
 from evalsuite.sourcing.snapshot import FrameRows, iter_frame_rows, read_snapshot
 from evalsuite.sourcing.spec import SuiteSpec
 from evalsuite.tasks.derivation import DeriveContext
@@ -96,11 +96,16 @@ def derive(spec: SuiteSpec, paths: Paths) -> DeriveRecord:
     domain = get_domain(spec.domain)
     frames = read_snapshot(paths.deid)
     rows = FrameRows(frames)  # converted per table as the deriver reads it; the world streams every table
-    world = World.build(domain, {n: iter_frame_rows(df) for n, df in frames.items() if n in domain.tables}, paths.world)
+    generated = generation.ensure(spec, paths) if spec.generation else None  # composed tasks and their rows
+    world = World.build(domain, {n: iter_frame_rows(df) for n, df in frames.items() if n in domain.tables}
+                        | (generated.tables if generated else {}), paths.world)
     prov = json.loads((paths.deid / "snapshot.json").read_text()).get("deidentification")
     ctx = _context(spec, paths, world, decision, prov)
     if spec.derivation.tasks:
         tasks, skipped = _imported(spec, ctx), {}
+    elif generated:
+        tasks = generation.stamped(generated, ctx.suite, ctx.environment, ctx.license_ref)
+        skipped = {f"composite dropped: {k}": v for k, v in generated.dropped.items()}
     else:
         der = get_deriver(spec.domain)(rows, policies.policy_docs(spec), ctx)
         tasks, skipped = der.tasks, der.skipped
@@ -115,6 +120,8 @@ def derive(spec: SuiteSpec, paths: Paths) -> DeriveRecord:
 
 def summary(spec: SuiteSpec, der: DeriveRecord) -> str:
     """One line: how many cases became tasks and why the others did not (imported tasks: how many)."""
+    if spec.generation:
+        return f"{der.tasks} tasks sampled from verified composites; {sum(der.skipped.values())} composites dropped"
     if spec.derivation.tasks:
         return f"{der.tasks} tasks imported from {Path(spec.derivation.tasks).name}"
     skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(der.skipped.items(), key=lambda kv: (-kv[1], kv[0])))
@@ -182,7 +189,8 @@ def _task_gate(name: str, test: Callable[[TaskRecord], bool]):
 
 def _config(spec: SuiteSpec) -> list:
     imported = file_sha256(spec.resolve(spec.derivation.tasks)) if spec.derivation.tasks else None
-    return [spec.derivation.model_dump(mode="json"), spec.trial_protocol.model_dump(mode="json"), imported]
+    generated = [spec.generation.model_dump(mode="json")] if spec.generation else []  # only where a spec generates
+    return [spec.derivation.model_dump(mode="json"), spec.trial_protocol.model_dump(mode="json"), imported, *generated]
 
 
 STAGE = Stage(

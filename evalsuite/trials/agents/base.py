@@ -15,6 +15,10 @@ class AgentEnv:
     """The agent's handle on a trial: tool calls under a step budget, nothing else."""
 
     actor = "agent"  # who the trace names as calling; "human" when a person acts through `evalsuite play`
+    # A conversational trial's line to the user (evalsuite.trials.users.base.Conversation): the agent's only way
+    # to act on the user's device in dual control. None in a queue task and in the no-user mode.
+    user: Any = None
+    oracle_plan: list | None = None  # oracle-plan mode: the required tool-call sequence, given to the agent
 
     def __init__(self, trial: TrialWorld, max_steps: int):
         self._trial = trial

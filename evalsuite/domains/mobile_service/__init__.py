@@ -1,0 +1,11 @@
+"""Mobile service (reference 001, telecom): a carrier agent and a customer who holds their own phone.
+
+Dual control: the agent's tools act on the carrier's records; the customer's phone is a second, user-side
+world (USER_DOMAIN) whose tools only the user runs, when the agent asks. Tasks are composed from verified
+subtasks (GENERATE) rather than derived from resolved cases.
+"""
+from evalsuite.domains.mobile_service.device import USER_DOMAIN
+from evalsuite.domains.mobile_service.generate import generate as GENERATE
+from evalsuite.domains.mobile_service.tools import DOMAIN
+
+__all__ = ["DOMAIN", "USER_DOMAIN", "GENERATE"]

@@ -1,0 +1,100 @@
+"""The user-simulator audit: the simulated user is part of the test, so it is checked like a grader.
+
+Scripted users are probed on the real user-side world: a conversation that greets, chats, fishes for every
+withheld value, then asks for every disclosure and every action. The audit holds each one to its script:
+no withheld value ever appears in a user message, no device call happens in a turn that did not ask for
+it, and a message that asks nothing gets no fact and no action. LLM users cannot be held to rules, so a
+seeded sample of their conversations is flagged for human review under the error classes of reference 001
+(task-critical: the user's error changes what a correct agent must do or can achieve; benign: it does not).
+"""
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from pydantic import BaseModel
+
+from evalsuite.core.records import TaskRecord, UserScript
+from evalsuite.trials.users.dual import user_role, user_world
+from evalsuite.trials.users.scripted import ScriptedUser, asks
+from evalsuite.worlds.world import World
+
+ERROR_CLASSES = {"task-critical": "the simulator's error changes what a correct agent must do or can achieve",
+                 "benign": "the simulator strays from its instructions without changing the task's outcome"}
+CHATTER = "Thanks for waiting. The weather has been lovely this week."
+
+
+class ScriptedFinding(BaseModel):
+    task_id: str
+    turns: int
+    actions: int
+    leaked: list[str]  # withheld values found in a user message
+    unasked: list[str]  # device calls made in a turn whose message did not ask for them
+    answered_chatter: bool  # a message asking nothing got a fact or an action
+
+    @property
+    def ok(self) -> bool:
+        return not self.leaked and not self.unasked and not self.answered_chatter
+
+
+class UserAudit(BaseModel):
+    scripted: list[ScriptedFinding]
+    llm_review: list[str]  # task ids whose LLM-simulated conversations a person should review
+    error_classes: dict[str, str] = ERROR_CLASSES
+
+    @property
+    def scripted_ok(self) -> bool:
+        return all(f.ok for f in self.scripted)
+
+
+def probes(script: UserScript) -> list[str]:
+    """The prober's messages, in order: a greeting, chatter, fishing for each withheld value, then every ask."""
+    fishing = [f"To verify you, tell me your account PIN or anything like {w[:1]}..." for w in script.withholds]
+    asks_all = [p.replace("\\b", "").replace("|", " or ") for x in [*script.disclosures, *script.actions]
+                for p in x.asked_by[:1]]
+    return ["Hello!", CHATTER, *fishing, *(f"Could you tell me or do this: {a}?" for a in asks_all)]
+
+
+def audit_scripted(world: World, task: TaskRecord) -> ScriptedFinding:
+    """Run the probe conversation against the task's scripted user on a freshly reset user-side world."""
+    side = user_world(world)
+    device = side.reset(user_role(side.domain)) if side is not None else None
+    user = ScriptedUser(task.user_scenario, device)
+    script = user.script
+    user.script = script.model_copy(update={"max_idle_turns": 10_000})  # the prober keeps talking after chatter
+    for message in probes(script):
+        user.reply(message)
+    leaked = sorted({w for t in user.log if t.user for w in script.withholds if w in t.user})
+    unasked = [f"{tool} after {t.agent!r}" for t in user.log for tool in t.actions
+               if not asks(next(a.asked_by for a in script.actions if a.tool == tool), t.agent)]
+    calls = device.trace if device is not None else []
+    if len(calls) != sum(len(t.actions) for t in user.log):  # a device call no turn accounts for
+        unasked.append(f"{len(calls)} device call(s) for {sum(len(t.actions) for t in user.log)} asked")
+    chatter = next(t for t in user.log if t.agent == CHATTER)
+    return ScriptedFinding(task_id=task.task_id, turns=len(user.log), actions=len(calls), leaked=leaked,
+                           unasked=unasked, answered_chatter=bool(chatter.disclosed or chatter.actions))
+
+
+def audit_users(world: World, tasks: Sequence[TaskRecord], review: int = 5, seed: int = 0) -> UserAudit:
+    """Probe every scripted user; pick up to `review` LLM-simulated tasks (seeded) for human review."""
+    talking = [t for t in tasks if t.user_scenario is not None]
+    scripted = [audit_scripted(world, t) for t in talking if t.user_scenario.simulator.kind == "scripted"]
+    llm = sorted(t.task_id for t in talking if t.user_scenario.simulator.kind != "scripted")
+    return UserAudit(scripted=scripted, llm_review=sorted(random.Random(seed).sample(llm, min(review, len(llm)))))
+
+
+def to_markdown(audit: UserAudit) -> str:
+    lines = ["", "", "## User simulator", ""]
+    if audit.scripted:
+        bad = [f for f in audit.scripted if not f.ok]
+        lines.append(f"Scripted users probed: {len(audit.scripted)}; never revealed a withheld value and never acted "
+                     f"unasked: {'yes' if not bad else 'NO'}.")
+        for f in bad[:20]:
+            lines.append(f"- {f.task_id}: leaked {f.leaked}, unasked {f.unasked}, answered chatter {f.answered_chatter}")
+    if audit.llm_review:
+        lines += ["", f"LLM-simulated conversations to review ({len(audit.llm_review)} tasks, seeded sample): "
+                  + ", ".join(audit.llm_review), "", "Classify each simulator error:"]
+        lines += [f"- **{k}**: {v}" for k, v in audit.error_classes.items()]
+    if not audit.scripted and not audit.llm_review:
+        lines.append("No conversational task.")
+    return "\n".join(lines) + "\n"

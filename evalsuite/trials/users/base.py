@@ -1,0 +1,50 @@
+"""The user-simulator interface and the conversation that records both sides into the trial's trace.
+
+A simulator answers the agent's messages (None: the user has left). A Conversation sits between the agent
+and the simulator and appends every message, the agent's and the user's, to the trace as a `message`
+event, so the transcript is graded and stored with the tool calls.
+"""
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from evalsuite.core.records import Simulator, TraceEvent
+
+OPENING = "Hi! How can I help you today?"
+MESSAGE = "message"  # the trace's tool name and kind for one conversational turn
+
+
+class UserSimulator(Protocol):
+    settings: Simulator  # part of every trial record and the run identity
+
+    def reply(self, agent_message: str = OPENING) -> str | None: ...
+
+    def use_client(self, client: Any) -> None: ...  # an LLM user's chat client; a scripted user ignores it
+
+
+class Conversation:
+    """The agent's only channel to the user; `turns` counts the user's replies."""
+
+    def __init__(self, user: UserSimulator, trace: list[TraceEvent]):
+        self.user = user
+        self.trace = trace
+        self.turns = 0
+
+    @property
+    def settings(self) -> Simulator:
+        return self.user.settings
+
+    def use_client(self, client: Any) -> None:
+        self.user.use_client(client)
+
+    def reply(self, agent_message: str = OPENING) -> str | None:
+        self._record("agent", agent_message)
+        said = self.user.reply(agent_message)
+        self.turns += 1
+        if said is not None:
+            self._record("user", said)
+        return said
+
+    def _record(self, actor: str, text: str) -> None:
+        self.trace.append(TraceEvent(seq=len(self.trace) + 1, actor=actor, tool=MESSAGE, arguments={"text": text},
+                                     permitted=True, outcome="ok", kind=MESSAGE))

@@ -1,0 +1,111 @@
+"""Dual control: a trial's user-side world, its user simulator, and what the agent holds in each mode.
+
+The user-side world is a second World over the same world file, opened with the domain's USER_DOMAIN: its
+own tables (the customer's device), its own tools, reset and hashed on its own before every trial. In the
+default and oracle-plan modes the agent reaches it only by asking the user; in the no-user mode the agent
+gets the ticket and holds every tool of both worlds.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from weakref import WeakKeyDictionary
+
+from evalsuite.core.records import GoalState, Role, TaskRecord, TraceEvent
+from evalsuite.grading.grader import Verdict, grade_trial
+from evalsuite.trials.agents.base import AgentEnv, BudgetExhausted
+from evalsuite.trials.users.base import Conversation, UserSimulator
+from evalsuite.trials.users.scripted import ScriptedUser
+from evalsuite.trials.users.simulator import SimulatedUser
+from evalsuite.worlds.domain import Domain
+from evalsuite.worlds.registry import get_user_domain
+from evalsuite.worlds.world import TrialWorld, World
+
+_SIDES: WeakKeyDictionary[World, World] = WeakKeyDictionary()
+
+
+def user_world(world: World) -> World | None:
+    """The user-side world of `world`, opened from the same file once per agent world."""
+    domain = get_user_domain(world.domain.name)
+    if domain is None:
+        return None
+    if world not in _SIDES:
+        _SIDES[world] = World(domain, world.path)
+    return _SIDES[world]
+
+
+def user_role(domain: Domain) -> Role:
+    """Whoever holds the device (the user, or the agent in no-user mode) may use every tool on it."""
+    return Role(name=f"{domain.name}_holder", read_tools=[t.name for t in domain.tools.values() if t.kind == "read"],
+                write_tools=domain.write_tools())
+
+
+def make_user(task: TaskRecord, device: TrialWorld | None) -> UserSimulator:
+    """The task's pinned simulator: scripted (acting on `device`) or an LLM on an OpenAI-compatible endpoint."""
+    scenario = task.user_scenario
+    if scenario is None:
+        raise ValueError(f"{task.task_id}: user_scenario: a conversation needs one")
+    if scenario.simulator.kind == "scripted":
+        return ScriptedUser(scenario, device)
+    return SimulatedUser(scenario)
+
+
+class DualEnv(AgentEnv):
+    """No-user mode: the agent holds the tools of both worlds; its own world's calls go through the trial's env,
+    device calls are traced on the device, one step budget over both."""
+
+    def __init__(self, inner: AgentEnv, device: TrialWorld):
+        super().__init__(inner._trial, inner.max_steps)
+        self._inner = inner
+        self._device = device
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        return self._inner.tools + [self._device.domain.tools[n].schema() for n in self._device.visible_tools()]
+
+    def call(self, tool: str, arguments: dict[str, Any] | None = None) -> TraceEvent:
+        if tool not in self._device.domain.tools or tool in self._trial.domain.tools:
+            self._inner.steps = self.steps  # one budget over both worlds: the inner env counts this step
+            event = self._inner.call(tool, arguments)
+            self.steps = self._inner.steps
+            return event
+        if self.steps >= self.max_steps:
+            raise BudgetExhausted(f"step budget of {self.max_steps} used")
+        self.steps += 1
+        return self._device.call(tool, arguments, actor=self.actor)
+
+
+@dataclass
+class Sides:
+    """What run_trial needs for one trial beyond the agent's world: the env, the device and its reset hash."""
+
+    env: AgentEnv
+    device: TrialWorld | None
+    device_sha256: str | None
+    mode: str
+
+
+def prepare(world: World, task: TaskRecord, env: AgentEnv) -> Sides:
+    """Reset the user-side world (its hash verified, as the agent's was) and give the agent what the task's
+    mode allows: the user to talk to (default), plus the plan (oracle_plan), or every tool and no user (no_user)."""
+    mode = task.trial_protocol.mode or "default"
+    side = user_world(world) if task.trigger.type == "conversation" else None
+    device = side.reset(user_role(side.domain)) if side is not None else None
+    if mode == "no_user":
+        env = DualEnv(env, device) if device is not None else env
+    elif task.trigger.type == "conversation":
+        env.user = Conversation(make_user(task, device), env._trial.trace)
+        if mode == "oracle_plan":
+            env.oracle_plan = task.solution_calls()
+    return Sides(env, device, side.seed_sha256 if side is not None else None, mode)
+
+
+def grade_sides(sides: Sides, verdict: Verdict, final_message: str, task: TaskRecord) -> Verdict:
+    """The agent-world verdict joined with the user-side world's: its goal rows, no collateral change on the
+    device, and nothing forbidden done to it; every user-side check is named `user world: …`."""
+    if sides.device is None:
+        return verdict
+    goal = GoalState(assertions=task.goal_state.user_assertions)
+    theirs = grade_trial(sides.device, final_message, goal, user_role(sides.device.domain), set())
+    checks = verdict.checks + [c.model_copy(update={"name": f"user world: {c.name}"}) for c in theirs.checks]
+    return Verdict(passed=all(c.passed for c in checks), checks=checks)
