@@ -15,6 +15,7 @@ from rich.table import Table
 from assets import driver
 from assets.definitions import GRAPHS, INVALID, SUITES, defs
 from assets.resources import EvalsuiteHome
+from assets.site import publish as publish_site
 from evalsuite.pipeline import registry
 from evalsuite.scoring.render import console_table
 from evalsuite.scoring.scorecard import Scorecard
@@ -46,9 +47,11 @@ def main(suite: str = "ap_exceptions") -> int:
         console.print(f"Running the baseline agents: {', '.join(a.name for a in g.spec.agents)}")
         driver.run_trials(defs, g, instance)
         driver.score(defs, g, instance, out.version)
+        site = publish_site(defs, g, instance, out.version)  # the public evidence site (assets/site.py)
     _print_scorecard(paths.runs / out.version / "scorecard.json")
     console.print(f"scorecard: {paths.runs / out.version / 'scorecard.md'} (passk.png beside it); "
                   f"leaderboard: {paths.runs / 'leaderboard.md'}")
+    console.print(f"evidence site (static files; open in a browser): [bold]{site}[/]")
     console.print(f"done in {time.perf_counter() - start:.1f} s. Open the UI with [bold]make ui[/], then "
                   f"http://127.0.0.1:3000{lineage_path(suite)} (asset graph, checks, metadata).")
     return 0

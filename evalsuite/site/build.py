@@ -1,0 +1,156 @@
+"""Build the evidence site into a folder: pages from Jinja templates, the data beside them as JSON, plots from
+the scorecard's own plot writer, every file checked for leaks before the folder appears (all or nothing)."""
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from rich.console import Console
+from rich.progress import Progress
+
+from evalsuite.core.hashing import file_sha256
+from evalsuite.core.io import parse_json, read_text, staged_dir
+from evalsuite.scoring.render import plot_passk, to_markdown
+from evalsuite.site import pages
+from evalsuite.site.inputs import RunSource, Sources, collect, slug
+from evalsuite.site.sanitize import (Originals, SiteError, check_folder, configured_secrets, load_originals,
+                                     suite_work_folder)
+from evalsuite.trials.tracelog import TrialRecord
+
+HERE = Path(__file__).parent
+# Pages may load only their own files: no inline script, no request to anything else, no form to submit.
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'none'; "
+       "form-action 'none'; base-uri 'none'; object-src 'none'; frame-src 'none'")
+MARKER = "site.json"  # what tells a folder built by this command from any other folder
+
+
+@dataclass
+class SiteSummary:
+    out: Path
+    releases: int
+    scorecards: int
+    traces: int
+    files_scanned: int
+
+
+def build_site(paths: list[Path], out: Path, originals: Mapping[str, Originals] | None = None,
+               environ: Mapping[str, str] | None = None, progress: bool = False) -> SiteSummary:
+    """Publish releases and runs into out. originals: per suite, the values that must not appear (default: read
+    from each release's home, see sanitize.suite_work_folder). A leak raises SiteError and writes nothing.
+    progress: a bar on stderr over the trace pages written and the files scanned."""
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MARKER).is_file())):
+        raise SiteError(f"{out}: exists and is not an evidence site; give a new or empty folder")
+    sources = collect(paths)
+    found = dict(originals or {})
+    for suite, release_path in _release_paths(sources).items():
+        if suite not in found:
+            work = suite_work_folder(release_path, suite)
+            found[suite] = load_originals(suite, work / "seed", work / "deid.json")
+    with staged_dir(out) as tmp, Progress(console=Console(stderr=True), disable=not progress) as bar:
+        pages_task = bar.add_task("trace pages", total=sum(len(r.records) for r in sources.runs))
+        summary = _write(sources, tmp, found, lambda: bar.advance(pages_task))
+        scan_task = bar.add_task("leak scan", total=sum(1 for p in tmp.rglob("*") if p.is_file()))
+        scanned = check_folder(tmp, found.values(), configured_secrets(environ), lambda: bar.advance(scan_task))
+    return SiteSummary(out=out, files_scanned=scanned, **summary)
+
+
+def _release_paths(sources: Sources) -> dict[str, Path]:
+    """A release folder per suite (where its home, and so its seed, is found)."""
+    out = {suite: r.path for (suite, _), r in sources.releases.items()}
+    for run in sources.runs:
+        out.setdefault(run.card.suite, run.release_path)
+    return out
+
+
+class _Site:
+    def __init__(self, root: Path):
+        self.root = root
+        self.env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]),
+                               undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+
+    def page(self, rel: str, template: str, **context: Any) -> None:
+        depth = rel.count("/")
+        html = self.env.get_template(template).render(csp=CSP, root="../" * depth, **context)
+        self.text(rel, html)
+
+    def data(self, rel: str, body: Any) -> None:
+        self.text(rel, json.dumps(body, ensure_ascii=False, sort_keys=True, default=str))  # compact: the C encoder
+
+    def text(self, rel: str, body: str) -> None:
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(body, encoding="utf-8")  # inside the staged folder: it appears whole or not at all
+
+
+def _write(sources: Sources, root: Path, originals: Mapping[str, Originals], tick: Callable[[], None]) -> dict[str, int]:
+    site = _Site(root)
+    shutil.copytree(HERE / "static", root / "static")
+    releases, cards, traces = [], [], 0
+    for (suite, version), release in sorted(sources.releases.items()):
+        work = suite_work_folder(release.path, suite)
+        rights_file = work / "rights.json"
+        rights = parse_json(read_text(rights_file, SiteError), str(rights_file), SiteError) if rights_file.is_file() else None
+        body = pages.release_page(release, originals.get(suite), rights)
+        name = f"{suite}-{version}"
+        site.data(f"data/releases/{name}.json", body)
+        site.page(f"releases/{name}.html", "release.html", title=f"Release {suite} {version}", r=body,
+                  data_href=f"../data/releases/{name}.json")
+        releases.append({"suite": suite, "version": version, "href": f"releases/{name}.html", "tasks": body["n_tasks"]})
+    for run in sources.runs:
+        traces += _write_run(site, run, sources, tick)
+        cards.append({"suite": run.card.suite, "version": run.card.suite_version, "folder": run.folder.name,
+                      "agents": ", ".join(a.agent for a in run.card.agents), "href": f"scorecards/{run.slug}.html"})
+    site.page("index.html", "index.html", title="Evidence", releases=releases, cards=cards)
+    _manifest(root)
+    return {"releases": len(releases), "scorecards": len(cards), "traces": traces}
+
+
+def _write_run(site: _Site, run: RunSource, sources: Sources, tick: Callable[[], None]) -> int:
+    tasks = {t.task_id: t for t in run.tasks}
+
+    def href(r: TrialRecord) -> str:
+        return f"../traces/{run.slug}/{slug(r.agent)}/{slug(r.task_id)}-{r.trial}.html"
+
+    body = pages.scorecard_page(run, href)
+    release = (f"../releases/{run.card.suite}-{run.card.suite_version}.html"
+               if (run.card.suite, run.card.suite_version) in sources.releases else None)
+    site.data(f"data/scorecards/{run.slug}.json", run.card.model_dump(mode="json"))
+    site.text(f"scorecards/{run.slug}.md", to_markdown(run.card))  # the scorecard as `evalsuite score` writes it
+    plot_passk(run.card, site.root / "scorecards" / f"{run.slug}.png")
+    site.page(f"scorecards/{run.slug}.html", "scorecard.html", title=f"Scorecard {run.card.suite} "
+              f"{run.card.suite_version} ({run.folder.name})", s=body, release_href=release, slug=run.slug)
+    shown = [r for r in run.records if tasks[r.task_id].split != pages.HELD_OUT]
+    for _ in range(len(run.records) - len(shown)):
+        tick()  # a held-out trial: counted on the bar, never written
+    for r in shown:
+        tick()
+        data = pages.trace_data(r, tasks[r.task_id])
+        rel = href(r).removeprefix("../")
+        site.data("data/" + rel.removesuffix(".html") + ".json", data)
+        site.page(rel, "trace.html", title=f"Trace {r.task_id} · {r.agent} · trial {r.trial}", t=data,
+                  scorecard_href=f"{'../' * 3}scorecards/{run.slug}.html")
+    return len(shown)
+
+
+def _manifest(root: Path) -> None:
+    """site.json: every file shipped with its sha256, so a copy of the site can be checked file by file."""
+    files = {str(p.relative_to(root)): file_sha256(p) for p in sorted(root.rglob("*")) if p.is_file()}
+    (root / MARKER).write_text(json.dumps({"generator": "evalsuite site", "files": files}, indent=1, sort_keys=True),
+                               encoding="utf-8")
+
+
+def site_folder(home: Path, suite: str, version: str) -> Path:
+    """Where the Dagster graph publishes a release's site: `<home>/sites/<suite>/<version>`."""
+    return Path(home) / "sites" / suite / version
+
+
+def asset_files_digest() -> dict[str, str]:
+    """sha256 of every template and static file: part of the site asset's code version beside its modules."""
+    return {str(p.relative_to(HERE)): file_sha256(p) for d in ("templates", "static")
+            for p in sorted((HERE / d).rglob("*")) if p.is_file()}

@@ -1,0 +1,140 @@
+"""The content of each page as plain data: a release, a scorecard, one recorded trial (the trace viewer's input).
+
+Held-out tasks appear only as counts: no id, trigger, goal state, trace or verdict of one is published
+(a verdict's checks spell out the goal state they compare against).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from evalsuite.core.hashing import file_sha256
+from evalsuite.core.records import TaskRecord
+from evalsuite.releases.release import Release
+from evalsuite.scoring.compare import Comparison, verdict_text
+from evalsuite.scoring.render import human_cell, human_label, interval_cell, passk_cell, shown_ks
+from evalsuite.site.inputs import PURPOSE, RunSource
+from evalsuite.site.sanitize import Originals
+from evalsuite.trials.tracelog import TrialRecord
+
+HELD_OUT = "held_out"
+# Trial record fields the trace viewer lays out itself; any other field (added by later versions: user
+# messages, tokens, cost) is shown as recorded under "other recorded fields".
+LAID_OUT = {"task_id", "agent", "trial", "outcome", "passed", "verdict", "trace", "final_message", "error", "seconds",
+            "reset_sha256", "suite", "suite_version", "task_set_sha256", "seed_sha256", "environment_image",
+            "tool_schemas_sha256", "simulator", "agent_config", "run_seed", "trial_seed", "identity_sha256"}
+
+
+def published(tasks: list[TaskRecord]) -> list[TaskRecord]:
+    return [t for t in tasks if t.split != HELD_OUT]
+
+
+def release_page(release: Release, originals: Originals | None, rights: dict | None) -> dict[str, Any]:
+    m = release.manifest
+    tasks = release.tasks(purpose=PURPOSE)
+    shown = published(tasks)
+    policies = sorted({(t.policy.doc, t.policy.version, t.policy.effective_from.isoformat(), len(t.policy.clauses))
+                       for t in tasks})
+    return {
+        "suite": m.suite, "version": m.version, "domain": m.domain, "n_tasks": m.n_tasks,
+        "hashes": {"task set": m.task_set_sha256, "seed (world)": m.seed_sha256, "environment image": m.environment_image,
+                   "tool schemas": m.tool_schemas_sha256, "manifest.json file": file_sha256(release.path / "manifest.json"),
+                   "tasks.jsonl file": file_sha256(release.path / "tasks.jsonl")},
+        "sources": _sources(m.rights_decision, rights, tasks),
+        "deidentification": _deid(originals, tasks),
+        "acceptance": m.acceptance,
+        "quarantined": [q.model_dump() for q in m.quarantined],
+        "policies": [{"doc": d, "version": v, "effective_from": e, "clauses": n} for d, v, e, n in policies],
+        "policy_versions": m.policy_versions,
+        "simulator": m.simulator.model_dump(mode="json") if m.simulator else None,
+        "splits": dict(sorted(Counter(t.split for t in tasks).items())),
+        "held_out": len(tasks) - len(shown),
+        "tasks": [{"task_id": t.task_id, "split": t.split, "category": t.category, "trigger": t.trigger.type,
+                   "text": t.trigger.text, "policy": f"{t.policy.doc} {t.policy.version}",
+                   "source_record": t.provenance.source_record} for t in shown],
+    }
+
+
+def _sources(decision: dict, rights: dict | None, tasks: list[TaskRecord]) -> dict[str, Any]:
+    """The license decision per source: the reviewed manifest's hash, the status, and the refs tasks cite."""
+    refs = Counter(t.provenance.license_ref for t in tasks)
+    return {"status": decision.get("status"), "reviewed_on": decision.get("reviewed_on"),
+            "needed_uses": (rights or {}).get("needed_uses", []), "reasons": (rights or {}).get("reasons", []),
+            "manifests": decision.get("manifest_sha256", {}), "license_refs": dict(sorted(refs.items()))}
+
+
+def _deid(originals: Originals | None, tasks: list[TaskRecord]) -> dict[str, Any]:
+    methods = sorted({t.provenance.deidentification.method for t in tasks if t.provenance.deidentification})
+    if originals is None or originals.method is None:
+        return {"applied": bool(methods), "methods": methods, "columns": [], "record": None}
+    return {"applied": True, "methods": methods, "columns": originals.columns, "record": originals.method}
+
+
+def scorecard_page(run: RunSource, trace_href) -> dict[str, Any]:
+    """Tables of the stored scorecard (cells as `evalsuite.scoring.render` writes them), the identity, the agent
+    configurations, paired comparisons, and a link per published trial."""
+    card = run.card
+    top = max((len(a.curve) for a in card.agents), default=1)
+    ks = shown_ks(top)
+    held = {t.task_id for t in run.tasks if t.split == HELD_OUT}
+    return {
+        "suite": card.suite, "version": card.suite_version, "folder": run.folder.name,
+        "identity": {"task set": card.task_set_sha256, "seed (world)": card.seed_sha256,
+                     "environment image": card.environment_image, "tool schemas": card.tool_schemas_sha256,
+                     "run seed": card.run_seed, "intervals": f"{card.bootstrap['method']}, "
+                     f"{card.bootstrap['resamples']} resamples, seed {card.bootstrap['seed']}"},
+        "simulator": card.simulator,
+        "agents": [{"name": a.agent, "config": a.agent_config, "identity_sha256": a.identity_sha256,
+                    "tasks": a.tasks, "trials": a.trials, "outcomes": a.outcomes} for a in card.agents],
+        "ks": ks,
+        "passk": [{"agent": a.agent, "cells": [passk_cell(a.curve, k) for k in ks]} for a in card.agents],
+        "passat": [{"agent": a.agent, "cells": [interval_cell(p.pass_at, p.pass_at_low, p.pass_at_high)
+                                                for p in a.curve if p.k in ks]} for a in card.agents],
+        "slices": [{"agent": a.agent, "slice": s.slice, "value": s.value, "tasks": s.tasks, "trials": s.trials,
+                    "small": s.too_small_to_rank, "pass1": interval_cell(s.pass_hat_1, s.low, s.high)}
+                   for a in card.agents for s in a.slices],
+        "humans": {"label": human_label(card.humans), "cell": human_cell(card.humans),
+                   "attempts": card.humans.attempts} if card.humans else None,
+        "compare": _comparisons(run.compare),
+        "policy": card.policy,
+        "trials": _trial_rows(run.records, held, trace_href),
+        "held_out_trials": sum(r.task_id in held for r in run.records),
+        "held_out_tasks": len(held),
+    }
+
+
+def _comparisons(raw: list[dict]) -> list[dict]:
+    out = []
+    for c in (Comparison.model_validate(x) for x in raw):
+        for d in (c.pass_1, c.pass_k) if c.pass_k.k != 1 else (c.pass_1,):
+            out.append({"a": c.agent_a, "b": c.agent_b, "tasks": c.tasks, "metric": f"pass^{d.k}",
+                        "diff": interval_cell(d.diff, d.low, d.high), "verdict": verdict_text(c, d)})
+    return out
+
+
+def _trial_rows(records: list[TrialRecord], held: set[str], trace_href) -> list[dict]:
+    rows = [{"agent": r.agent, "task_id": r.task_id, "trial": r.trial, "outcome": r.outcome,
+             "checks": f"{sum(c.passed for c in r.verdict.checks)}/{len(r.verdict.checks)}" if r.verdict else "—",
+             "href": trace_href(r)} for r in records if r.task_id not in held]
+    return sorted(rows, key=lambda x: (x["agent"], x["task_id"], x["trial"]))
+
+
+def trace_data(r: TrialRecord, task: TaskRecord) -> dict[str, Any]:
+    """Everything the replay shows of one published trial, as recorded."""
+    if task.split == HELD_OUT:
+        raise ValueError(f"{task.task_id}: a held-out task's trace is never published")
+    body = r.model_dump(mode="json")
+    return {
+        "task": {"task_id": task.task_id, "split": task.split, "category": task.category,
+                 "trigger": task.trigger.model_dump(mode="json"), "role": task.role.name,
+                 "policy": f"{task.policy.doc} {task.policy.version}", "max_steps": task.trial_protocol.max_steps,
+                 "conversation": task.user_scenario is not None},
+        "trial": {k: body[k] for k in ("agent", "trial", "outcome", "passed", "seconds", "suite", "suite_version",
+                                       "task_set_sha256", "seed_sha256", "reset_sha256", "identity_sha256",
+                                       "agent_config", "simulator", "run_seed", "trial_seed")},
+        "steps": body["trace"],
+        "final_message": body["final_message"],
+        "verdict": body["verdict"],
+        "error": body["error"],
+        "other": {k: v for k, v in body.items() if k not in LAID_OUT},
+    }

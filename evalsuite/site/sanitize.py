@@ -1,0 +1,133 @@
+"""What must never reach the public site: original personal values of a suite's seed, and configured secrets.
+
+The originals come from where the pipeline keeps them: the suite's seed snapshot (the records before
+de-identification) and its de-identification record `deid.json`, whose per-column counts say which
+columns were pseudonymised, replaced, generalised or dropped. The values of those columns are what the
+residual check (`evalsuite.deid.residual`) looks for in the de-identified tables; the site build looks
+for the same values, the same way (case-insensitive, whole words), in every file it would ship.
+"""
+from __future__ import annotations
+
+import html
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+from pydantic import ValidationError
+
+from evalsuite.core.hashing import canon
+from evalsuite.core.io import one_line, parse_json, read_text
+from evalsuite.deid.rules import HIDING_RULES
+from evalsuite.deid.text import ValueIndex
+from evalsuite.deid.transform import ColumnCount
+
+# Environment variables whose values are secrets wherever they appear (names like these, and these two).
+SECRET_NAMES = re.compile(r".*_(KEY|TOKEN|SECRET)$")
+NAMED_SECRETS = ("EVALSUITE_DEID_KEY", "OPENAI_API_KEY")
+MIN_SECRET_LEN = 8  # a "1" or "yes" in a *_TOKEN variable is a flag, not a secret, and occurs everywhere by chance
+# Files whose bytes are text the scan can read; plots are PNG drawn from numbers and names the JSON beside them holds.
+TEXT_SUFFIXES = {".html", ".json", ".js", ".css", ".svg", ".txt", ".md"}
+
+
+class SiteError(RuntimeError):
+    """A site that cannot be built or would leak; the message is one line naming the file and what is wrong."""
+
+
+@dataclass
+class Originals:
+    """The original personal values of one suite, filed by the column they came from."""
+
+    suite: str
+    index: ValueIndex = field(default_factory=lambda: ValueIndex().freeze())
+    columns: list[str] = field(default_factory=list)  # "table.column (rule)" of every hiding rule applied
+    method: dict | None = None  # the de-identification provenance (method, date, rule-set hash, counts)
+
+
+def suite_work_folder(release_path: Path, suite: str) -> Path:
+    """Where a release's suite keeps its seed and records: `<home>/suites/<suite>` beside `<home>/releases`.
+
+    This is the layout of `evalsuite.pipeline.paths.Paths`, which ranks beside this package and so
+    cannot be imported here; the Dagster asset passes its Paths folders instead of calling this.
+    """
+    return Path(release_path).resolve().parents[2] / "suites" / suite
+
+
+def load_originals(suite: str, seed_dir: Path, deid_report: Path) -> Originals:
+    """The values that must not reappear, read from the seed snapshot's columns that deid.json says were hidden."""
+    if not deid_report.is_file():
+        raise SiteError(f"{deid_report}: no de-identification record for suite {suite}, so the site cannot be "
+                        "checked for original personal values; build the suite in this home first")
+    record = parse_json(read_text(deid_report, SiteError), str(deid_report), SiteError)
+    provenance = record.get("provenance") if isinstance(record, dict) else None
+    if not provenance:  # the rights review found no personal columns: nothing was de-identified
+        return Originals(suite=suite)
+    try:
+        counts = [ColumnCount.model_validate(c) for c in provenance["counts"]]
+    except (KeyError, TypeError, ValidationError) as exc:
+        raise SiteError(f"{deid_report}: provenance.counts: not the per-column record of a de-identification "
+                        f"({one_line(str(exc))[:200]})") from exc
+    hidden = sorted({(c.table, c.column, c.rule) for c in counts if c.rule in HIDING_RULES})
+    index = ValueIndex()
+    for table in sorted({t for t, _, _ in hidden}):
+        cols = [c for t, c, _ in hidden if t == table]
+        frame = _seed_columns(seed_dir, table, cols)
+        for col in cols:
+            for value in pd.unique(frame[col].dropna()):
+                index.add(canon(value), "", f"{table}.{col}")
+    return Originals(suite=suite, index=index.freeze(), columns=[f"{t}.{c} ({r})" for t, c, r in hidden],
+                     method={k: v for k, v in provenance.items() if k != "counts"} | {"columns": len(hidden)})
+
+
+_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+
+
+def _readable(text: str) -> str:
+    """The text and the same text with HTML entities and JSON \\u escapes undone (Jinja's tojson escapes
+    quotes and brackets): an "O'Brien" shipped as O&#39;Brien or O\\u0027Brien is still found."""
+    plain = _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), html.unescape(text))
+    return text if plain == text else f"{text}\n{plain}"
+
+
+def _seed_columns(seed_dir: Path, table: str, columns: list[str]) -> pd.DataFrame:
+    path = seed_dir / f"{table}.parquet"
+    if not path.is_file():
+        raise SiteError(f"{path}: the seed snapshot has no table {table}, which deid.json says was de-identified")
+    return pq.read_table(path, columns=columns).to_pandas()
+
+
+def configured_secrets(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Variable name -> value of every configured secret in the environment."""
+    env = os.environ if environ is None else environ
+    return {k: v for k, v in env.items()
+            if (k in NAMED_SECRETS or SECRET_NAMES.fullmatch(k)) and len(v.strip()) >= MIN_SECRET_LEN}
+
+
+def check_folder(folder: Path, originals: Iterable[Originals], secrets: Mapping[str, str],
+                 tick: Callable[[], None] = lambda: None) -> int:
+    """Raise SiteError naming the first file that holds an original value or a secret; returns files scanned.
+
+    The error names the column or variable, never the value: the message may itself be published in a log.
+    """
+    originals = list(originals)
+    scanned = 0
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        rel = path.relative_to(folder)
+        tick()
+        if path.suffix not in TEXT_SUFFIXES:
+            if path.suffix != ".png":
+                raise SiteError(f"{rel}: unexpected file type in the site; only text files and PNG plots ship")
+            continue
+        text = _readable(path.read_text(encoding="utf-8"))
+        scanned += 1
+        for name, value in sorted(secrets.items()):
+            if value in text:
+                raise SiteError(f"{rel}: holds the value of the configured secret {name}; nothing was written")
+        for o in originals:
+            for _, _, _, source in o.index.finditer(text):
+                raise SiteError(f"{rel}: holds an original personal value of {source} (suite {o.suite}); "
+                                "nothing was written")
+    return scanned

@@ -1,0 +1,241 @@
+"""The evidence site: built from a real release and run, checked in headless chromium, refused when it would leak."""
+from __future__ import annotations
+
+import functools
+import html
+import http.server
+import json
+import shutil
+import threading
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from browser_support import browser_page
+from evalsuite.cli import app
+from evalsuite.releases.release import latest_release
+from evalsuite.releases.runs import run_release
+from evalsuite.site.build import build_site
+from evalsuite.site.inputs import collect
+from evalsuite.site.sanitize import SiteError, load_originals
+from evalsuite.tasks.taskfile import read_tasks
+from evalsuite.trials.tracelog import read_traces
+from suite_support import DEMO_KEY
+
+AGENTS = ["reference", "noop"]
+
+
+@pytest.fixture(scope="module")
+def published(built, tmp_path_factory):
+    """The built AP release, a run of the reference and no-op baselines on it (one reference trial with a user's
+    message added), and the site of both, built with the de-identification key set as a real build is: the key
+    is a configured secret the scan looks for."""
+    spec, home = built
+    release = latest_release(home / "releases", "ap_exceptions")
+    tmp = tmp_path_factory.mktemp("site")
+    run_release(release, AGENTS, tmp / "run", trials=1)
+    _edit_first(tmp / "run", "reference", _user_said)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("EVALSUITE_DEID_KEY", DEMO_KEY)
+        mp.setenv("EVALSUITE_HOME", str(tmp / "reader"))  # the held-out read goes to an access log of its own
+        summary = build_site([release.path, tmp / "run"], tmp / "site")
+    return release, tmp / "run", tmp / "site", summary, home
+
+
+def _files(site: Path) -> dict[str, str]:
+    return {str(p.relative_to(site)): p.read_text(encoding="utf-8") for p in site.rglob("*")
+            if p.is_file() and p.suffix != ".png"}
+
+
+def _serve(folder: Path):
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):  # the test records requests in the browser instead
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_pages_render_a_trace_replays_to_its_verdict_and_nothing_outside_the_site_is_requested(published):
+    release, run, site, summary, _ = published
+    records = {(r.agent, r.task_id): r for r in read_traces(run / "traces.jsonl").records}
+    held = {t.task_id for t in release.tasks() if t.split == "held_out"}
+    ref = next(r for (a, t), r in records.items() if a == "reference" and r.trace[-1].actor == "user")
+    noop = records[("noop", ref.task_id)]
+    server = _serve(site)
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    requests, errors = [], []
+    try:
+        with browser_page(1300, 900) as page:
+            page.on("request", lambda r: requests.append(r.url))
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(base + "index.html")
+            page.click(f"#releases a:text('{release.manifest.version}')")
+            for section in ("Sources and license decision", "De-identification", "Acceptance", "Quarantined tasks",
+                            "Policy versions", "Hashes"):
+                assert page.locator("h2", has_text=section).count() == 1, section
+            assert release.manifest.task_set_sha256 in page.content()
+            assert "vendor_master.contact_name (surrogate)" in page.inner_text("#deid ~ ul.cols")
+            page.goto(base + "index.html")
+            page.click("#scorecards a")
+            assert page.locator("#passk-table tr").count() == 1 + len(AGENTS)
+            assert page.eval_on_selector("#passk-plot", "img => img.complete && img.naturalWidth > 0")
+            assert page.locator("#agent-configs tr").count() == 1 + len(AGENTS)
+            assert "no simulated user" in page.inner_text("body")
+            for record, word, mark in ((ref, "passed", "✓ passed"), (noop, "failed", "✗ failed")):
+                page.click(f"#trial-list tr:has(td:text-is('{record.agent}')):has(td:text-is('{record.task_id}')) a")
+                assert page.locator("#verdict").is_hidden()
+                clicks = 0
+                while page.locator("#verdict").is_hidden():
+                    page.click("#next")
+                    clicks += 1
+                    assert clicks <= len(record.trace) + 2
+                assert clicks == len(record.trace) + 2  # every tool call, the final message, then the verdict
+                verdict = page.locator("#verdict")
+                assert f"Verdict: {word}" in verdict.inner_text()
+                assert verdict.locator("tr").count() == 1 + len(record.verdict.checks)
+                assert verdict.locator("td.check-result", has_text=mark).count() >= 1
+                shown_tools = page.locator("#steps > li.step > .head > .tool").all_inner_texts()
+                assert [t.split(" ")[0] for t in shown_tools] == [e.tool for e in record.trace]
+                if record is ref:  # the user's message reads as what the user said
+                    assert page.inner_text("#steps > li.actor-user .user-message") == "Please confirm the hold before noon."
+                page.go_back()
+            row = f"#trial-list tr:has(td:text-is('reference')):has(td:text-is('{ref.task_id}')) a"
+            page.goto((site / page.get_attribute(row, "href").removeprefix("../")).as_uri())
+            page.click("#all")  # the same replay opened from the disk, as a downloaded copy of the site is
+            assert "Verdict: passed" in page.inner_text("#verdict")
+        assert not errors, errors  # a CSP violation or a script error would show here
+        outside = [u for u in requests if not (u.startswith(base) or u.startswith(site.as_uri() + "/"))]
+        assert requests and not outside, outside
+    finally:
+        server.shutdown()
+    assert summary.traces == len([r for r in records.values() if r.task_id not in held])
+
+
+def test_every_page_is_static_and_locked_to_its_own_files(published):
+    _, _, site, _, _ = published
+    files = _files(site)
+    pages = [f for f in files if f.endswith(".html")]
+    assert len(pages) > 3
+    for name in pages:
+        head = html.unescape(files[name].split("</head>")[0])
+        assert '<meta http-equiv="Content-Security-Policy" content="default-src \'self\';' in head, name
+        assert "connect-src 'none'" in head and "form-action 'none'" in head, name
+    for name, text in files.items():
+        if name.endswith((".json", ".md")):
+            continue  # data, never loaded as markup or code
+        for forbidden in ("<form", "fetch(", "XMLHttpRequest", "WebSocket", "EventSource", "sendBeacon", "import(",
+                          'src="http', 'href="http', "url(", "<iframe", "<object", "<embed"):
+            assert forbidden not in text, (name, forbidden)
+
+
+def test_held_out_tasks_are_counted_and_never_shown(published):
+    release, _, site, _, _ = published
+    tasks = release.tasks()
+    held = [t for t in tasks if t.split == "held_out"]
+    shown = [t for t in tasks if t.split != "held_out"]
+    assert held and shown
+    text = "\n".join(_files(site).values())
+    names = "\n".join(str(p) for p in site.rglob("*"))
+    for t in held:
+        assert t.task_id not in text and t.task_id not in names
+        assert t.trigger.text not in text
+        assert t.provenance.source_record not in text
+    assert all(t.task_id in text for t in shown)
+    release_page = next(site.glob("releases/*.html")).read_text()
+    assert f"The {len(held)} held-out task(s) are counted only" in release_page
+    log = [json.loads(line) for line in (site.parent / "reader" / "access_log.jsonl").read_text().splitlines()]
+    reads = [sorted(e["held_out_tasks"]) for e in log if e["purpose"] == "publication"]
+    assert reads == [sorted(t.task_id for t in held)] * 2  # the release's tasks, and the run's copy of them
+
+
+def _original(home: Path, table: str, column: str) -> str:
+    values = pd.read_parquet(home / "suites" / "ap_exceptions" / "seed" / f"{table}.parquet")[column].dropna()
+    return next(v for v in values if len(str(v)) >= 6)
+
+
+def _edit_first(run: Path, agent: str, edit) -> None:
+    """Apply edit(record) to the first recorded trial of agent on a published (not held-out) task."""
+    held = {t.task_id for t in read_tasks(run / "tasks.jsonl") if t.split == "held_out"}
+    path = run / "traces.jsonl"
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    edit(next(r for r in lines if r["task_id"] not in held and r["agent"] == agent))
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+
+
+def _plant(run: Path, text: str) -> None:
+    """Put text into a published trial's final message, as an agent that echoed a record would."""
+    _edit_first(run, "reference", lambda r: r.update(final_message=f"Resolved; contact {text} informed."))
+
+
+def _user_said(record: dict) -> None:
+    """A user's message recorded in the trace, as conversational trials record what the simulated user does."""
+    record["trace"].append({"seq": len(record["trace"]) + 1, "actor": "user", "tool": "send_message",
+                            "arguments": {"message": "Please confirm the hold before noon."}, "permitted": True,
+                            "outcome": "ok", "result": "delivered"})
+
+
+def test_an_original_personal_value_stops_the_build_and_keeps_the_old_site(published, tmp_path):
+    release, run, site, _, home = published
+    old = tmp_path / "site"
+    shutil.copytree(site, old)
+    before = (old / "site.json").read_bytes()
+    leaky = tmp_path / "run"
+    shutil.copytree(run, leaky)
+    name = _original(home, "vendor_master", "contact_name")
+    _plant(leaky, name)
+    result = CliRunner().invoke(app, ["site", str(release.path), str(leaky), "--out", str(old)])
+    assert result.exit_code == 2
+    line = result.output.strip()
+    assert len(line.splitlines()) == 1
+    assert line.startswith("error: data/traces/") or line.startswith("error: traces/")
+    assert "vendor_master.contact_name" in line and name not in line
+    assert (old / "site.json").read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run", "site"]  # no staged folder left behind
+
+
+def test_a_configured_secret_stops_the_build_and_writes_nothing(published, tmp_path, monkeypatch):
+    release, run, _, _, _ = published
+    leaky = tmp_path / "run"
+    shutil.copytree(run, leaky)
+    _plant(leaky, "sk-live-7f3a9c2e11d04b")
+    monkeypatch.setenv("ACME_API_TOKEN", "sk-live-7f3a9c2e11d04b")
+    with pytest.raises(SiteError, match=r"^\S+: holds the value of the configured secret ACME_API_TOKEN;"):
+        build_site([release.path, leaky], tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    monkeypatch.delenv("ACME_API_TOKEN")
+    assert build_site([leaky], tmp_path / "out").traces > 0  # the same folder publishes once no secret is in it
+
+
+def test_bad_inputs_are_one_line_and_exit_2(published, tmp_path):
+    release, run, _, _, _ = published
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "keep.txt").write_text("mine")
+    cases = [([str(tmp_path / "notes"), "--out", str(tmp_path / "a")], "neither a release folder"),
+             ([str(run), "--out", str(tmp_path / "notes")], "exists and is not an evidence site")]
+    for args, expected in cases:
+        result = CliRunner().invoke(app, ["site", *args])
+        assert result.exit_code == 2 and expected in result.output and len(result.output.strip().splitlines()) == 1
+    assert (tmp_path / "notes" / "keep.txt").read_text() == "mine"
+
+
+def test_two_runs_of_one_name_get_pages_of_their_own(published, tmp_path):
+    _, run, _, _, _ = published
+    for side in ("a", "b"):
+        shutil.copytree(run, tmp_path / side / "run")
+    found = collect([tmp_path / "a" / "run", tmp_path / "b" / "run", tmp_path / "a" / "run"])
+    assert len(found.runs) == 2 and len({r.slug for r in found.runs}) == 2
+
+
+def test_a_suite_without_de_identification_has_no_originals_and_a_broken_record_is_one_line(tmp_path):
+    (tmp_path / "deid.json").write_text(json.dumps({"sha256": "x", "provenance": None}))
+    assert len(load_originals("tau2_retail", tmp_path / "seed", tmp_path / "deid.json").index) == 0
+    (tmp_path / "deid.json").write_text(json.dumps({"provenance": {"method": "m", "counts": [{"table": "t"}]}}))
+    with pytest.raises(SiteError, match=r"deid.json: provenance.counts: not the per-column record"):
+        load_originals("s", tmp_path / "seed", tmp_path / "deid.json")
+    with pytest.raises(SiteError, match=r"nope.json: no de-identification record for suite s"):
+        load_originals("s", tmp_path / "seed", tmp_path / "nope.json")

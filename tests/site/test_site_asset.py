@@ -1,0 +1,41 @@
+"""The evidence_site asset: materialized for a scored release through Dagster, it publishes the release's site."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import dagster as dg
+
+from assets.resources import EvalsuiteHome
+from assets.site import NAME, site_parts
+from assets.suite_graph import build_suite_graph
+from evalsuite.pipeline.paths import Paths
+from evalsuite.pipeline.stages import scorecard, trials
+from evalsuite.releases.release import latest_release
+from suite_support import DEMO_KEY
+
+
+def test_the_asset_publishes_the_scored_release_downstream_of_its_scorecard(built, tmp_path, monkeypatch):
+    spec_path, built_home = built
+    home = tmp_path / "home"
+    shutil.copytree(built_home, home)  # the session's home stays as other tests expect it
+    monkeypatch.setenv("EVALSUITE_DEID_KEY", DEMO_KEY)
+    g = build_suite_graph(spec_path)
+    paths = Paths(g.spec, home)
+    version = latest_release(paths.releases, g.spec.name).manifest.version
+    for agent in ("reference", "noop"):  # the scorecard folder as the graph's trial and scorecard steps leave it
+        trials.run(g.spec, paths, version, agent, workers=1)
+    scorecard.run(g.spec, paths, version)
+    asset, job = site_parts(g)
+    assert asset.asset_deps[g.key(NAME)] == {g.key("scorecard")}
+    with dg.DagsterInstance.ephemeral() as instance:
+        instance.add_dynamic_partitions(g.versions.name, [version])
+        result = dg.materialize([asset], instance=instance, partition_key=version,
+                                resources={"home": EvalsuiteHome(home=str(home))})
+    assert result.success
+    meta = result.asset_materializations_for_node(asset.op.name)[0].metadata
+    index = home / "sites" / g.spec.name / version / "index.html"
+    assert meta["site"].value == str(index) and index.is_file()
+    assert meta["release_pages"].value == 1 and meta["scorecards"].value == 1 and meta["trace_replays"].value > 0
+    listed = json.loads((index.parent / "site.json").read_text())["files"]
+    assert any(f.startswith("traces/") and "/noop/" in f for f in listed)
