@@ -1,4 +1,5 @@
-"""One asset graph per suite spec: key prefix = suite name, one group per suite.
+"""One asset graph per suite spec: key prefix = suite name; the build in group <suite>, the partitioned
+trial_traces, scorecard and leaderboard in group <suite>_trials.
 
 source_records ─► rights_review ─► seed_snapshot ─► deidentified_snapshot ─┐
 policy_documents ─────────────────────────────────────────────────────────► derived_tasks
@@ -16,12 +17,12 @@ import dagster as dg
 
 from assets.checks import suite_checks
 from assets.metadata import materialized, run_stage, to_metadata
-from assets.resources import EvalsuiteHome
+from assets.resources import EvalsuiteHome, ModelEndpoint
 from evalsuite.deid.rules import DeidError
-from evalsuite.pipeline import registry
+from evalsuite.pipeline import code_versions, registry
 from evalsuite.pipeline.locks import suite_lock
 from evalsuite.pipeline.stage import Stage
-from evalsuite.pipeline.stages import leaderboard, scorecard, sources, trials
+from evalsuite.pipeline.stages import generation, leaderboard, scorecard, sources, trials
 from evalsuite.sourcing.spec import SuiteSpec, load_spec
 
 # Materialize when upstream changed, but never past a blocking check that has not passed.
@@ -37,6 +38,12 @@ class SuiteGraph:
     checks: list = field(default_factory=list)
     agents: "dg.DynamicPartitionsDefinition | None" = None
     versions: "dg.DynamicPartitionsDefinition | None" = None
+
+    @property
+    def trials_group(self) -> str:
+        """trial_traces, scorecard and leaderboard: partitioned (or downstream of partitions), so a group of their
+        own lets "Materialize all" on the suite group start a build instead of a partition dialog."""
+        return f"{self.spec.name}_trials"
 
     def key(self, stage: str) -> dg.AssetKey:
         return dg.AssetKey([self.spec.name, stage])
@@ -58,7 +65,7 @@ class SuiteGraph:
         return f"{self.spec.name}__leaderboard_job"
 
     def jobs(self) -> list:
-        build = dg.AssetSelection.assets(*(self.key(s) for s in ["source_records", *BUILD_STAGES]))
+        build = dg.AssetSelection.assets(*(self.key(s) for s in ["source_records", *_generated(self.spec), *BUILD_STAGES]))
         return [dg.define_asset_job(self.build_job, selection=build, description=f"Build and release suite {self.spec.name}"),
                 dg.define_asset_job(self.trials_job, selection=[self.key("trial_traces")],
                                     description="Run one agent config on one release"),
@@ -69,7 +76,8 @@ class SuiteGraph:
 def _stage_asset(g: SuiteGraph, stage: Stage):
     spec = g.spec
 
-    @dg.asset(name=stage.name, key_prefix=spec.name, group_name=spec.name, deps=[g.key(d) for d in stage.deps],
+    deps = [*stage.deps, *(_generated(spec) if stage.name == "derived_tasks" else [])]
+    @dg.asset(name=stage.name, key_prefix=spec.name, group_name=spec.name, deps=[g.key(d) for d in deps],
               code_version=registry.code_version(stage.name, spec), automation_condition=GATED,
               description=stage.description, kinds=set(stage.kinds))
     def _asset(home: EvalsuiteHome) -> dg.MaterializeResult:
@@ -99,13 +107,15 @@ def _source_asset(g: SuiteGraph):
 def _trial_asset(g: SuiteGraph):
     spec = g.spec
 
-    @dg.asset(name="trial_traces", key_prefix=spec.name, group_name=spec.name, deps=[g.key("suite_release")],
+    @dg.asset(name="trial_traces", key_prefix=spec.name, group_name=g.trials_group, deps=[g.key("suite_release")],
               partitions_def=dg.MultiPartitionsDefinition({"version": g.versions, "agent": g.agents}),
               code_version=registry.code_version("trial_traces", spec), kinds={"jsonl"},
               description="Every trial of one agent config on one release: traces.jsonl, summary.parquet.")
-    def _asset(context: dg.AssetExecutionContext, home: EvalsuiteHome) -> dg.MaterializeResult:
+    def _asset(context: dg.AssetExecutionContext, home: EvalsuiteHome,
+               model_endpoint: ModelEndpoint) -> dg.MaterializeResult:
         keys = context.partition_key.keys_by_dimension
-        return materialized(run_stage(trials.run, spec, home.paths(spec), keys["version"], keys["agent"]))
+        return materialized(run_stage(trials.run, spec, home.paths(spec), keys["version"], keys["agent"], None,
+                                      model_endpoint.settings()))
 
     return _asset
 
@@ -114,7 +124,7 @@ def _scorecard_asset(g: SuiteGraph):
     spec = g.spec
     by_version = dg.MultiToSingleDimensionPartitionMapping(partition_dimension_name="version")
 
-    @dg.asset(name="scorecard", key_prefix=spec.name, group_name=spec.name, partitions_def=g.versions,
+    @dg.asset(name="scorecard", key_prefix=spec.name, group_name=g.trials_group, partitions_def=g.versions,
               deps=[dg.AssetDep(g.key("trial_traces"), partition_mapping=by_version)], kinds={"json", "markdown"},
               code_version=registry.code_version("scorecard", spec), automation_condition=GATED,
               description="pass^k / pass@k per agent with task-bootstrap intervals, slices and the run identity.")
@@ -129,20 +139,49 @@ def build_suite_graph(spec_path: str | Path) -> SuiteGraph:
     g = SuiteGraph(spec=spec, spec_path=Path(spec_path).resolve(),
                    agents=dg.DynamicPartitionsDefinition(name=f"{spec.name}__agents"),
                    versions=dg.DynamicPartitionsDefinition(name=f"{spec.name}__versions"))
-    g.assets = [_source_asset(g), *(_stage_asset(g, s) for s in registry.BUILD),
+    g.assets = [_source_asset(g), *_generation_assets(g), *(_stage_asset(g, s) for s in registry.BUILD),
                 _trial_asset(g), _scorecard_asset(g), _leaderboard_asset(g)]
     g.checks = suite_checks(spec, {s: g.key(s) for s in BUILD_STAGES})
     return g
 
 
+class LeaderboardConfig(dg.Config):
+    """How the leaderboard orders each release's agents (set in the Launchpad): pass_k (best first),
+    cost_per_trial or cost_per_success (cheapest first; agents without a price last)."""
+
+    sort_by: str = "pass_k"
+
+
 def _leaderboard_asset(g: SuiteGraph):
     spec = g.spec
 
-    @dg.asset(name="leaderboard", key_prefix=spec.name, group_name=spec.name, deps=[g.key("scorecard")],
+    @dg.asset(name="leaderboard", key_prefix=spec.name, group_name=g.trials_group, deps=[g.key("scorecard")],
               code_version=registry.code_version("leaderboard", spec), kinds={"markdown"},
               automation_condition=dg.AutomationCondition.eager().without(~dg.AutomationCondition.any_deps_missing()),
               description="Every agent on every scored release of the suite, best first.")
-    def _asset(home: EvalsuiteHome) -> dg.MaterializeResult:
-        return materialized(leaderboard.run(spec, home.paths(spec)))
+    def _asset(config: LeaderboardConfig, home: EvalsuiteHome) -> dg.MaterializeResult:
+        return materialized(leaderboard.run(spec, home.paths(spec), config.sort_by))
 
     return _asset
+
+
+def _generated(spec: SuiteSpec) -> list[str]:
+    """The generation stage's name for a spec that composes its tasks (upstream of derived_tasks), else nothing."""
+    return [generation.STAGE.name] if spec.generation else []
+
+
+def _generation_assets(g: SuiteGraph) -> list:
+    """generated_tasks: composites generated, verified and sampled, counts per stratum as metadata."""
+    if not g.spec.generation:
+        return []
+    spec, stage = g.spec, generation.STAGE
+
+    @dg.asset(name=stage.name, key_prefix=spec.name, group_name=spec.name, deps=[g.key(d) for d in stage.deps],
+              code_version=code_versions.code_version(stage.module, spec.domain, stage.config(spec)),
+              automation_condition=GATED, description=stage.description, kinds=set(stage.kinds))
+    def _asset(home: EvalsuiteHome) -> dg.MaterializeResult:
+        paths = home.paths(spec)
+        with suite_lock(paths):
+            return materialized(run_stage(stage.run, spec, paths))
+
+    return [_asset]

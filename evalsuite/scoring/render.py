@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from evalsuite.core.io import atomic_write, write_json, write_with
+from evalsuite.scoring.cost import money
 from evalsuite.scoring.metrics import KPoint
 from evalsuite.scoring.scorecard import AgentScore, HumanScore, Scorecard
 
@@ -71,9 +72,24 @@ def console_table(card: Scorecard):
     row("infra errors", (str(a.outcomes["infra_error"]) for a in card.agents), lambda h: str(h.outcomes["infra_error"]))
     for k in shown_ks(max((len(a.curve) for a in card.agents), default=1)):
         row(f"pass^{k}", (passk_cell(a.curve, k) for a in card.agents), lambda h: human_cell(h) if k == 1 else "—")
+    if any(a.cost for a in card.agents):
+        for label, cell in cost_cells().items():
+            row(label, (cell(a) for a in card.agents), lambda h: "—")
     if h:
         row("time per task (median)", ("—" for _ in card.agents), lambda h: f"{h.median_seconds:.0f} s")
     return table
+
+
+def cost_cells() -> dict[str, Callable[[AgentScore], str]]:
+    """The cost columns of a scorecard, by label: tokens, priced cost per trial and per success, latency."""
+    def of(a: AgentScore, what: Callable[..., str]) -> str:
+        return what(a.cost) if a.cost else "—"
+
+    return {
+        "tokens in / out": lambda a: of(a, lambda c: f"{c.tokens_in} / {c.tokens_out}" if c.trials_with_usage else "—"),
+        "cost per trial": lambda a: of(a, lambda c: money(c.cost_per_trial, c.currency)),
+        "cost per success": lambda a: of(a, lambda c: money(c.cost_per_success, c.currency)),
+    }
 
 
 def markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -112,7 +128,7 @@ def to_markdown(card: Scorecard) -> str:
     lines = [f"# Scorecard: {card.suite} {card.suite_version}", "",
              f"- task set sha256: `{card.task_set_sha256}`", f"- seed sha256: `{card.seed_sha256}`",
              f"- environment image: `{card.environment_image}`", f"- tool schemas sha256: `{card.tool_schemas_sha256}`",
-             f"- simulator: `{card.simulator}`", f"- run seed: {card.run_seed}",
+             f"- simulator: `{card.simulator}`", f"- trial mode: {', '.join(card.modes)}", f"- run seed: {card.run_seed}",
              f"- intervals: {b['method']}, {b['resamples']} resamples, seed {b['seed']}, {b['confidence']:.0%}", "",
              "## Policy", "", *(f"- **{k}**: {v}" for k, v in card.policy.items()), ""]
     if card.acceptance:
@@ -127,11 +143,40 @@ def to_markdown(card: Scorecard) -> str:
                      f"{human_cell(h)} (pass@1, Wilson)", "—"])
     lines += markdown_table(["agent", "tasks", "trials", "infra errors", "pass^1", f"pass^k (k={k})"], rows)
     lines.append("")
+    if any(a.cost for a in card.agents):
+        lines += _cost_section(card)
+    if card.security:
+        lines += _security_section(card)
     if card.humans:
         lines += _human_section(card.humans)
     for a in card.agents:
         lines += _agent_section(a, card.min_tasks_to_rank)
     return "\n".join(lines)
+
+
+def _cost_section(card: Scorecard) -> list[str]:
+    p = card.prices or {}
+    cells = cost_cells()
+    lines = ["## Cost and latency", "",
+             f"Tokens as the endpoint reported them, priced with `{p.get('file')}` ({p.get('currency')}, as of "
+             f"{p.get('as_of')}, sha256 `{str(p.get('sha256'))[:12]}`); cost per success = cost / passed trials; "
+             "— = not reported (baselines, external programs) or a model without a price.", ""]
+    lines += markdown_table(["agent", *cells, "pass^1"], [[a.agent, *(c(a) for c in cells.values()),
+                                                           f"{a.curve[0].pass_hat:.3f}" if a.curve else "—"]
+                                                          for a in card.agents])
+    return lines + [""]
+
+
+def _security_section(card: Scorecard) -> list[str]:
+    cell = lambda r: "—" if r is None else f"{interval_cell(r.mean, r.low, r.high)} ({r.tasks} tasks)"  # noqa: E731
+    lines = ["## Under attack", "",
+             "Utility: the share of trials reaching the user's goal state, without and under attack; attack success: "
+             "the share of trials under attack in which the injection task's effect appeared (judged from the end "
+             "state, never from the agent's words). Task-bootstrap 95% intervals.", ""]
+    lines += markdown_table(["agent", "utility without attack", "utility under attack", "attack success"],
+                            [[s.agent, cell(s.utility_without_attack), cell(s.utility_under_attack),
+                              cell(s.attack_success)] for s in card.security])
+    return lines + [""]
 
 
 def _human_section(h: HumanScore) -> list[str]:

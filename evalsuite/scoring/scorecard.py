@@ -18,8 +18,10 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel
 
-from evalsuite.worlds.registry import get_domain
+from evalsuite.worlds.registry import get_domain, get_user_domain
 from evalsuite.core.identity import SuiteVersion
+from evalsuite.scoring.cost import AgentCost, PricedTable, agent_cost, load_prices
+from evalsuite.scoring.security import SecurityScore, security_scores
 from evalsuite.scoring.metrics import KPoint, slice_table, suite_pass_curve, wilson_interval
 from evalsuite.core.records import TaskRecord
 from evalsuite.trials.tracelog import TRACES, TraceLogError, TrialRecord, read_traces, summary_frame
@@ -77,6 +79,7 @@ class AgentScore(BaseModel):
     curve: list[KPoint]
     by_trigger: list[TriggerScore]
     slices: list[SliceRow]
+    cost: AgentCost | None = None  # tokens, priced cost per trial and per success, latency (evalsuite.scoring.cost)
 
 
 class HumanScore(BaseModel):
@@ -102,11 +105,14 @@ class Scorecard(SuiteVersion):
     acceptance: dict[str, Any] | None
     agents: list[AgentScore]
     humans: HumanScore | None = None
+    prices: dict[str, Any] | None = None  # the price table the costs come from: path, sha256, currency, as_of
+    modes: list[str] = ["default"]  # the trial modes of the tasks scored (TrialProtocol.mode): shown on every card
+    security: list[SecurityScore] = []  # under attack: utility with and without, attack success (scoring.security)
 
 
 def build_scorecard(records: Sequence[TrialRecord] | pd.DataFrame, tasks: list[TaskRecord],
                     acceptance: dict | None, *, resamples: int = 2000, seed: int = 0,
-                    min_tasks: int = MIN_TASKS_TO_RANK) -> Scorecard:
+                    min_tasks: int = MIN_TASKS_TO_RANK, prices: PricedTable | None = None) -> Scorecard:
     """Score every agent in records over exactly the given tasks (each must have at least one trial);
     people's attempts, on any of the tasks, become the humans row."""
     frame = records if isinstance(records, pd.DataFrame) else summary_frame(list(records))
@@ -121,10 +127,17 @@ def build_scorecard(records: Sequence[TrialRecord] | pd.DataFrame, tasks: list[T
     agents = [_agent_score(agent, group, attrs, resamples, seed, min_tasks)
               for agent, group in frame[~human].groupby("agent", sort=True)]
     humans = _human_score(frame[human], frame[~human]) if human.any() else None
+    prices = prices or load_prices()
+    for a, (_, group) in zip(agents, frame[~human].groupby("agent", sort=True)):
+        a.cost = agent_cost(group, prices)
     return Scorecard(**run, bootstrap={"method": "task_bootstrap_percentile", "resamples": resamples, "seed": seed,
                                        "confidence": 0.95},
                      min_tasks_to_rank=min_tasks, policy={**POLICY, **({"humans": HUMAN_POLICY} if humans else {})},
-                     acceptance=acceptance, agents=agents, humans=humans)
+                     acceptance=acceptance, agents=agents, humans=humans,
+                     modes=sorted({t.trial_protocol.mode or "default" for t in tasks}),
+                     security=security_scores(frame[~human], tasks, resamples, seed),
+                     prices={"file": Path(prices.path).name, "sha256": prices.sha256,
+                             "currency": prices.table.currency, "as_of": str(prices.table.as_of)})
 
 
 def _human_score(people: pd.DataFrame, agents: pd.DataFrame) -> HumanScore:
@@ -183,11 +196,14 @@ def task_attributes(tasks: list[TaskRecord]) -> pd.DataFrame:
 
 
 def required_actions(task: TaskRecord) -> int | None:
-    """Writes in the reference solution; None when the solution is stored elsewhere (a path)."""
+    """Writes in the reference solution, a step the user carries out on their own device included (dual
+    control); None when the solution is stored elsewhere (a path)."""
     if isinstance(task.reference_solution, str):
         return None
     tools = get_domain(task.domain).tools
-    return sum(1 for c in task.reference_solution if c.tool in tools and tools[c.tool].kind == "write")
+    user = get_user_domain(task.domain)
+    kinds = lambda c: (user.tools if c.actor == "user" and user else tools).get(c.tool)  # noqa: E731
+    return sum(1 for c in task.reference_solution if kinds(c) is not None and kinds(c).kind == "write")
 
 
 def _one_identity(frame: pd.DataFrame) -> dict[str, Any]:

@@ -52,7 +52,11 @@ class TrialRecord(TrialResult, SuiteVersion):
 
 IDENTITY_COLUMNS = ["suite", "suite_version", "task_set_sha256", "seed_sha256", "environment_image",
                     "tool_schemas_sha256", "simulator", "agent_config", "run_seed", "trial_seed", "identity_sha256"]
-SUMMARY_COLUMNS = ["task_id", "agent", "trial", "outcome", "passed", "seconds", *IDENTITY_COLUMNS]
+# usage: JSON {model: [tokens in, tokens out]} of the trial's model calls, or None when the agent reports none
+USAGE_COLUMNS = ["model_calls", "tokens_in", "tokens_out", "usage"]
+# attack_succeeded: under attack (TaskRecord.attack), whether the attack's effect appeared; None without attack
+SUMMARY_COLUMNS = ["task_id", "agent", "trial", "outcome", "passed", "attack_succeeded", "seconds", *USAGE_COLUMNS,
+                   *IDENTITY_COLUMNS]
 
 
 @dataclass
@@ -134,9 +138,18 @@ def summary_frame(records: list[TrialRecord]) -> pd.DataFrame:
         row = r.model_dump(mode="json", include=set(SUMMARY_COLUMNS))
         row["simulator"] = json.dumps(row["simulator"], sort_keys=True) if row["simulator"] else None
         row["agent_config"] = json.dumps(row["agent_config"], sort_keys=True)
+        row.update(_usage_columns(r))
         rows.append(row)
     frame = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+    frame = frame.astype({c: "Int64" for c in USAGE_COLUMNS[:3]})  # counts, missing where none reported
     return frame.sort_values(["agent", "task_id", "trial"], kind="stable").reset_index(drop=True)
+
+
+def _usage_columns(r: TrialRecord) -> dict:
+    if r.usage is None:
+        return {"model_calls": None, "tokens_in": None, "tokens_out": None, "usage": None}
+    return {"model_calls": len(r.usage.model_calls), "tokens_in": r.usage.tokens_in, "tokens_out": r.usage.tokens_out,
+            "usage": json.dumps({m: list(t) for m, t in r.usage.by_model().items()}, sort_keys=True)}
 
 
 def write_summary(records: list[TrialRecord], path: Path) -> None:

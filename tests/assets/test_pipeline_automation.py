@@ -14,7 +14,8 @@ from assets.suite_graph import BUILD_STAGES
 from pipeline_support import suite_instance
 from suite_support import ROOT, SUITE, copy_suite
 
-STAGES = ["source_records", *BUILD_STAGES, "trial_traces", "scorecard", "leaderboard"]
+TRIAL_STAGES = ["trial_traces", "scorecard", "leaderboard", "evidence_site"]  # the partitioned <suite>_trials group
+STAGES = ["source_records", *BUILD_STAGES, *TRIAL_STAGES]
 
 
 def test_one_graph_per_suite_with_prefix_group_gates_and_code_versions(tmp_path):
@@ -25,7 +26,7 @@ def test_one_graph_per_suite_with_prefix_group_gates_and_code_versions(tmp_path)
         assert keys == {dg.AssetKey([SUITE, name]) for name in STAGES}
         for key in keys:
             node = graph.get(key)
-            assert node.group_name == SUITE
+            assert node.group_name == (f"{SUITE}_trials" if key.path[1] in TRIAL_STAGES else SUITE)
             if key.path[1] != "source_records":
                 assert node.code_version, key
         checks = {(c.asset_key.path[1], c.name): c for c in graph.asset_check_keys}

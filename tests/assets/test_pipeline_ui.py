@@ -21,10 +21,12 @@ from evalsuite.sourcing.spec import load_spec
 from browser_support import browser_page
 from suite_support import ROOT, SUITE
 
-STAGES = ["source_records", "rights_review", "seed_snapshot", "deidentified_snapshot", "policy_documents",
-          "derived_tasks", "acceptance_results", "suite_release", "trial_traces", "scorecard", "leaderboard"]
+BUILD_ASSETS = ["source_records", "rights_review", "seed_snapshot", "deidentified_snapshot", "policy_documents",
+                "derived_tasks", "acceptance_results", "suite_release"]
+TRIALS = ["trial_traces", "scorecard", "leaderboard"]  # partitioned: their own group, <suite>_trials
+STAGES = BUILD_ASSETS + TRIALS
 ASSETS_QUERY = """
-{ assetNodes { assetKey { path } groupName dependencyKeys { path }
+{ assetNodes { assetKey { path } groupName isPartitioned dependencyKeys { path }
     assetChecksOrError { ... on AssetChecks { checks { name blocking
       executionForLatestMaterialization { status evaluation { success severity description } } } } } } }
 """
@@ -101,8 +103,11 @@ def test_ui_shows_the_suite_graph_checks_and_lineage(webserver, built, tmp_path)
     _wait("the code location to load", lambda: _loaded(webserver))
     nodes = _get(f"{webserver}/graphql", {"query": ASSETS_QUERY})["data"]["assetNodes"]
     suite = {n["assetKey"]["path"][1]: n for n in nodes if n["assetKey"]["path"][0] == SUITE}
-    assert sorted(suite) == sorted(STAGES)
-    assert all(n["groupName"] == SUITE for n in suite.values())
+    assert set(STAGES) <= set(suite)  # other engineers' assets (generated_tasks, evidence_site) may join them
+    assert {s: suite[s]["groupName"] for s in STAGES} == {**{s: SUITE for s in BUILD_ASSETS},
+                                                           **{s: f"{SUITE}_trials" for s in TRIALS}}
+    # one partitioning in the build group, so "Materialize all" there is one build
+    partitioned_in_build = sorted(s for s, n in suite.items() if n["groupName"] == SUITE and n["isPartitioned"])
     deps = lambda stage: sorted(d["path"][1] for d in suite[stage]["dependencyKeys"])  # noqa: E731
     assert deps("derived_tasks") == ["deidentified_snapshot", "policy_documents"]
     assert deps("suite_release") == ["acceptance_results"] and deps("scorecard") == ["trial_traces"]
@@ -123,6 +128,7 @@ def test_ui_shows_the_suite_graph_checks_and_lineage(webserver, built, tmp_path)
         page.wait_for_timeout(1500)  # let the graph finish laying out before the screenshot
         page.screenshot(path=str(shot), full_page=True)
         text = page.inner_text("body")
+        launched = _materialize_all(page, webserver)
         page.goto(f"{webserver}/assets/{SUITE}/scorecard", wait_until="domcontentloaded")
         plot = page.locator('img[alt="pass^k"]').first  # in the metadata table, no [Show Markdown] click
         plot.wait_for(timeout=60_000)
@@ -131,8 +137,38 @@ def test_ui_shows_the_suite_graph_checks_and_lineage(webserver, built, tmp_path)
     assert "Join the Dagster community" not in text
     assert "Asset Group in" in text and "Global asset lineage" not in text  # the suite's own graph
     assert plot_width > 100
-    missing = [s for s in STAGES if not _labelled(s, text)]
+    assert not isinstance(launched, str), (f"Materialize all did not start a build: {launched}; partitioned "
+                                           f"assets in group {SUITE}: {partitioned_in_build}")
+    assert not partitioned_in_build, (f"partitioned assets in group {SUITE}: {partitioned_in_build}; give them "
+                                      "SuiteGraph.trials_group, or Materialize all opens a partition dialog")
+    assert launched["status"] in ("NOT_STARTED", "QUEUED", "STARTING", "STARTED", "SUCCESS"), launched
+    assert {tuple(a["path"]) for a in launched["assetSelection"]} >= {(SUITE, s) for s in BUILD_ASSETS[1:]}
+    missing = [s for s in BUILD_ASSETS if not _labelled(s, text)]
     assert not missing, f"lineage page lacks {missing}; screenshot: {shot}"
+
+
+RUNS = "{ runsOrError { ... on Runs { results { runId status assetSelection { path } } } } }"
+
+
+def _runs(base: str) -> dict[str, dict]:
+    return {r["runId"]: r for r in _get(f"{base}/graphql", {"query": RUNS})["data"]["runsOrError"]["results"]}
+
+
+def _materialize_all(page, base: str) -> dict | str:
+    """Click "Materialize all" on the suite's graph: a build run is launched at once (the run, returned), not a
+    partition dialog (its text, returned). The webserver runs no daemon, so the run stays queued; it is
+    deleted afterwards (the instance is shared)."""
+    before = set(_runs(base))
+    page.get_by_role("button", name="Materialize all").first.click(timeout=60_000)
+    dialog = page.get_by_role("dialog")
+    new = _wait("the build run that Materialize all launches",
+                lambda: set(_runs(base)) - before or (dialog.count() and dialog.first.inner_text()), timeout=60)
+    if isinstance(new, str):
+        return " ".join(new.split())[:300]
+    run = _runs(base)[next(iter(new))]
+    for mutation in ("terminateRun", "deleteRun"):
+        _get(f"{base}/graphql", {"query": f'mutation {{ {mutation}(runId: "{run["runId"]}") {{ __typename }} }}'})
+    return run
 
 
 def _labelled(stage: str, text: str) -> bool:

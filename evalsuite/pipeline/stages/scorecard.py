@@ -12,7 +12,7 @@ from evalsuite.core.io import write_json
 from evalsuite.releases.release import Release, ReleaseError
 from evalsuite.scoring.compare import COMPARE_FILE, pairwise
 from evalsuite.scoring.compare import to_markdown as compare_markdown
-from evalsuite.scoring.render import passk_cell
+from evalsuite.scoring.render import cost_cells, passk_cell
 from evalsuite.scoring.render import write_scorecard
 from evalsuite.scoring.scorecard import Scorecard, build_scorecard, load_records
 from evalsuite.sourcing.spec import SuiteSpec
@@ -71,6 +71,27 @@ def agent_scores(card: Scorecard) -> dict[str, float]:
     return out
 
 
+def cost_table(card: Scorecard) -> Markdown:
+    """Tokens, cost per trial and cost per success per agent beside pass^1 and pass^K."""
+    cells = cost_cells()
+    top = max((len(a.curve) for a in card.agents), default=1)
+    return md_table(["agent", "pass^1", f"pass^{top}", *cells],
+                    [[a.agent, passk_cell(a.curve, 1), passk_cell(a.curve, top), *(c(a) for c in cells.values())]
+                     for a in card.agents])
+
+
+def cost_scores(card: Scorecard) -> dict[str, float]:
+    """Cost per trial and per success as numbers the Plots tab charts (display only: the exact Decimal amounts
+    are in scorecard.json)."""
+    out: dict[str, float] = {}
+    for a in card.agents:
+        if a.cost and a.cost.cost_per_trial is not None:
+            out[f"cost per trial {a.agent}"] = float(a.cost.cost_per_trial)
+        if a.cost and a.cost.cost_per_success is not None:
+            out[f"cost per success {a.agent}"] = float(a.cost.cost_per_success)
+    return out
+
+
 def run(spec: SuiteSpec, paths: Paths, version: str) -> StageOutput:
     rel = Release(paths.release(spec.name, version))
     agents = [a.name for a in spec.agents if (paths.agent_run(version, a.name) / "traces.jsonl").is_file()]
@@ -85,6 +106,6 @@ def run(spec: SuiteSpec, paths: Paths, version: str) -> StageOutput:
     return StageOutput(file_sha256(files["json"]), {
         "suite_version": version, "agents": ", ".join(agents), "agents_without_traces": ", ".join(missing) or "none",
         "tasks": card.agents[0].tasks, "pass^k_plot": inline_plot(card), "pass^k": passk_table(card),
-        **agent_scores(card), "pass^k_plot_full": image_markdown(files["png"], "pass^k"),
+        **agent_scores(card), "cost": cost_table(card), **cost_scores(card), "pass^k_plot_full": image_markdown(files["png"], "pass^k"),
         "paired_comparison": Markdown(compare_markdown(pairs) if pairs else "one agent: nothing to compare"),
         "scorecard": files["md"], "plot": files["png"]})

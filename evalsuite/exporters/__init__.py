@@ -1,0 +1,1 @@
+"""Exporters: a release as a task other evaluation tools run (Inspect AI)."""

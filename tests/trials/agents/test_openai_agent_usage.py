@@ -1,0 +1,140 @@
+"""What an OpenAI-compatible agent spends: tokens and latency of every model call, latency of every tool call,
+retries of transient endpoint errors, and an endpoint that stays down recorded as an infra error, never dropped."""
+from __future__ import annotations
+
+import json
+import threading
+from decimal import Decimal
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from typer.testing import CliRunner
+
+from evalsuite.cli import app
+from evalsuite.releases.release import Release
+from evalsuite.releases.runs import run_release
+from evalsuite.scoring.cost import load_prices
+from evalsuite.trials.agents.baselines import make_agent
+from evalsuite.trials.agents.openai_agent import Endpoint, OpenAIAgent, endpoint
+from evalsuite.trials.trial import run_trial
+from harness_support import make_release
+
+MODEL = "gpt-4o-mini"
+
+
+class Billing(BaseHTTPRequestHandler):
+    """Follows each task's reference solution (tools first, then the answer) and reports usage; `flaky` triggers
+    fail their first request with 503, `down` triggers every request with 500."""
+
+    tasks: dict = {}
+    flaky: set = set()
+    down: set = set()
+    served: list = []  # (prompt tokens, completion tokens)
+    failed: list = []
+    auth: list = []
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        Billing.auth.append(self.headers.get("Authorization"))
+        trigger = body["messages"][1]["content"]
+        if trigger in Billing.down or (trigger in Billing.flaky and trigger not in Billing.failed):
+            Billing.failed.append(trigger)
+            return self._send(503 if trigger in Billing.flaky else 500, {"error": {"message": "overloaded"}})
+        task = Billing.tasks[trigger]
+        acted = any(m["role"] == "assistant" for m in body["messages"])
+        message = {"content": task.reference_answer} if acted else {"content": None, "tool_calls": [
+            {"id": f"c{i}", "type": "function", "function": {"name": c.tool, "arguments": json.dumps(c.arguments)}}
+            for i, c in enumerate(task.solution_calls())]}
+        usage = (37 * len(body["messages"]) + 500, 21 if acted else 55)
+        Billing.served.append(usage)
+        self._send(200, {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+                         "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", **message}}],
+                         "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}})
+
+    def _send(self, status: int, payload: dict):
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("retry-after-ms", "5")  # honoured by the SDK's backoff, so retries take milliseconds
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        return
+
+
+@pytest.fixture
+def billing(ap, monkeypatch):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Billing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{server.server_address[1]}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
+    Billing.tasks = {t.trigger.text: t for t in ap.tasks}
+    Billing.flaky, Billing.down, Billing.served, Billing.failed, Billing.auth = set(), set(), [], [], []
+    try:
+        yield Billing
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _price_variance(ap):
+    return next(t for t in ap.tasks if t.category == "price_variance")
+
+
+def test_every_model_call_and_tool_call_is_timed_and_the_tokens_are_kept_on_the_record(ap, billing):
+    task = _price_variance(ap)
+    result = run_trial(ap.world, task, make_agent(f"openai:{MODEL}"))
+    assert result.passed, result.verdict.failures()
+    calls = result.usage.model_calls
+    assert [(c.model, c.tokens_in, c.tokens_out) for c in calls] == [(MODEL, i, o) for i, o in billing.served]
+    assert len(calls) == 2 and all(c.seconds > 0 for c in calls)
+    assert result.trace and all(e.seconds is not None and e.seconds > 0 for e in result.trace)
+    assert result.seconds >= sum(c.seconds for c in calls) + sum(e.seconds for e in result.trace)
+    again = type(result).model_validate_json(result.model_dump_json())  # what traces.jsonl stores and reads back
+    assert again.usage == result.usage and again.trace[0].seconds == result.trace[0].seconds
+
+
+def test_a_transient_endpoint_error_is_retried_and_the_trial_passes(ap, billing):
+    task = _price_variance(ap)
+    billing.flaky = {task.trigger.text}
+    result = run_trial(ap.world, task, make_agent(f"openai:{MODEL}"))
+    assert result.passed and billing.failed == [task.trigger.text]  # one 503, then answered
+    assert len(result.usage.model_calls) == 2  # a retried request is one call: its latency includes the wait
+
+
+def test_an_endpoint_that_stays_down_is_an_infra_error_with_what_was_spent(ap, billing):
+    task = _price_variance(ap)
+    billing.down = {task.trigger.text}
+    with endpoint(Endpoint(api_key="sk-resource-Qx81", max_retries=2)):
+        agent = OpenAIAgent(name="m", model=MODEL)
+    result = run_trial(ap.world, task, agent)
+    assert result.outcome == "infra_error" and not result.passed
+    assert len(billing.failed) == 3 and "500" in result.error  # the first try and two retries
+    assert result.usage is not None and result.usage.model_calls == []  # no answered request: nothing billed
+    assert set(billing.auth) == {"Bearer sk-resource-Qx81"}  # the endpoint settings beat the environment
+    assert "sk-resource-Qx81" not in result.model_dump_json()
+
+
+def test_a_run_prices_its_tokens_in_the_scorecard_and_rescoring_gives_the_same_cost(ap, billing, tmp_path):
+    release = Release(make_release(ap, tmp_path / "releases", n_tasks=3))
+    billing.down = {release.tasks()[2].trigger.text}
+    out = tmp_path / "run"
+    run_release(release, [f"openai:{MODEL}", "reference"], out, trials=1, workers=1)
+    card = json.loads((out / "scorecard.json").read_text())
+    by_agent = {a["agent"]: a for a in card["agents"]}
+    cost, ref = by_agent[f"openai:{MODEL}"]["cost"], by_agent["reference"]["cost"]
+    price = load_prices().table.models[MODEL]
+    tin, tout = sum(i for i, _ in billing.served), sum(o for _, o in billing.served)
+    exact = (tin * price.input_per_mtok + tout * price.output_per_mtok) / 1_000_000
+    assert (cost["tokens_in"], cost["tokens_out"], Decimal(cost["cost"])) == (tin, tout, exact)
+    assert cost["successes"] == 2 and Decimal(cost["cost_per_success"]) == (exact / 2).quantize(Decimal("0.000001"))
+    assert by_agent[f"openai:{MODEL}"]["outcomes"]["infra_error"] == 1  # scored as a failure, not dropped
+    assert ref["cost"] is None and ref["trials_with_usage"] == 0  # a baseline reports no tokens: unknown, not 0
+    assert card["prices"]["sha256"] == load_prices().sha256
+    md = (out / "scorecard.md").read_text()
+    assert "## Cost and latency" in md and f"{(exact / 3).quantize(Decimal('0.000001'))} USD" in md
+    before = (out / "scorecard.json").read_bytes()
+    assert CliRunner().invoke(app, ["score", str(out)]).exit_code == 0
+    assert (out / "scorecard.json").read_bytes() == before
