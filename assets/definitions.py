@@ -23,7 +23,9 @@ from pathlib import Path
 import dagster as dg
 
 from assets.automation import automation_sensor, suite_automation
-from assets.resources import EvalsuiteHome
+from assets.celery_trials import celery_trials_job
+from assets.resources import EvalsuiteHome, ModelEndpoint
+from assets.site import site_parts
 from assets.suite_graph import SuiteGraph, build_suite_graph
 from evalsuite.sourcing.spec import SpecError
 
@@ -61,7 +63,8 @@ def _one_line(path: Path, exc: Exception) -> str:
 
 def _suite_parts(g: SuiteGraph) -> dict:
     automation = suite_automation(g)
-    return {"assets": list(g.assets), "asset_checks": list(g.checks), "jobs": g.jobs(),
+    site, site_job = site_parts(g)  # the evidence site of each scored release (assets/site.py)
+    return {"assets": [*g.assets, site], "asset_checks": list(g.checks), "jobs": [*g.jobs(), site_job],
             "schedules": [x for x in automation if isinstance(x, dg.ScheduleDefinition)],
             "sensors": [x for x in automation if isinstance(x, dg.SensorDefinition)]}
 
@@ -79,7 +82,8 @@ def load_suites(spec_paths: Iterable[str | Path]) -> tuple[list[SuiteGraph], lis
         path = Path(raw)
         try:
             g = build_suite_graph(path)
-            dg.Definitions.validate_loadable(dg.Definitions(**_suite_parts(g), resources={"home": EvalsuiteHome()}))
+            dg.Definitions.validate_loadable(dg.Definitions(**_suite_parts(g), resources={
+                "home": EvalsuiteHome(), "model_endpoint": ModelEndpoint()}))
         except Exception as exc:  # noqa: BLE001 - any failure of one spec must leave the others loadable
             invalid.append(InvalidSpec(path, _one_line(path, exc)))
             continue
@@ -136,10 +140,11 @@ def build_defs(graphs: list[SuiteGraph], home: str | Path | None = None,
     return dg.Definitions(
         assets=[a for p in parts for a in p["assets"]] + invalid_spec_assets(invalid),
         asset_checks=[c for p in parts for c in p["asset_checks"]],
-        jobs=[j for p in parts for j in p["jobs"]],
+        jobs=[j for p in parts for j in p["jobs"]] + [celery_trials_job(g) for g in graphs],  # assets/celery_trials.py
         schedules=[s for p in parts for s in p["schedules"]],
         sensors=[s for p in parts for s in p["sensors"]] + [automation_sensor()],
-        resources={"home": EvalsuiteHome(home=str(home) if home else "")},
+        resources={"home": EvalsuiteHome(home=str(home) if home else ""),
+                   "model_endpoint": ModelEndpoint.from_env()},  # openai agents' key and address, from EnvVars
         executor=dg.in_process_executor,
     )
 

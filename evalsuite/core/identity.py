@@ -15,12 +15,13 @@ import shlex
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from evalsuite.core.hashing import json_sha256
 from evalsuite.core.records import Simulator
 
 SANDBOX_VAR = "EVALSUITE_AGENT_SANDBOX"  # how an external agent is sealed: auto (default), bwrap, uid or none
+BOUNDARY_VAR = "EVALSUITE_MCP_BOUNDARY"  # how an mcp agent meets its trials: process (default), persistent, zygote
 
 
 class AgentConfig(BaseModel):
@@ -41,13 +42,19 @@ class AgentConfig(BaseModel):
     # mcp: "sealed" runs the program inside the boundary of evalsuite.trials.sandbox, "none" (the opt-out
     # EVALSUITE_AGENT_SANDBOX=none) as the harness's own user; a score of an unsealed run says so
     sandbox: Literal["sealed", "none"] | None = None
+    # mcp: "process" starts the command per trial; "persistent" starts it once per worker and hands it one trial
+    # at a time (evalsuite.trials.agents.mcp_agent); "zygote" runs a Python script that way, forked per trial.
+    # Left out of the dump when None, so the identities of other kinds stay as they were.
+    boundary: Literal["process", "persistent", "zygote"] | None = Field(None, exclude_if=lambda v: v is None)
 
     @model_validator(mode="before")
     @classmethod
     def _seal_by_default(cls, data: Any) -> Any:
         if isinstance(data, dict) and data.get("kind") == "mcp" and data.get("sandbox") is None:
             opted_out = os.environ.get(SANDBOX_VAR, "").strip() == "none"
-            return {**data, "sandbox": "none" if opted_out else "sealed"}
+            data = {**data, "sandbox": "none" if opted_out else "sealed"}
+        if isinstance(data, dict) and data.get("kind") == "mcp" and data.get("boundary") is None:
+            data = {**data, "boundary": default_boundary()}
         return data
 
     @model_validator(mode="after")
@@ -58,6 +65,8 @@ class AgentConfig(BaseModel):
             raise ValueError(f"agent {self.name!r}: an mcp agent needs a command")
         if self.kind != "mcp" and self.sandbox is not None:
             raise ValueError(f"agent {self.name!r}: sandbox applies only to an mcp agent (its own process)")
+        if self.kind != "mcp" and self.boundary is not None:
+            raise ValueError(f"agent {self.name!r}: boundary applies only to an mcp agent (its own process)")
         return self
 
     @classmethod
@@ -70,8 +79,17 @@ class AgentConfig(BaseModel):
         if sep and kind == "openai":
             return cls(name=agent, kind="openai", model=rest.strip())
         if sep and kind == "mcp":
+            default_boundary()  # a bad EVALSUITE_MCP_BOUNDARY is one line here, not a validation report
             return cls(name=agent, kind="mcp", command=shlex.split(rest))
         return cls(name=agent)
+
+
+def default_boundary() -> str:
+    """The boundary of an mcp config that names none: EVALSUITE_MCP_BOUNDARY, or process when unset."""
+    boundary = os.environ.get(BOUNDARY_VAR, "").strip() or "process"
+    if boundary not in ("process", "persistent", "zygote"):
+        raise ValueError(f"{BOUNDARY_VAR}={boundary!r}: expected one of process, persistent, zygote")
+    return boundary
 
 
 class SuiteVersion(BaseModel):

@@ -85,6 +85,9 @@ def run_trials(world_ref: WorldRef, tasks: list[TaskRecord], agents: Sequence[st
     finally:
         if writer:
             writer.close()
+        for name in names:  # a long-lived agent (mcp persistent or zygote) stops its process and tool server here
+            if name not in objects and hasattr(built[name], "close"):
+                built[name].close()
     missing = [j for j in todo if j not in new]
     if missing:  # every job must end as a record; a gap here is a harness bug, not a result
         raise HarnessError(f"{len(missing)} job(s) produced no record, first: {missing[0]}")

@@ -4,9 +4,12 @@ Every domain call is forwarded to AgentEnv.call in the evalsuite process, so the
 role check, the step budget and the trace stay with the harness; the agent
 process holds only a URL. The server speaks streamable HTTP on a loopback port
 under a random path, so another local process cannot guess its way into a trial.
+One ToolServer lives as long as its worker and serves each trial on a fresh path with
+a fresh session manager, closed (404) when the trial ends.
 """
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import secrets
@@ -18,6 +21,8 @@ import anyio
 import mcp_types as types
 import uvicorn
 from mcp.server.lowlevel import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
 
 from evalsuite.trials.agents.base import AgentEnv, BudgetExhausted
 from evalsuite.core.records import TaskRecord
@@ -99,6 +104,27 @@ class TrialSession:
         return _error(message)
 
 
+class _NoWorld:
+    """What a warm-up session serves instead of a trial: the tools' schemas and no world (a call ends it)."""
+
+    max_steps = 0
+    policy_text = ""
+
+    def __init__(self, tools: list[dict[str, Any]]):
+        self.tools = tools
+
+    def call(self, tool: str, arguments: dict[str, Any] | None = None) -> Any:
+        raise BudgetExhausted("a warm-up has no world to act on")
+
+
+def warm_up_session(tools: list[dict[str, Any]]) -> TrialSession:
+    """A session with no task and no world, for a new long-lived agent to exercise its client on before its first
+    trial. It holds nothing of any trial: the tool schemas are the same for every trial of the domain."""
+    view = {"role": "", "policy_doc": "", "policy_version": "", "policy_text": "", "trigger_type": "warm_up",
+            "trigger_text": "A warm-up, not a trial: there is nothing to do; submit anything.", "max_steps": 0}
+    return TrialSession(_NoWorld(tools), view)  # type: ignore[arg-type]
+
+
 def _text(text: str) -> types.TextContent:
     return types.TextContent(text=text)
 
@@ -113,25 +139,81 @@ class _Uvicorn(uvicorn.Server):
         return contextlib.nullcontext()
 
 
-@contextlib.asynccontextmanager
-async def serve_http(server: Server, host: str = "127.0.0.1") -> AsyncIterator[str]:
-    """Serve `server` on a free loopback port for the life of the context; yields its URL."""
-    path = f"/{secrets.token_urlsafe(16)}/mcp"
-    app = server.streamable_http_app(streamable_http_path=path, host=host)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind((host, 0))  # bound before uvicorn starts, so the port is known without racing for it
-    web = _Uvicorn(uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=1))
-    url = f"http://{host}:{sock.getsockname()[1]}{path}"
-    with sock:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(_serve, web, sock)
-            with anyio.fail_after(STARTUP_SECONDS):
-                while not web.started:
-                    await anyio.sleep(0.01)
+def _loopback_security() -> TransportSecuritySettings:
+    """What the SDK's own loopback app turns on: DNS-rebinding protection, so a web page cannot reach a trial."""
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True,
+                                     allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+                                     allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"])
+
+
+class ToolServer:
+    """One loopback HTTP server that serves many trials, so a worker starts (and stops) a server once, not per trial.
+
+    Each trial gets a fresh secret path, a fresh MCP session manager and its own TrialSession (its world, its
+    budget, its trace): nothing of one trial's server state is reachable from another's. When a trial ends its
+    path is removed, so its URL answers 404, and its sessions are closed; a session id of one trial is unknown to
+    every other trial's manager. Start and use it inside one event loop.
+    """
+
+    def __init__(self, host: str = "127.0.0.1"):
+        self.host = host
+        self._routes: dict[str, StreamableHTTPSessionManager] = {}
+        self._web: _Uvicorn | None = None
+        self._task: asyncio.Task | None = None
+        self._sock: socket.socket | None = None
+        self.base = ""
+
+    async def start(self) -> None:
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # Accepted connections inherit it. asyncio sets it only on sockets whose proto is IPPROTO_TCP, which a
+        # plain socket() is not; without it every response waits ~40 ms for the client's delayed ACK.
+        self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._sock.bind((self.host, 0))  # bound before uvicorn starts, so the port is known without racing for it
+        self.base = f"http://{self.host}:{self._sock.getsockname()[1]}"
+        # asgi3: a bound method would pass for an ASGI2 app; MCP speaks HTTP only, so no websockets either
+        config = uvicorn.Config(self._app, interface="asgi3", ws="none", log_level="warning", access_log=False,
+                                lifespan="off", timeout_graceful_shutdown=1)
+        self._web = _Uvicorn(config)
+        self._task = asyncio.get_running_loop().create_task(_serve(self._web, self._sock))
+        with anyio.fail_after(STARTUP_SECONDS):
+            while not self._web.started:
+                if self._task.done():
+                    self._task.result()  # raises why it stopped
+                await anyio.sleep(0.005)
+
+    async def stop(self) -> None:
+        if self._web is None or self._task is None:
+            return
+        self._web.should_exit = True
+        await self._task
+        self._sock.close()
+        self._web = self._task = None
+
+    @contextlib.asynccontextmanager
+    async def trial(self, session: TrialSession) -> AsyncIterator[str]:
+        """Serve one trial's session for the life of the context; yields its URL (fresh per trial)."""
+        path = f"/{secrets.token_urlsafe(16)}/mcp"
+        # json_response: each answer is one JSON body (a trial's server sends no progress or notifications)
+        manager = StreamableHTTPSessionManager(app=session.server(), security_settings=_loopback_security(),
+                                               session_idle_timeout=None, json_response=True)
+        async with manager.run():
+            self._routes[path] = manager
             try:
-                yield url
+                yield self.base + path
             finally:
-                web.should_exit = True
+                del self._routes[path]  # from here on the URL answers 404, before its sessions close
+
+    async def _app(self, scope: dict, receive: Any, send: Any) -> None:
+        manager = self._routes.get(scope.get("path", "")) if scope["type"] == "http" else None
+        if manager is None:
+            await _not_found(send)
+            return
+        await manager.handle_request(scope, receive, send)
+
+
+async def _not_found(send: Any) -> None:
+    await send({"type": "http.response.start", "status": 404, "headers": [(b"content-type", b"text/plain")]})
+    await send({"type": "http.response.body", "body": b"no such trial"})
 
 
 async def _serve(web: uvicorn.Server, sock: socket.socket) -> None:

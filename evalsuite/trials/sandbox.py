@@ -90,6 +90,21 @@ class Sandbox:
         view = bwrap_view(command, home)
         return Launch(view + drop + list(command), str(home), {"HOME": AGENT_HOME, "TMPDIR": AGENT_TMP})
 
+    def trial_dirs(self, worker_home: Path, name: str) -> tuple[Path, dict[str, str]]:
+        """A fresh home and tmp for one trial of a long-lived agent (launched with worker_home as its home): the
+        folder to remove after the trial, and HOME/TMPDIR as the agent sees them."""
+        folder = worker_home / name
+        folder.mkdir(mode=0o700)
+        home, tmp = self._private_dirs(folder)
+        if self.mechanism == "bwrap":  # worker_home is bound at AGENT_HOME inside
+            home, tmp = (Path(AGENT_HOME) / p.relative_to(worker_home) for p in (home, tmp))
+        return folder, {"HOME": str(home), "TMPDIR": str(tmp)}
+
+    @property
+    def scratch(self) -> tuple[str, ...]:
+        """Folders private to one launch that a long-lived agent empties between trials: bwrap's tmpfs /tmp."""
+        return (AGENT_TMP,) if self.mechanism == "bwrap" else ()
+
     def _private_dirs(self, trial_dir: Path) -> tuple[Path, Path]:
         """home/ and tmp/ in trial_dir, owned by the agent user and 0700 (trial_dir too)."""
         home, tmp = trial_dir / "home", trial_dir / "tmp"

@@ -87,6 +87,21 @@ def test_a_hostile_agent_reads_none_of_the_answers_and_scores_nothing(answers, m
     assert KEY not in record.final_message and str(answers.home) not in report["env"].values()
 
 
+@needs_bwrap
+def test_a_hostile_agent_forked_by_the_zygote_reads_none_of_the_answers(answers, monkeypatch):
+    """The zygote (boundary zygote) starts inside the same boundary, so what it forks can read no more."""
+    monkeypatch.setenv("EVALSUITE_MCP_BOUNDARY", "zygote")
+    record = hostile_record(answers, monkeypatch, search=False)
+    assert (record.agent_config.boundary, record.agent_config.sandbox) == ("zygote", "sealed")
+    assert record.outcome == "fail" and not record.passed and record.trace == [], record.error
+    report = json.loads(record.final_message)
+    tried = {t["what"]: t["ok"] for t in report["tried"]}
+    harness = [f"list {answers.home}", *(f"read {f}" for f in answers.files),
+               *(f"read /proc/{os.getpid()}/{part}" for part in ("environ", "cmdline"))]
+    assert {what: tried[what] for what in harness} == dict.fromkeys(harness, False)
+    assert report["env"]["HOME"].startswith(sandbox.AGENT_HOME + "/") and KEY not in record.final_message
+
+
 def test_without_the_seal_the_same_agent_replays_the_answers_and_its_records_say_so(answers, monkeypatch):
     """The attack is real: unsealed, the agent reads the task file, replays the reference solution and passes."""
     monkeypatch.setenv(sandbox.SANDBOX_VAR, "none")

@@ -1,0 +1,165 @@
+"""A Python agent's zygote: import the agent script's modules once, then fork a fresh agent for every trial.
+
+Run by the harness (boundary "zygote" of evalsuite.trials.agents.mcp_agent) inside the agent's sandbox as
+
+    PYTHON zygote.py SCRIPT.py [ARGS...]
+
+It speaks the persistent-agent protocol: one JSON line per trial on stdin,
+{"trial": ID, "url": URL, "home": DIR, "tmp": DIR, "clear": [DIR, ...], "learn": BOOL}, one reply line on
+stdout, {"trial": ID, "exit": CODE, "output": TAIL}; it exits when stdin closes. Per trial it forks a
+child that runs SCRIPT as __main__ (as `python SCRIPT.py ARGS` would) with EVALSUITE_MCP_URL, HOME and
+TMPDIR of that trial, a fresh random seed and its output in a file of its own. The child starts from the
+zygote's state after imports, never from an earlier trial's: what one trial's agent did in memory dies
+with its child, its files with its home and tmp (the harness removes them), and the folders in "clear"
+(the sandbox's private /tmp) are emptied before the next trial. The harness's first request is a warm-up
+with no task and no world, marked "learn": the modules its agent imported on first use are imported by
+the zygote, so the real trials' agents start with them.
+
+Standalone on purpose: it runs under the agent's interpreter and imports nothing but the standard library
+and the modules the script imports.
+"""
+from __future__ import annotations
+
+import ast
+import ctypes
+import importlib
+import json
+import os
+import random
+import runpy
+import shutil
+import signal
+import sys
+
+URL_VAR = "EVALSUITE_MCP_URL"
+PR_SET_PDEATHSIG = 1  # linux/prctl.h: the child dies with the zygote
+OUTPUT_TAIL = 4000
+
+
+def imported_modules(script: str) -> list[str]:
+    """Absolute imports anywhere in the script (a lazy import inside main() is as slow as one at the top)."""
+    with open(script, "rb") as f:
+        tree = ast.parse(f.read(), script)
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.append(node.module)
+    return list(dict.fromkeys(names))
+
+
+def preload(script: str) -> list[str]:
+    """Import what the script imports; returns the names that failed. An optional import (try/except ImportError
+    in the script) may fail here by design, and a required one fails again in the trial's child, where the
+    agent's own error reaches the trial record: nothing is hidden by going on."""
+    failed = []
+    for name in imported_modules(script):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            failed.append(name)
+    return failed
+
+
+def run_child(script: str, args: list[str], request: dict, output: str, replies: int) -> None:
+    """In the forked child: become the trial's agent and never return. On its way out it lists the modules it
+    imported, for the zygote to import before the next fork."""
+    code, before = 1, set(sys.modules)
+    try:
+        os.setpgid(0, 0)  # its own group, so whatever it leaves behind is killed after the trial
+        os.close(replies)  # the protocol is the zygote's: an agent must not answer for a trial
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+        sys.stdin = open(0, closefd=False)
+        os.environ.update({URL_VAR: request["url"], "HOME": request["home"], "TMPDIR": request["tmp"]})
+        os.chdir(request["home"])
+        random.seed()  # the zygote's random state would otherwise be every trial's
+        sys.argv = [script, *args]
+        runpy.run_path(script, run_name="__main__")
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if not isinstance(exc.code, (int, type(None))):
+            print(exc.code, file=sys.stderr)
+    except BaseException:  # the agent's crash: its traceback goes to its output, its exit code to the reply
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        with open(output + ".modules", "w") as f:
+            f.write("\n".join(sorted(set(sys.modules) - before)))
+        os._exit(code)
+
+
+def run_trial(script: str, args: list[str], request: dict, replies: int) -> dict:
+    output = os.path.join(request["tmp"], ".agent-output")
+    pid = os.fork()
+    if pid == 0:
+        run_child(script, args, request, output, replies)
+    _, status = os.waitpid(pid, 0)
+    try:
+        os.killpg(pid, signal.SIGKILL)  # stragglers the agent started and left running
+    except ProcessLookupError:  # none left: the usual case
+        pass
+    for folder in request.get("clear", []):
+        clear(folder)
+    if request.get("learn"):
+        learn(output + ".modules")
+    return {"trial": request["trial"], "exit": os.waitstatus_to_exitcode(status), "output": tail(output)}
+
+
+def learn(listing: str) -> None:
+    """Import what the warm-up's agent imported lazily (on first use, inside its libraries), so every later fork
+    has it already. Only a request marked "learn" (the harness's warm-up, which holds no task and no world) is
+    learned from: what a real trial imports never changes the zygote, or it would be a channel to the next
+    trial. A module that cannot be imported here is left to the child, as in preload."""
+    if not os.path.exists(listing):  # the child died before it could list them
+        return
+    with open(listing) as f:
+        names = [n for n in f.read().split() if n not in sys.modules and not n.startswith("__")]
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - any failure just means the child imports it itself, as before
+            continue
+
+
+def clear(folder: str) -> None:
+    for entry in os.scandir(folder):
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path)
+        else:
+            os.unlink(entry.path)
+
+
+def tail(path: str) -> str:
+    with open(path, "rb") as f:
+        f.seek(max(0, os.fstat(f.fileno()).st_size - OUTPUT_TAIL))
+        return f.read().decode(errors="replace")
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 2:
+        print("usage: zygote.py SCRIPT.py [ARGS...]", file=sys.stderr)
+        return 2
+    script, args = os.path.abspath(argv[1]), argv[2:]
+    sys.path[0] = os.path.dirname(script)  # as `python SCRIPT.py` sets it, not this file's folder
+    replies = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # anything printed while importing goes to the log, never into the protocol
+    failed = preload(script)
+    if failed:
+        print(f"zygote: not preloaded (the agent imports them itself): {', '.join(failed)}", file=sys.stderr)
+    for line in sys.stdin:
+        if line.strip():
+            replies.write(json.dumps(run_trial(script, args, json.loads(line), replies.fileno())) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
