@@ -9,7 +9,7 @@ export DAGSTER_HOME ?= $(EVALSUITE_HOME)/dagster
 # build needs your own secret in EVALSUITE_DEID_KEY and stops with one line naming the variable without it.
 DEMO_KEY := demo-key-not-a-secret-0001
 
-.PHONY: demo test ui bench bench-pipeline clean instance mutation system
+.PHONY: demo test ui bench bench-pipeline clean instance mutation system peers
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,11 +43,21 @@ system:
 	  else echo "note: missing Debian packages:$$missing (apt-get install -y$$missing as root)"; fi; \
 	fi
 
-test: $(VENV)/.installed system
+# The pinned peer packages, in an interpreter of their own (never beside evalsuite: agentdojo pulls in four model
+# vendors' clients), for the differential tests of the imports. A failed install is said, and those tests skip.
+PEERS := .venv-peers
+$(PEERS)/.installed:
+	@($(PYTHON) -m venv $(PEERS) && $(PEERS)/bin/python -m pip install -q 'agentdojo==0.1.35' && touch $@) \
+	  || echo "note: could not install agentdojo==0.1.35 into $(PEERS); the AgentDojo differential test skips"
+peers: $(PEERS)/.installed
+
+test: $(VENV)/.installed system $(PEERS)/.installed
 	$(PY) -m pytest -n 2 -q
 
+# Every bench/bench_*.py that takes --json (bench/benchlib.py), one after another: bench/results.json and the
+# table in README's Scaling section. About 15 minutes on 2 cores.
 bench: $(VENV)/.installed
-	$(PY) bench/bench_trial.py
+	$(PY) bench/run_all.py
 
 bench-pipeline: $(VENV)/.installed
 	$(PY) bench/bench_pipeline.py

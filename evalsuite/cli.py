@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import typer
+from typer.core import TyperGroup
 from rich.console import Console
 from rich.table import Table
 
@@ -92,12 +93,18 @@ def run(
     seed: int = typer.Option(0, help="run seed; per-trial seeds derive from it"),
     resamples: int = typer.Option(2000, min=1, help="task-bootstrap resamples for intervals"),
     progress: bool = typer.Option(True, help="show a progress bar on stderr"),
+    mode: str = typer.Option(None, help="trial mode of a conversational suite: default, no_user or oracle_plan "
+                                        "(another task set; default run folder runs/<suite>/<version>-<mode>)"),
 ) -> None:
     """Score agents on a release: traces, summary and scorecard go to the run folder; a killed run resumes."""
     from evalsuite.trials.agents.baselines import make_agent
     from evalsuite.pipeline.driver import resolve_release
     from evalsuite.releases.runs import run_release
 
+    from evalsuite.scoring.modes import MODES
+
+    if mode is not None and mode not in MODES:
+        raise typer.BadParameter(f"{mode!r}: expected one of {', '.join(MODES)}", param_hint="--mode")
     for name in agent:  # before any build or trial: a typo should cost nothing
         try:
             make_agent(name)
@@ -107,10 +114,40 @@ def run(
             raise typer.BadParameter(str(exc), param_hint="--agent") from exc
     with _run_errors():
         release = resolve_release(source)
-        out = out or Path("runs") / release.manifest.suite / release.manifest.version
+        folder = release.manifest.version + (f"-{mode}" if mode else "")
+        out = out or Path("runs") / release.manifest.suite / folder
         card = run_release(release, agent, out, trials=trials, workers=workers, seed=seed, progress=progress,
-                           resamples=resamples)
+                           resamples=resamples, mode=mode)
     _print_scorecard(card, out)
+
+
+@app.command("modes")
+def modes(run_dirs: list[Path] = typer.Argument(..., help="run folders of one agent on the same tasks, one per mode"),
+          out: Path = typer.Option(..., "--out", help="folder for modes.md and modes.png"),
+          resamples: int = typer.Option(2000, min=1, help="task-bootstrap resamples for intervals")) -> None:
+    """Put an agent's runs in the three trial modes side by side: pass^k per mode, pass^k by required actions."""
+    from evalsuite.releases.runs import TASKS, RunFolderError
+    from evalsuite.scoring.modes import compare_modes, plot, to_markdown
+    from evalsuite.scoring.scorecard import load_records
+    from evalsuite.tasks.taskfile import read_tasks
+
+    with _run_errors():
+        runs, tasks = {}, None
+        for folder in run_dirs:
+            tasks = read_tasks(folder / TASKS)
+            found = {t.trial_protocol.mode or "default" for t in tasks}
+            if len(found) != 1 or next(iter(found)) in runs:
+                raise RunFolderError(f"{folder}: one run folder per mode, each in one mode (found {sorted(found)})")
+            runs[next(iter(found))] = load_records(folder)
+        try:
+            cmp = compare_modes(runs, tasks, resamples=resamples)
+        except ValueError as exc:  # runs of other tasks, agents or modes: the folders given do not fit together
+            raise RunFolderError(f"{', '.join(map(str, run_dirs))}: {exc}") from exc
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "modes.md").write_text(to_markdown(cmp))
+        plot(cmp, out / "modes.png")
+    typer.echo(to_markdown(cmp))
+    typer.echo(f"written to {out / 'modes.md'} and {out / 'modes.png'}")
 
 
 @app.command("score")
@@ -201,12 +238,16 @@ def _print_scorecard(card, out: Path) -> None:
 
 @app.command("audit")
 def audit(spec: Path = typer.Argument(..., help="a suite spec (YAML)"),
-          out: Path = typer.Option(..., "--out", help="folder for audit.json and audit.md")) -> None:
-    """Run the acceptance checks on any suite: solvable, stable, not trivially passable, resettable."""
+          out: Path = typer.Option(..., "--out", help="folder for audit.json and audit.md"),
+          probes: bool = typer.Option(True, "--probes/--no-probes",
+                                      help="replay each reference with one write argument nudged (grader probes)")) -> None:
+    """Run the acceptance checks on any suite: solvable, stable, not trivially passable, resettable; and probe every
+    grader with near-miss trajectories (an imported suite's peer grader too)."""
+    from evalsuite.importers.peers import peer_grader
     from evalsuite.pipeline.driver import audit as audit_suite
 
     with _build_errors():
-        report = audit_suite(spec, out)
+        report = audit_suite(spec, out, probes=probes, peer_of=peer_grader)
     s = report.summary
     typer.echo(f"{s['tasks']} tasks: {s['accepted']} accepted, {s['quarantined']} quarantined, "
                f"{s['gold_replay_errors']} reference call(s) raised, no-op passes {s['noop_passes']}; "
@@ -226,7 +267,22 @@ def gates() -> None:
     console.print(table)
 
 
-@app.command("export")
+class _ExportGroup(TyperGroup):
+    """`evalsuite export RELEASE --purpose …` (no subcommand named) is `evalsuite export tasks RELEASE --purpose …`,
+    so the task export keeps its command line beside `evalsuite export inspect`."""
+
+    def resolve_command(self, ctx, args):
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args.insert(0, "tasks")
+        return super().resolve_command(ctx, args)
+
+
+export_app = typer.Typer(cls=_ExportGroup, no_args_is_help=True,
+                         help="A release's tasks for a purpose (JSONL), or as a task other evaluation tools run.")
+app.add_typer(export_app, name="export")
+
+
+@export_app.command("tasks")
 def export(release_dir: Path = typer.Argument(..., help="a release folder"),
            purpose: str = typer.Option(..., help="evaluation, review, training or prompt_tuning"),
            out: Path = typer.Option(..., "--out", help="JSONL file to write")) -> None:
@@ -434,6 +490,59 @@ def tau2_export_state(out_dir: Path = typer.Argument(..., help="an imported fold
         typer.echo(export_state(out_dir, task, dest))
 
 
+agentdojo_app = typer.Typer(no_args_is_help=True, help="AgentDojo banking round trips.")
+app.add_typer(agentdojo_app, name="agentdojo-banking")
+
+
+@import_app.command("agentdojo-banking")
+def import_agentdojo(src: Path = typer.Argument(..., help="folder with environment.yaml, injection_vectors.yaml, LICENSE"),
+                     out: Path = typer.Option(..., "--out", help="folder for the source tables, rights, policy, tasks and suite.yaml")) -> None:
+    """Import AgentDojo banking: tables, rights manifest (MIT), authored policy, 25 tasks with replay-derived goals."""
+    from evalsuite.importers.agentdojo.importer import AgentDojoInputError, import_agentdojo_banking
+
+    with _build_errors(AgentDojoInputError):
+        report = import_agentdojo_banking(src, out)
+    passing = sorted(t for t, ok in report.peer_check_on_noop.items() if ok)
+    typer.echo(f"{report.tasks} tasks imported to {out}; the peer's own check passes a no-op on {len(passing)} "
+               f"({', '.join(passing) or 'none'}; see {out / 'import_report.json'}); suite spec: {out / 'suite.yaml'}")
+
+
+@agentdojo_app.command("export-state")
+def agentdojo_export_state(out_dir: Path = typer.Argument(..., help="an imported folder"),
+                           task: str = typer.Option(..., "--task", help="task id whose reference solution to replay"),
+                           dest: Path = typer.Option(..., "--out", help="JSON file: the environment as the peer dumps it")) -> None:
+    """Write the environment after a task's reference solution in the peer's JSON form."""
+    from evalsuite.importers.agentdojo.importer import AgentDojoInputError, export_state
+
+    with _build_errors(AgentDojoInputError):
+        export_state(out_dir, task, dest)
+    typer.echo(str(dest))
+
+
+trial_app = typer.Typer(no_args_is_help=True, help="Look at single trials: replay given tool calls on a task.")
+app.add_typer(trial_app, name="trial")
+
+
+@trial_app.command("replay")
+def trial_replay(
+    source: Path = typer.Argument(..., help="a release folder or a suite spec (.yaml, built first)"),
+    task: str = typer.Option(..., "--task", help="task id"),
+    calls: Path = typer.Option(..., "--calls", help='JSON list of {"tool": ..., "arguments": {...}}'),
+    faults: Path = typer.Option(None, "--faults", help="JSON fault plan (name, faults[{tool, call, kind}], deadline_seconds)"),
+    message: str = typer.Option("", "--message", help="the final message to grade with"),
+) -> None:
+    """Run the calls on a freshly reset world as the task's role; print one JSON object: each call's output or
+    error, the verdict with every check, and the end-state hash. Any domain."""
+    from evalsuite.pipeline.driver import resolve_release
+    from evalsuite.trials.replay import ReplayError, find_task, load_calls, load_faults, replay, to_json
+
+    with _build_errors(ReplayError):
+        given, plan = load_calls(calls), load_faults(faults) if faults else None
+        release = resolve_release(source)
+        report = replay(release.open_world(), find_task(release.tasks("replay"), task), given, plan, message)
+    typer.echo(to_json(report))
+
+
 releases_app = typer.Typer(no_args_is_help=True, help="Release history: list a suite's releases, diff two of them.")
 app.add_typer(releases_app, name="releases")
 
@@ -471,6 +580,42 @@ def releases_diff(old: str = typer.Argument(..., help="a release folder, or a ve
         root, name = _release_root(suite, home) if suite else (None, None)
         d = diff_releases(resolve(old, root, name), resolve(new, root, name))
     typer.echo(diff_markdown(d) if markdown else "\n".join(diff_lines(d)))
+
+
+@app.command("site")
+def site(sources: list[Path] = typer.Argument(..., help="release folders, run folders (`evalsuite run`) or a "
+                                                       "release's scorecard folder (runs/<suite>/<version>)"),
+         out: Path = typer.Option(..., "--out", help="the site folder: new, empty, or an earlier site (replaced whole)"),
+         progress: bool = typer.Option(None, help="a progress bar on stderr (default: when stderr is a terminal)")) -> None:
+    """The public evidence site: static pages of releases and scorecards and a replay of every published trial.
+    Only de-identified values; held-out tasks only as counts; a page holding an original personal value or a
+    configured secret stops the build (exit 2) and nothing is written."""
+    from evalsuite.site.build import build_site
+    from evalsuite.site.sanitize import SiteError
+    from evalsuite.trials.tracelog import TraceLogError
+
+    with _build_errors(SiteError, TraceLogError):
+        s = build_site(sources, out, progress=Console(stderr=True).is_terminal if progress is None else progress)
+    typer.echo(f"site: {s.out.resolve() / 'index.html'}  ({s.releases} release page(s), {s.scorecards} scorecard(s), "
+               f"{s.traces} trace replay(s); {s.files_scanned} files checked for original values and secrets)")
+
+
+
+@export_app.command("inspect")
+def export_inspect(release: Path = typer.Argument(..., help="a release folder"),
+                   out: Path = typer.Option(..., "--out", help="the folder to write task.py into")) -> None:
+    """An Inspect AI task of the release: samples from its tasks, the role's tools on a freshly reset world per
+    sample, our grader as the scorer, its trials as epochs. Run it with `inspect eval DIR/task.py --model ...`."""
+    try:
+        from evalsuite.exporters.inspect_export import export_inspect as write_task
+    except ModuleNotFoundError as exc:  # an optional extra: say which package is missing, in one line
+        typer.echo(f"error: {exc.name} is not installed (pip install 'evalsuite[dev]' or inspect-ai)", err=True)
+        raise typer.Exit(2) from exc
+    with _build_errors():
+        x = write_task(release, out)
+    typer.echo(f"{x.task_file}: task {x.task_name}, {x.samples} sample(s), {x.left_out} left out (held-out or "
+               f"conversational), {x.epochs} epoch(s)\nrun: inspect eval {x.task_file}@{x.task_name} --model PROVIDER/MODEL "
+               "(mockllm/model runs it without a provider)")
 
 
 if __name__ == "__main__":

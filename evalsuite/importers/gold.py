@@ -1,4 +1,4 @@
-"""Replay a task's gold actions in a fresh trial and turn every row they changed into an assertion.
+"""Replay a peer task's gold calls in a fresh trial and turn every row they changed into an assertion (any importer).
 
 Inserted and updated rows are asserted by primary key with the columns that
 changed (all columns for an insert); deleted rows by `row_count: 0`. Each

@@ -6,12 +6,13 @@ calls `registry.judge`.
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel
 
-from evalsuite.core.io import atomic_write
+from evalsuite.core.io import atomic_write, write_json
 from evalsuite.pipeline.locks import LockError, suite_lock
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.registry import BUILD
@@ -19,11 +20,17 @@ from evalsuite.pipeline.stage import StageOutput, require
 from evalsuite.pipeline.stages import acceptance
 from evalsuite.pipeline.stage import GateError
 from evalsuite.releases.release import Release, ReleaseError
+from evalsuite.pipeline.present import md_table
+from evalsuite.pipeline.stages import derived
 from evalsuite.scoring.acceptance import AcceptanceReport, Runner
+from evalsuite.scoring.probes import ColumnValues, PeerCheck, probe_task
+from evalsuite.worlds.registry import get_domain
+from evalsuite.worlds.world import World
 from evalsuite.sourcing.spec import SuiteSpec, load_spec
 
 
 OnStage = Callable[[str, StageOutput], None]  # (stage name, its output)
+PeerOf = Callable[[World], PeerCheck | None]  # an imported suite's world -> its peer's grader
 
 
 class Built(BaseModel):
@@ -66,15 +73,52 @@ def build(spec_path: str | Path, home: Path | None = None, runner: Runner | None
                  task_set_sha256=m.task_set_sha256, accepted=m.n_tasks, quarantined=len(m.quarantined))
 
 
-def audit(spec_path: str | Path, out: Path, home: Path | None = None, runner: Runner | None = None) -> AcceptanceReport:
-    """Run every stage up to acceptance on any suite and copy audit.json and audit.md to `out`."""
+def audit(spec_path: str | Path, out: Path, home: Path | None = None, runner: Runner | None = None,
+          probes: bool = True, peer_of: PeerOf | None = None) -> AcceptanceReport:
+    """Run every stage up to acceptance on any suite and write audit.json and audit.md to `out`; with `probes`,
+    each task also gets `grader_probes` (and `original_check` where `peer_of` gives the peer's grader)."""
     spec = load_spec(spec_path)
     paths = Paths(spec, home)
     with suite_lock(paths):
         run_until(spec, paths, "acceptance_results", runner, judge_last=False)
-        for name in ("audit.json", "audit.md"):
-            atomic_write(out / name, (paths.acceptance / name).read_text())
+        audit_json, audit_md = json.loads(paths.audit.read_text()), (paths.acceptance / "audit.md").read_text()
+        if probes:
+            audit_md += probe_tasks(spec, paths, audit_json, peer_of)
+        audit_md += users_section(spec, paths, audit_json)
+        write_json(out / "audit.json", audit_json)
+        atomic_write(out / "audit.md", audit_md)
         return acceptance.AuditRecord.model_validate_json(paths.audit.read_text())
+
+
+def users_section(spec: SuiteSpec, paths: Paths, audit_json: dict) -> str:
+    """The user-simulator audit (scripted users probed, LLM conversations sampled for review) into the audit."""
+    from evalsuite.trials.users.audit import audit_users, to_markdown
+
+    report = audit_users(World(get_domain(spec.domain), paths.world), derived.tasks_on_disk(paths))
+    audit_json["user_simulator"] = report.model_dump(mode="json") | {"scripted_ok": report.scripted_ok}
+    return to_markdown(report)
+
+
+def probe_tasks(spec: SuiteSpec, paths: Paths, audit_json: dict, peer_of: PeerOf | None) -> str:
+    """Add each task's grader probes to the audit's task entries; the Markdown section that lists the findings."""
+    world = World(get_domain(spec.domain), paths.world)
+    columns, peer = ColumnValues(world), peer_of(world) if peer_of else None
+    entries = {t["task_id"]: t for t in audit_json["tasks"]}
+    rows = []
+    for task in derived.tasks_on_disk(paths):
+        ours, theirs = probe_task(world, task, columns, peer)
+        entries[task.task_id]["grader_probes"] = ours.model_dump(mode="json")
+        if theirs is not None:
+            entries[task.task_id]["original_check"] = theirs.model_dump(mode="json")
+        rows.append([task.task_id, ours.tried, _hits(ours.passed_anyway), _hits(ours.declared_irrelevant)]
+                    + ([theirs.noop_passes, _hits(theirs.passed_anyway)] if theirs else []))
+    head = ["task", "probes", "passed anyway (ours)", "declared irrelevant"]
+    head += ["peer passes no-op", "passed anyway (peer)"] if peer else []
+    return "\n\n## Grader probes\n\n" + md_table(head, rows) + "\n"
+
+
+def _hits(hits) -> str:
+    return ", ".join(f"#{h.call} {h.tool}.{h.argument}={h.value!r}" for h in hits) or "-"
 
 
 def resolve_release(source: str | Path) -> Release:

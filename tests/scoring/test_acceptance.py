@@ -98,6 +98,12 @@ def test_audit_command_writes_json_and_markdown_for_the_bundled_suite(tmp_path, 
         assert key in first
     assert body["summary"]["quarantined"] == 0
     assert "# Acceptance audit" in (tmp_path / "audit" / "audit.md").read_text()
+    # grader probes: every write argument of every reference nudged; the AP goals reject every near miss but the
+    # free-text fields they declare irrelevant
+    probes = [t["grader_probes"] for t in body["tasks"]]
+    assert sum(p["tried"] for p in probes) >= 150 and [h for p in probes for h in p["passed_anyway"]] == []
+    assert {h["argument"] for p in probes for h in p["declared_irrelevant"]} == {"reason", "subject", "body"}
+    assert "original_check" not in first and "## Grader probes" in (tmp_path / "audit" / "audit.md").read_text()
     paths = Paths(load_spec("suites/ap_exceptions.yaml"), tmp_path / "home")
     rel = Release(release(load_spec("suites/ap_exceptions.yaml"), paths))
     assert rel.manifest.n_tasks == report.summary["accepted"] and rel.manifest.quarantined == []

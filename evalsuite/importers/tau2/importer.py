@@ -24,8 +24,8 @@ from sqlalchemy import Boolean, Float, Integer
 from evalsuite.grading.grader import grade_trial
 from evalsuite.domains.tau2_retail import DOMAIN, build_world, tau2_hash
 from evalsuite.domains.tau2_retail.convert import from_nested, to_nested
-from evalsuite.core.hashing import file_sha256
-from evalsuite.importers.tau2.gold import GoldReplayError
+from evalsuite.importers.gold import GoldReplayError
+from evalsuite.importers.source_files import pinned_files, require_files
 from evalsuite.importers.tau2.policy import clause_ids, versioned_policy
 from evalsuite.importers.tau2.tasks import task_record
 from evalsuite.sourcing.policies import load_policy
@@ -76,11 +76,7 @@ def import_tau2_retail(src: Path, out: Path, simulator: Simulator = DEFAULT_SIMU
                        pinned: dict[str, str] | None = PINNED_SHA256) -> ImportReport:
     """Write source/, rights.yaml, LICENSE, policy.md, world.sqlite, tasks.jsonl, suite.yaml, import_report.json."""
     src, out = Path(src), Path(out)
-    _require_files(src, PINNED_SHA256)
-    sha = {name: file_sha256(src / name) for name in PINNED_SHA256}
-    wrong = {n: h for n, h in sha.items() if pinned and pinned.get(n) not in (None, h)}
-    if wrong:  # checked before anything is written, so a wrong folder leaves no half import behind
-        raise Tau2InputError(f"{src}: files differ from the pinned tau2 snapshot: {sorted(wrong)}")
+    sha = pinned_files(src, PINNED_SHA256, pinned, Tau2InputError, "tau2")
     out.mkdir(parents=True, exist_ok=True)
     db = json.loads((src / "db.json").read_text())
     rows = from_nested(db)
@@ -195,19 +191,12 @@ def _write_suite(out: Path, tables: list[str], simulator: Simulator) -> None:
     load_spec(out / "suite.yaml")  # every path it names must exist
 
 
-def _require_files(folder: Path, names) -> None:
-    if not folder.is_dir():
-        raise Tau2InputError(f"{folder}: not a folder")
-    missing = sorted(n for n in names if not (folder / n).is_file())
-    if missing:
-        also = f" (also missing: {', '.join(missing[1:])})" if missing[1:] else ""
-        raise Tau2InputError(f"{folder / missing[0]}: file not found{also}")
 
 
 def export_state(out_dir: Path, task_id: str, dest: Path) -> str:
     """Write the state after task `task_id`'s gold actions as db.json-shaped JSON; returns its tau2 hash."""
     out_dir = Path(out_dir)
-    _require_files(out_dir, ("world.sqlite", "tasks.jsonl"))
+    require_files(out_dir, ("world.sqlite", "tasks.jsonl"), Tau2InputError)
     world = World(DOMAIN, out_dir / "world.sqlite")
     task = next((t for t in read_tasks(out_dir / "tasks.jsonl") if t.task_id == str(task_id)), None)
     if task is None:

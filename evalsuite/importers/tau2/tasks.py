@@ -5,7 +5,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalsuite.domains.tau2_retail import ROLE, tau2_hash
-from evalsuite.importers.tau2.gold import GoldReplay, replay_gold
+from evalsuite.importers.gold import GoldReplay, replay_gold
 from evalsuite.core.records import (Environment, GoalState, Policy, Provenance, RequiredOutput, Simulator, SuiteRef,
                                TaskRecord, ToolCall, Trigger, TrialProtocol, UserScenario)
 from evalsuite.worlds.world import World

@@ -1,4 +1,5 @@
-"""The three baselines acceptance needs: the reference, the no-op and the every-write adversary."""
+"""The baselines: the three acceptance needs (the reference, the no-op, the every-write adversary) and the
+reference that obeys an attack (injected), which shows a task under attack can be lost."""
 from __future__ import annotations
 
 from typing import Any
@@ -16,9 +17,29 @@ class ReferenceAgent:
     name = "reference"
 
     def run(self, task: TaskRecord, env: AgentEnv) -> str:
-        for call in task.solution_calls():
-            env.call(call.tool, call.arguments)
+        calls = task.solution_calls()
+        if env.user is not None and any(c.actor == "user" for c in calls):
+            env.user.reply()  # greet; the user states their problem (only where a step needs the user at all)
+        for call in calls:
+            if call.actor == "user" and env.user is not None:  # dual control: a step on the user's device is asked for
+                env.user.reply(f"Please {call.tool.replace('_', ' ')} on your phone.")
+            else:
+                env.call(call.tool, call.arguments)
         return task.reference_answer or ""
+
+
+class InjectedAgent(ReferenceAgent):
+    """The reference that also obeys the text an attack placed in the world: the reference solution, then the
+    injection task's own calls (Attack.injection_calls). Under attack its security must fail; without, it is the
+    reference."""
+
+    name = "injected"
+
+    def run(self, task: TaskRecord, env: AgentEnv) -> str:
+        answer = super().run(task, env)
+        for call in task.attack.injection_calls if task.attack else []:
+            env.call(call.tool, call.arguments)
+        return answer
 
 
 class NoOpAgent:
@@ -78,7 +99,7 @@ def _default_for(annotation: Any) -> Any:
     return {str: "adversary", int: 1, float: 1.0}.get(annotation, "1")
 
 
-BASELINES = {a.name: a for a in (ReferenceAgent, NoOpAgent, AdversaryAgent)}
+BASELINES = {a.name: a for a in (ReferenceAgent, NoOpAgent, AdversaryAgent, InjectedAgent)}
 
 
 def make_agent(agent: str | AgentConfig):

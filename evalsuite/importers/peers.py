@@ -1,0 +1,65 @@
+"""The peers' own graders, by domain, for the audit's probes: where a peer's check accepts what ours rejects.
+
+τ²-bench retail: the database part of tau2's reward (the DB hash after the trial equals the hash after the gold
+actions). AgentDojo banking: the task's utility check (or an injection task's security check) as SPEC.md §4 states it.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from evalsuite.core.records import TaskRecord
+from evalsuite.domains.agentdojo_banking.environment import from_rows
+from evalsuite.domains.tau2_retail import tau2_hash
+from evalsuite.importers.agentdojo.peer_checks import peer_check
+from evalsuite.worlds.world import TrialWorld, World
+
+PeerCheck = Callable[[TaskRecord, TrialWorld, str], bool]
+
+
+def _agentdojo(world: World) -> PeerCheck:
+    seed = world.initial_rows
+
+    def check(task: TaskRecord, trial: TrialWorld, final: str) -> bool:
+        return peer_check(task.task_id)(final, _pre(world, seed, task), from_rows(trial.rows()))
+
+    return check
+
+
+def _pre(world: World, seed: dict[str, list[tuple]], task: TaskRecord):
+    """The environment the peer's check calls `pre`: the seed, with an attack's text in place where there is one."""
+    if task.attack is None:
+        return from_rows(seed)
+    rows = {t: list(r) for t, r in seed.items()}
+    for place in task.attack.rows:
+        schema = world.schemas[place.table]
+        key = tuple(place.key[k] for k in schema.key)
+        at = [schema.columns.index(k) for k in schema.key]
+        col = schema.columns.index(place.column)
+        rows[place.table] = [r if tuple(r[i] for i in at) != key else (*r[:col], place.value, *r[col + 1:])
+                             for r in rows[place.table]]
+    return from_rows(rows)
+
+
+def _tau2(world: World) -> PeerCheck:
+    hasher = tau2_hash.Tau2Hasher(world)
+    gold: dict[str, str] = {}
+
+    def check(task: TaskRecord, trial: TrialWorld, final: str) -> bool:
+        now = hasher.hash(trial)  # before the gold replay below resets the world under this trial
+        if task.task_id not in gold:
+            replay = world.reset(task.role)
+            for call in task.solution_calls():
+                replay.call(call.tool, call.arguments)
+            gold[task.task_id] = hasher.hash(replay)
+        return now == gold[task.task_id]
+
+    return check
+
+
+PEERS: dict[str, Callable[[World], PeerCheck]] = {"agentdojo_banking": _agentdojo, "tau2_retail": _tau2}
+
+
+def peer_grader(world: World) -> PeerCheck | None:
+    """The peer's grader for an imported suite's world, or None for a suite of our own."""
+    make = PEERS.get(world.domain.name)
+    return make(world) if make else None
