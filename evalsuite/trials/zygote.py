@@ -130,12 +130,27 @@ def learn(listing: str) -> None:
             continue
 
 
-def clear(folder: str) -> None:
+def clear(folder: str, mounts: list[str] | None = None) -> None:
+    """Empty a trial's private folder. What the sandbox mounted into it stays: when the harness's interpreter or
+    venv live below /tmp (a checkout in /tmp), their read-only mounts sit inside the private /tmp. Folders that only
+    lead to a mount are cleared around it, so no file a trial wrote there reaches the next."""
+    mounts = _mount_points() if mounts is None else mounts
     for entry in os.scandir(folder):
-        if entry.is_dir(follow_symlinks=False):
-            shutil.rmtree(entry.path)
+        path = entry.path
+        if path in mounts:
+            continue
+        if any(m.startswith(path + "/") for m in mounts):
+            clear(path, mounts)
+        elif entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(path)
         else:
-            os.unlink(entry.path)
+            os.unlink(path)
+
+
+def _mount_points() -> list[str]:
+    """Every mount point this process sees (field 5 of /proc/self/mountinfo, with its octal escapes undone)."""
+    with open("/proc/self/mountinfo") as f:
+        return [line.split()[4].encode().decode("unicode_escape") for line in f]
 
 
 def tail(path: str) -> str:
