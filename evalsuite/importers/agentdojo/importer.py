@@ -267,8 +267,6 @@ def _write_suite(out: Path) -> None:
     load_spec(out / "suite.yaml")  # every path it names must exist
 
 
-
-
 def export_state(out_dir: Path, task_id: str, dest: Path) -> BankingEnvironment:
     """Write the environment after task `task_id`'s reference solution as the peer dumps it (its model in JSON mode)."""
     out_dir = Path(out_dir)

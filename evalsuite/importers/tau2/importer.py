@@ -191,8 +191,6 @@ def _write_suite(out: Path, tables: list[str], simulator: Simulator) -> None:
     load_spec(out / "suite.yaml")  # every path it names must exist
 
 
-
-
 def export_state(out_dir: Path, task_id: str, dest: Path) -> str:
     """Write the state after task `task_id`'s gold actions as db.json-shaped JSON; returns its tau2 hash."""
     out_dir = Path(out_dir)
