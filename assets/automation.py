@@ -6,7 +6,7 @@
 - `<suite>__new_release` registers a newly released version (and the spec's
   agent configs) as dynamic partitions and requests one trial run per agent.
 - `evalsuite_automation` evaluates the assets' AutomationConditions (scorecards
-  once every agent's traces are in; nothing past a blocking check that failed).
+  once every agent's traces are in; nothing past a gate that has not passed).
 """
 
 import json

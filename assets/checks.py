@@ -1,9 +1,11 @@
-"""The gates as blocking asset checks with ERROR severity that always emit a result.
+"""The gates as asset checks that always emit a result: ERROR when the gate blocks.
 
 Each check is one entry of the gate registry (evalsuite.pipeline.registry): its
 name, description and judge. Task-level gates that fail within the quarantine
 the spec allows report WARN (the tasks are quarantined and the release goes
-ahead without them); beyond it, ERROR, which stops everything downstream in the run.
+ahead without them); beyond it, ERROR. An ERROR does not fail the run: every
+stage below refuses the blocked input itself and is held back, not run, with
+the gate's reason (assets/held_back.py), so Dagster's own blocking is not used.
 """
 
 import dagster as dg
@@ -16,7 +18,7 @@ from evalsuite.sourcing.spec import SuiteSpec
 
 
 def gate_check(spec: SuiteSpec, asset_key: dg.AssetKey, gate: Gate) -> dg.AssetChecksDefinition:
-    @dg.asset_check(asset=asset_key, name=gate.name, blocking=True, description=gate.description)
+    @dg.asset_check(asset=asset_key, name=gate.name, description=f"Gate: {gate.description}")
     def _check(home: EvalsuiteHome) -> dg.AssetCheckResult:
         v = registry.judge(gate.name, spec, home.paths(spec))
         severity = dg.AssetCheckSeverity.WARN if not v.passed and not v.blocking else dg.AssetCheckSeverity.ERROR

@@ -73,7 +73,7 @@ def _demo_key(g) -> None:
 
 def _print_gates(out: driver.BuildOutcome, spec) -> None:
     """In build order (the gate registry's), with the stage each guards; a gate that never ran says so."""
-    table = Table(title="Gates (blocking asset checks), in build order")
+    table = Table(title="Gates (asset checks), in build order")
     for col in ("stage", "gate", "result"):
         table.add_column(col)
     for gate in (gate for stage in registry.BUILD for gate in registry.gates_of(stage.name, spec)):

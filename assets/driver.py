@@ -23,6 +23,7 @@ class BuildOutcome:
     blocked: list[tuple[str, str]] = field(default_factory=list)  # (gate or step, reason)
     checks: dict[str, tuple[bool, str]] = field(default_factory=dict)  # gate -> (passed, severity)
     materialized: list[str] = field(default_factory=list)
+    held_back: list[str] = field(default_factory=list)  # assets not run because a gate blocked their input
 
 
 def execute(defs: dg.Definitions, job: str, instance: dg.DagsterInstance, partition_key: str | None = None,
@@ -44,6 +45,12 @@ def build(defs: dg.Definitions, g: SuiteGraph, instance: dg.DagsterInstance,
             out.checks[e.check_name] = (e.passed, e.severity.value)
             if not e.passed and e.severity == dg.AssetCheckSeverity.ERROR:
                 out.blocked.append((e.check_name, e.description or ""))
+        elif ev.event_type == dg.DagsterEventType.ASSET_OBSERVATION:  # held back by a gate (assets/held_back.py)
+            meta = ev.event_specific_data.asset_observation.metadata
+            if "gate" in meta:
+                out.held_back.append(ev.event_specific_data.asset_observation.asset_key.path[-1])
+                if meta["gate"].value not in dict(out.blocked):
+                    out.blocked.append((meta["gate"].value, meta["gate_reason"].value))
         elif ev.event_type == dg.DagsterEventType.ASSET_MATERIALIZATION:
             m = ev.event_specific_data.materialization
             out.materialized.append(m.asset_key.path[-1])
@@ -54,8 +61,9 @@ def build(defs: dg.Definitions, g: SuiteGraph, instance: dg.DagsterInstance,
             meta = err.metadata if err else {}
             if "gate" in meta:
                 out.blocked.append((meta["gate"].value, meta["reason"].value))
-            elif ev.step_failure_data.error and "blocking asset check" not in ev.step_failure_data.error.message:
+            elif ev.step_failure_data.error:
                 out.blocked.append((ev.step_key, ev.step_failure_data.error.message.strip().splitlines()[-1]))
+    out.success = result.success and not out.blocked
     return out
 
 

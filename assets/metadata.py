@@ -30,8 +30,12 @@ def run_stage(fn: Callable[..., StageOutput], *args: Any) -> StageOutput:
     try:
         return fn(*args)
     except GateError as exc:
-        raise dg.Failure(description=f"gate {exc.gate} blocked: {exc.reason}",
-                         metadata={"gate": exc.gate, "reason": exc.reason}, allow_retries=False) from exc
+        raise gate_failure(exc) from exc
+
+
+def gate_failure(exc: GateError) -> dg.Failure:
+    return dg.Failure(description=f"gate {exc.gate} blocked: {exc.reason}",
+                      metadata={"gate": exc.gate, "reason": exc.reason}, allow_retries=False)
 
 
 def materialized(out: StageOutput) -> dg.MaterializeResult:

@@ -10,23 +10,29 @@ each calls its stage's `run` and returns its content hash as the DataVersion;
 the gates are the blocking checks in assets/checks.py.
 """
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import dagster as dg
 
 from assets.checks import suite_checks
-from assets.metadata import materialized, run_stage, to_metadata
+from assets.held_back import held_back, planned_below, upstream_block
+from assets.metadata import gate_failure, materialized, run_stage, to_metadata
 from assets.resources import EvalsuiteHome, ModelEndpoint
 from evalsuite.deid.rules import DeidError
 from evalsuite.pipeline import code_versions, registry
 from evalsuite.pipeline.locks import suite_lock
-from evalsuite.pipeline.stage import Stage
+from evalsuite.pipeline.stage import GateError, Stage
 from evalsuite.pipeline.stages import generation, leaderboard, scorecard, sources, trials
 from evalsuite.sourcing.spec import SuiteSpec, load_spec
 
-# Materialize when upstream changed, but never past a blocking check that has not passed.
-GATED = dg.AutomationCondition.eager() & dg.AutomationCondition.all_deps_blocking_checks_passed()
+# Materialize when upstream changed, but never past a gate (asset check) that has not passed. The gates do not
+# fail their run (assets/held_back.py), so the condition looks at every check, not Dagster's blocking ones.
+GATES_PASSED = dg.AutomationCondition.all_deps_match(dg.AutomationCondition.all_checks_match(
+    dg.AutomationCondition.check_passed() | dg.AutomationCondition.will_be_requested(), blocking_only=False,
+).with_label("all_gates_passed")).with_label("all_deps_gates_passed")
+GATED = dg.AutomationCondition.eager() & GATES_PASSED
 BUILD_STAGES = [s.name for s in registry.BUILD]
 
 
@@ -38,6 +44,11 @@ class SuiteGraph:
     checks: list = field(default_factory=list)
     agents: "dg.DynamicPartitionsDefinition | None" = None
     versions: "dg.DynamicPartitionsDefinition | None" = None
+
+    def deps(self) -> dict[dg.AssetKey, set[dg.AssetKey]]:
+        """Each asset of the graph and the assets it depends on."""
+        return {k: set(parents) for a in self.assets if isinstance(a, dg.AssetsDefinition)
+                for k, parents in a.asset_deps.items()}
 
     @property
     def trials_group(self) -> str:
@@ -79,16 +90,27 @@ def _stage_asset(g: SuiteGraph, stage: Stage):
     deps = [*stage.deps, *(_generated(spec) if stage.name == "derived_tasks" else [])]
     @dg.asset(name=stage.name, key_prefix=spec.name, group_name=spec.name, deps=[g.key(d) for d in deps],
               code_version=registry.code_version(stage.name, spec), automation_condition=GATED,
-              description=stage.description, kinds=set(stage.kinds))
-    def _asset(home: EvalsuiteHome) -> dg.MaterializeResult:
-        paths = home.paths(spec)
-        with suite_lock(paths):  # per step: a CLI build of the suite in this home waits, and vice versa
-            try:
-                return materialized(run_stage(stage.run, spec, paths))
-            except DeidError as exc:  # a missing key or bad rules: the one line `evalsuite build` prints, no traceback
-                raise dg.Failure(description=str(exc), allow_retries=False) from None
+              description=stage.description, kinds=set(stage.kinds), output_required=False)
+    def _asset(context: dg.AssetExecutionContext, home: EvalsuiteHome) -> Iterator:
+        yield from _gated_step(g, stage, context, home)
 
     return _asset
+
+
+def _gated_step(g: SuiteGraph, stage: Stage, context: dg.AssetExecutionContext, home: EvalsuiteHome) -> Iterator:
+    """Run a build stage; a gate that blocks its input holds it (and every asset below it) back, unrun."""
+    paths = home.paths(g.spec)
+    try:
+        with suite_lock(paths):  # per step: a CLI build of the suite in this home waits, and vice versa
+            out = stage.run(g.spec, paths)
+    except GateError as exc:
+        if not upstream_block(stage, exc):
+            raise gate_failure(exc) from exc
+        yield from held_back(context, planned_below(context, g.key(stage.name), g.deps()), exc)
+        return
+    except DeidError as exc:  # a missing key or bad rules: the one line `evalsuite build` prints, no traceback
+        raise dg.Failure(description=str(exc), allow_retries=False) from None
+    yield materialized(out)
 
 
 def _source_asset(g: SuiteGraph):
@@ -178,10 +200,9 @@ def _generation_assets(g: SuiteGraph) -> list:
 
     @dg.asset(name=stage.name, key_prefix=spec.name, group_name=spec.name, deps=[g.key(d) for d in stage.deps],
               code_version=code_versions.code_version(stage.module, spec.domain, stage.config(spec)),
-              automation_condition=GATED, description=stage.description, kinds=set(stage.kinds))
-    def _asset(home: EvalsuiteHome) -> dg.MaterializeResult:
-        paths = home.paths(spec)
-        with suite_lock(paths):
-            return materialized(run_stage(stage.run, spec, paths))
+              automation_condition=GATED, description=stage.description, kinds=set(stage.kinds),
+              output_required=False)
+    def _asset(context: dg.AssetExecutionContext, home: EvalsuiteHome) -> Iterator:
+        yield from _gated_step(g, stage, context, home)
 
     return [_asset]

@@ -11,15 +11,22 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
+from assets import driver
+from assets.definitions import build_defs
 from assets.demo import lineage_path
+from assets.held_back import NOT_RUN_TAG
+from assets.suite_graph import build_suite_graph
 from evalsuite.pipeline.registry import BUILD, gates_of
 from evalsuite.sourcing.spec import load_spec
 from browser_support import browser_page
-from suite_support import ROOT, SUITE
+from pipeline_support import open_project_instance
+from suite_support import ROOT, SUITE, copy_suite, expire_license
 
 BUILD_ASSETS = ["source_records", "rights_review", "seed_snapshot", "deidentified_snapshot", "policy_documents",
                 "derived_tasks", "acceptance_results", "suite_release"]
@@ -27,7 +34,7 @@ TRIALS = ["trial_traces", "scorecard", "leaderboard"]  # partitioned: their own 
 STAGES = BUILD_ASSETS + TRIALS
 ASSETS_QUERY = """
 { assetNodes { assetKey { path } groupName isPartitioned dependencyKeys { path }
-    assetChecksOrError { ... on AssetChecks { checks { name blocking
+    assetChecksOrError { ... on AssetChecks { checks { name description
       executionForLatestMaterialization { status evaluation { success severity description } } } } } } }
 """
 
@@ -59,19 +66,19 @@ def _wait(what: str, probe, timeout: float = 180):
     raise AssertionError(f"timed out waiting for {what} ({last})")
 
 
-@pytest.fixture
-def webserver(built, tmp_path):
-    """dagster-webserver over the built suite's instance; stopped (its own process group) afterwards."""
+@contextmanager
+def serve(dagster_home: Path, spec: Path, home: Path, log_path: Path) -> Iterator[str]:
+    """dagster-webserver over an instance and a suite; stopped (its own process group) afterwards."""
     port = _free_port()
-    env = {**os.environ, "DAGSTER_HOME": str(built.dagster_home), "EVALSUITE_SUITES": str(built.suite.spec),
-           "EVALSUITE_HOME": str(built.suite.home)}
-    log = open(tmp_path / "webserver.log", "w")
+    env = {**os.environ, "DAGSTER_HOME": str(dagster_home), "EVALSUITE_SUITES": str(spec), "EVALSUITE_HOME": str(home)}
+    log = open(log_path, "w")
     proc = subprocess.Popen([str(Path(sys.executable).parent / "dagster-webserver"), "-h", "127.0.0.1", "-p", str(port),
                              "-w", "workspace.yaml"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
         _wait("/server_info", lambda: proc.poll() is None and _get(f"{base}/server_info"))
+        _wait("the code location to load", lambda: _loaded(base))
         yield base
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
@@ -80,6 +87,12 @@ def webserver(built, tmp_path):
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
         log.close()
+
+
+@pytest.fixture
+def webserver(built, tmp_path):
+    with serve(built.dagster_home, built.suite.spec, built.suite.home, tmp_path / "webserver.log") as base:
+        yield base
 
 
 def _loaded(base: str) -> bool:
@@ -100,7 +113,6 @@ def readme_lineage_path() -> str:
 
 
 def test_ui_shows_the_suite_graph_checks_and_lineage(webserver, built, tmp_path):
-    _wait("the code location to load", lambda: _loaded(webserver))
     nodes = _get(f"{webserver}/graphql", {"query": ASSETS_QUERY})["data"]["assetNodes"]
     suite = {n["assetKey"]["path"][1]: n for n in nodes if n["assetKey"]["path"][0] == SUITE}
     assert set(STAGES) <= set(suite)  # other engineers' assets (generated_tasks, evidence_site) may join them
@@ -114,7 +126,7 @@ def test_ui_shows_the_suite_graph_checks_and_lineage(webserver, built, tmp_path)
     checks = {c["name"]: c for n in suite.values() for c in (n["assetChecksOrError"] or {}).get("checks", [])}
     spec = load_spec(ROOT / "suites" / f"{SUITE}.yaml")
     applied = {g.name for stage in BUILD for g in gates_of(stage.name, spec)}
-    assert set(checks) == applied and all(c["blocking"] for c in checks.values())
+    assert set(checks) == applied and all(c["description"].startswith("Gate: ") for c in checks.values())
     latest = {name: c["executionForLatestMaterialization"] for name, c in checks.items()}
     assert all(e and e["status"] == "SUCCEEDED" and e["evaluation"]["success"] for e in latest.values()), latest
     nux = _get(f"{webserver}/graphql", {"query": "{ shouldShowNux }"})["data"]["shouldShowNux"]
@@ -176,3 +188,40 @@ def _labelled(stage: str, text: str) -> bool:
     cut = (line.partition("…") for line in text.splitlines() if "…" in line)
     return stage in text.splitlines() or any(head and stage.startswith(head) and stage.endswith(tail)
                                              for head, _, tail in cut)
+
+
+LATEST = """query ($keys: [AssetKeyInput!]!) { assetsLatestInfo(assetKeys: $keys) {
+    assetKey { path } latestMaterialization { runId } latestRun { id status tags { key value } } } }"""
+
+
+def test_a_blocked_build_leaves_the_assets_below_the_gate_not_run_with_its_reason(tmp_path):
+    """Dagster shows every asset a failed run planned as "Failed"; a gate that blocks must not fail the run, and
+    the assets below it say they were not run, and why."""
+    spec = copy_suite(tmp_path / "suite")
+    expire_license(spec)
+    graph = build_suite_graph(spec)
+    with open_project_instance(tmp_path / "dagster") as instance:
+        out = driver.build(build_defs([graph], home=tmp_path / "home"), graph, instance)
+    below = ["seed_snapshot", "deidentified_snapshot", "derived_tasks", "acceptance_results", "suite_release"]
+    assert not out.success and out.blocked == [("rights_cleared", "erp_ap_export: expired license on 2020-01-01")]
+    assert out.held_back == below
+
+    with serve(tmp_path / "dagster", spec, tmp_path / "home", tmp_path / "webserver.log") as base:
+        keys = [{"path": [SUITE, s]} for s in ["rights_review", *below]]
+        info = {i["assetKey"]["path"][1]: i for i in _get(f"{base}/graphql", {
+            "query": LATEST, "variables": {"keys": keys}})["data"]["assetsLatestInfo"]}
+        nodes = _get(f"{base}/graphql", {"query": ASSETS_QUERY})["data"]["assetNodes"]
+        with browser_page() as page:
+            page.goto(f"{base}/assets/{SUITE}/derived_tasks", wait_until="domcontentloaded")
+            page.get_by_text("Never materialized").first.wait_for(timeout=60_000)
+            page.get_by_text("gate rights_cleared blocked").first.wait_for(timeout=60_000)
+            derived_page = page.inner_text("body")
+    run = info["rights_review"]["latestRun"]
+    assert run["status"] == "SUCCESS" and {"key": NOT_RUN_TAG, "value": "rights_cleared"} in run["tags"]
+    assert all(info[s]["latestRun"]["id"] == run["id"] and info[s]["latestMaterialization"] is None for s in below)
+    checks = {c["name"]: c["executionForLatestMaterialization"] for n in nodes if n["assetKey"]["path"][0] == SUITE
+              for c in (n["assetChecksOrError"] or {}).get("checks", [])}
+    assert checks["rights_cleared"]["evaluation"] == {
+        "success": False, "severity": "ERROR", "description": "erp_ap_export: expired license on 2020-01-01"}
+    assert "Failed" not in derived_page
+    assert "gate rights_cleared blocked: erp_ap_export: expired license on 2020-01-01" in derived_page
