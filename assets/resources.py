@@ -27,7 +27,8 @@ class EvalsuiteHome(dg.ConfigurableResource):
 class ModelEndpoint(dg.ConfigurableResource):
     """The OpenAI-compatible endpoint of `openai` agents, configured from environment variables with dg.EnvVar
     (see from_env): Dagster resolves the key in the run process and shows only the variable's name in the UI and
-    the run config; the key goes to the SDK client and nowhere else (no metadata, trace, log line or agent config).
+    the run config; the key goes to the SDK client (in the run process, and in the trial pool's workers through
+    their start-up arguments) and nowhere else (no metadata, trace, log line or agent config).
     An agent config's own base_url wins over base_url here."""
 
     api_key: str = ""

@@ -32,6 +32,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import NamedTuple
 
 from evalsuite.core.identity import AgentConfig
+from evalsuite.trials.agents.openai_agent import Endpoint, adopt_endpoint, current_endpoint
 from evalsuite.worlds.ref import WorldRef
 from evalsuite.trials.jobs import Job, Stamp, build_agent, crash_record, load_factory, run_job
 from evalsuite.core.records import TaskRecord
@@ -58,7 +59,8 @@ Emit = Callable[[TrialRecord], None]
 def run_pool(world: WorldRef, tasks: list[TaskRecord], chunks: list[Chunk], configs: dict[str, AgentConfig],
              stamps: dict[str, Stamp], workers: int, factory: str | None, emit: Emit) -> None:
     init = (world.model_dump_json(), json.dumps([t.model_dump(mode="json") for t in tasks]),
-            json.dumps({name: c.model_dump(mode="json") for name, c in configs.items()}), factory)
+            json.dumps({name: c.model_dump(mode="json") for name, c in configs.items()}), factory,
+            current_endpoint())  # the Dagster resource's settings: a worker does not inherit the context var
     pending, suspects = deque(chunks), deque()
     while pending or suspects:
         isolating = bool(suspects)
@@ -124,7 +126,8 @@ def _context() -> multiprocessing.context.BaseContext:
 _STATE: dict = {}
 
 
-def _init_worker(world_json: str, tasks_json: str, configs_json: str, factory: str | None) -> None:
+def _init_worker(world_json: str, tasks_json: str, configs_json: str, factory: str | None,
+                 model_endpoint: Endpoint) -> None:
     """Open the world, index the tasks and read the agent configs once per process.
 
     A failure is kept, not raised: a raising initializer only shows up as a
@@ -135,6 +138,7 @@ def _init_worker(world_json: str, tasks_json: str, configs_json: str, factory: s
     if parent is not None:
         threading.Thread(target=_exit_with_parent, args=(parent.sentinel,), daemon=True).start()
     try:
+        adopt_endpoint(model_endpoint)
         _STATE["world"] = WorldRef.model_validate_json(world_json).open()
         _STATE["tasks"] = {t["task_id"]: TaskRecord.model_validate(t) for t in json.loads(tasks_json)}
         _STATE["configs"] = {n: AgentConfig.model_validate(c) for n, c in json.loads(configs_json).items()}

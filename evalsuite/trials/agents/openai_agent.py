@@ -56,13 +56,22 @@ _ENDPOINT: ContextVar[Endpoint] = ContextVar("evalsuite_openai_endpoint", defaul
 
 @contextmanager
 def endpoint(settings: Endpoint) -> Iterator[None]:
-    """Agents built inside this block (in this thread) use these endpoint settings. Worker processes of a pool
-    do not inherit them and read the environment instead."""
+    """Agents built inside this block (in this thread) use these endpoint settings; a trial pool started inside
+    it hands them to its workers (evalsuite.trials.pool)."""
     token = _ENDPOINT.set(settings)
     try:
         yield
     finally:
         _ENDPOINT.reset(token)
+
+
+def current_endpoint() -> Endpoint:
+    return _ENDPOINT.get()
+
+
+def adopt_endpoint(settings: Endpoint) -> None:
+    """A pool worker's: every agent this process builds from now on uses its parent's endpoint settings."""
+    _ENDPOINT.set(settings)
 
 
 class OpenAIAgent:
