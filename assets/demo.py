@@ -41,6 +41,8 @@ def main(suite: str = "ap_exceptions") -> int:
         if not out.success:
             for gate, reason in out.blocked:
                 console.print(f"[red]blocked at {gate}[/]: {reason}")
+            if out.held_back:
+                console.print(f"not run (held back by the gate): {', '.join(out.held_back)}")
             return 1
         console.print(f"release: [bold]{out.release}[/] (version {out.version})")
         _print_acceptance(paths.acceptance / "audit.json")
@@ -53,7 +55,8 @@ def main(suite: str = "ap_exceptions") -> int:
                   f"leaderboard: {paths.runs / 'leaderboard.md'}")
     console.print(f"evidence site (static files; open in a browser): [bold]{site}[/]")
     console.print(f"done in {time.perf_counter() - start:.1f} s. Open the UI with [bold]make ui[/], then "
-                  f"http://127.0.0.1:3000{lineage_path(suite)} (asset graph, checks, metadata).")
+                  f"http://127.0.0.1:3000{lineage_path(suite)} (the build: asset graph, checks, metadata) and "
+                  f"http://127.0.0.1:3000{lineage_path(g.trials_group)} (trials, scorecards, leaderboard, site).")
     return 0
 
 

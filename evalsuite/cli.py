@@ -582,6 +582,30 @@ def releases_diff(old: str = typer.Argument(..., help="a release folder, or a ve
     typer.echo(diff_markdown(d) if markdown else "\n".join(diff_lines(d)))
 
 
+@app.command("leaderboard")
+def leaderboard_cmd(spec: Path = typer.Argument(..., help="a suite spec (YAML) with releases scored in Dagster"),
+                    home: Path = HOME,
+                    sort_by: str = typer.Option("pass_k", "--sort-by",
+                                                help="pass_k (best first), cost_per_trial or cost_per_success "
+                                                     "(cheapest first; agents without a price last)")) -> None:
+    """Every agent on every scored release of a suite, newest release first, with cost per trial and per success
+    and ties the paired comparison cannot separate; writes leaderboard.md/.json/.png beside the scorecards."""
+    from evalsuite.core.home import home_dir
+    from evalsuite.pipeline.paths import Paths
+    from evalsuite.pipeline.stages import leaderboard
+    from evalsuite.sourcing.spec import SpecError, load_spec
+
+    with _build_errors():
+        if sort_by not in leaderboard.SORTS:
+            raise typer.BadParameter(f"expected one of {', '.join(leaderboard.SORTS)}", param_hint="--sort-by")
+        suite = load_spec(spec)
+        runs = (Path(home).resolve() if home else home_dir()) / "runs" / suite.name
+        if not any(runs.glob("*/scorecard.json")):  # checked before Paths, which creates the home
+            raise SpecError(f"{runs}: no scored release of suite {suite.name} (the scorecard asset writes one)")
+        out = leaderboard.run(suite, Paths(suite, runs.parent.parent), sort_by)
+    typer.echo(f"{out.metadata['leaderboard']}\n\nleaderboard: {out.metadata['file']}  plot: {out.metadata['plot']}")
+
+
 @app.command("site")
 def site(sources: list[Path] = typer.Argument(..., help="release folders, run folders (`evalsuite run`) or a "
                                                        "release's scorecard folder (runs/<suite>/<version>)"),

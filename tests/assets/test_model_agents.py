@@ -15,11 +15,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import dagster as dg
 import pytest
 import yaml
+from typer.testing import CliRunner
 
 from assets import driver as dagster_driver
 from assets.definitions import build_defs
 from assets.resources import ModelEndpoint
 from assets.suite_graph import build_suite_graph
+from evalsuite.cli import app
 from evalsuite.pipeline import driver
 from evalsuite.pipeline.paths import Paths
 from evalsuite.releases.release import Release
@@ -169,3 +171,15 @@ def test_openai_and_mcp_agents_run_through_the_trial_asset_and_are_scored_with_t
     assert f"{exact.quantize(Decimal('0.000001'))} USD" in board["leaderboard"].value
     leaked = [p for p in [*tmp_path.rglob("*"), *home.rglob("*")] if p.is_file() and SECRET.encode() in p.read_bytes()]
     assert not leaked, leaked
+
+    # the same leaderboard on the command line, from the scorecards the assets wrote
+    cli = CliRunner().invoke(app, ["leaderboard", str(spec), "--home", str(home), "--sort-by", "cost_per_success"])
+    assert cli.exit_code == 0, cli.output
+    rows = [line.split(" | ") for line in cli.output.splitlines() if line.startswith(f"| {version}")]
+    assert [r[1] for r in rows] == ["scripted", "mcp-plain"]
+    assert f"{exact.quantize(Decimal('0.000001'))} USD" in cli.output and "leaderboard.png" in cli.output
+    bad = CliRunner().invoke(app, ["leaderboard", str(spec), "--home", str(home), "--sort-by", "price"])
+    assert bad.exit_code == 2 and "--sort-by" in bad.output and "cost_per_success" in bad.output
+    empty = CliRunner().invoke(app, ["leaderboard", str(spec), "--home", str(tmp_path / "nowhere")])
+    assert empty.exit_code == 2 and "no scored release of suite ap_exceptions" in empty.output
+    assert not (tmp_path / "nowhere").exists()

@@ -105,11 +105,11 @@ def _loaded(base: str) -> bool:
     return bool(entries) and all(e["loadStatus"] == "LOADED" for e in entries)
 
 
-def readme_lineage_path() -> str:
-    """The path of the lineage link the README gives; the demo prints the same one."""
+def readme_lineage_paths() -> tuple[str, str]:
+    """The paths of the README's lineage links, the build's and the trials'; the demo prints the same two."""
     links = re.findall(r"http://127\.0\.0\.1:3000(/\S+/lineage)", (ROOT / "README.md").read_text())
-    assert links and set(links) == {lineage_path(SUITE)}, links
-    return links[0]
+    assert links == [lineage_path(SUITE), lineage_path(f"{SUITE}_trials")], links
+    return links[0], links[1]
 
 
 def test_ui_shows_the_suite_graph_checks_and_lineage(webserver, built, tmp_path):
@@ -133,7 +133,14 @@ def test_ui_shows_the_suite_graph_checks_and_lineage(webserver, built, tmp_path)
 
     shot = tmp_path / "lineage.png"
     with browser_page() as page:
-        page.goto(webserver + readme_lineage_path(), wait_until="domcontentloaded")
+        build_link, trials_link = readme_lineage_paths()
+        page.goto(webserver + trials_link, wait_until="domcontentloaded")
+        if nux:  # "Join the Dagster community" covers the page on a first visit
+            page.get_by_role("button", name="Skip").click(timeout=60_000)
+            nux = False
+        page.get_by_text("evidence_site").first.wait_for(timeout=60_000)
+        trials_text = page.inner_text("body")
+        page.goto(webserver + build_link, wait_until="domcontentloaded")
         if nux:  # "Join the Dagster community" covers the page on a first visit
             page.get_by_role("button", name="Skip").click(timeout=60_000)
         page.get_by_text("suite_release").first.wait_for(timeout=60_000)
@@ -148,6 +155,7 @@ def test_ui_shows_the_suite_graph_checks_and_lineage(webserver, built, tmp_path)
     assert shot.stat().st_size > 10_000
     assert "Join the Dagster community" not in text
     assert "Asset Group in" in text and "Global asset lineage" not in text  # the suite's own graph
+    assert all(_labelled(s, trials_text) for s in TRIALS) and f"{SUITE}_trials" in trials_text
     assert plot_width > 100
     assert not isinstance(launched, str), (f"Materialize all did not start a build: {launched}; partitioned "
                                            f"assets in group {SUITE}: {partitioned_in_build}")
