@@ -9,12 +9,9 @@ peer's check reads the answer, and each reference must pass its own goal.
 """
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import yaml
 from pydantic import BaseModel
 
@@ -28,11 +25,13 @@ from evalsuite.importers.agentdojo import policy as banking_policy
 from evalsuite.importers.agentdojo.peer_checks import peer_check
 from evalsuite.importers.agentdojo.peer_tasks import ALL_TASKS, ATT, PeerTask, overview
 from evalsuite.importers.gold import replay_gold
-from evalsuite.importers.source_files import pinned_files, require_files
+from evalsuite.importers.source_files import pinned_files
+from evalsuite.importers.suite_folder import (IMPORTED_USES, replay_reference, write_parquet, write_rights,
+                                              write_suite, written_files)
 from evalsuite.sourcing.policies import load_policy
-from evalsuite.sourcing.rights import RightsManifest, load_manifest
-from evalsuite.sourcing.spec import Acceptance, Derivation, SuiteSpec, Sources, TableSource, dump_spec, load_spec
-from evalsuite.tasks.taskfile import read_tasks, write_tasks
+from evalsuite.sourcing.rights import RightsManifest
+from evalsuite.sourcing.spec import Acceptance
+from evalsuite.tasks.taskfile import write_tasks
 from evalsuite.trials.attacks import attack_effect, place_attack
 from evalsuite.worlds.world import TrialWorld, World
 
@@ -86,10 +85,10 @@ def import_agentdojo_banking(src: Path, out: Path, pinned: dict[str, str] | None
     out.mkdir(parents=True, exist_ok=True)
     env = load_environment(src / "environment.yaml", src / "injection_vectors.yaml")
     rows = to_rows(env)
-    _write_parquet(rows, out / "source")
+    write_parquet(DOMAIN, rows, out / "source")
     for name in ("environment.yaml", "injection_vectors.yaml", "LICENSE"):
         shutil.copyfile(src / name, out / name)
-    _write_rights(out)
+    write_rights(out, MANIFEST, RIGHTS_HEADER)
     (out / "policy.md").write_text(banking_policy.TEXT)
     policy = load_policy(out / "policy.md").as_policy()
     world = build_world(env, out / "world.sqlite")
@@ -107,12 +106,11 @@ def import_agentdojo_banking(src: Path, out: Path, pinned: dict[str, str] | None
                          src)
     write_tasks(out / "tasks.jsonl", tasks + pairs)
     (out / "canary.sqlite").unlink()
-    _write_suite(out)
-    files = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and p.name != "import_report.json")
+    write_suite(out, SUITE, DOMAIN.name, DOMAIN.tables, Acceptance(reference_trials=4, max_quarantined_fraction=0.5))
     report = ImportReport(out=str(out), source_sha256=sha, rows={t: len(r) for t, r in rows.items()},
                           world_sha256=world.seed_sha256, tasks=len(tasks), attack_pairs=len(pairs),
                           noop_gold_tasks=[t.task_id for t in tasks if not t.goal_state.requires_write],
-                          peer_check_on_gold=gold_ok, peer_check_on_noop=noop_ok, files=files + ["import_report.json"])
+                          peer_check_on_gold=gold_ok, peer_check_on_noop=noop_ok, files=written_files(out))
     (out / "import_report.json").write_text(report.model_dump_json(indent=2))
     return report
 
@@ -237,47 +235,15 @@ def _prove_live(world: World, task: TaskRecord) -> None:
                              f"{utility} after {len(calls)} call(s)")
 
 
-def _write_parquet(rows: dict[str, list[dict]], dest: Path) -> None:
-    dest.mkdir(parents=True, exist_ok=True)
-    for name, table in DOMAIN.tables.items():
-        meta = {"primary_key": json.dumps([c.name for c in table.primary_key.columns])}
-        arrow = pa.Table.from_pylist(rows[name]).replace_schema_metadata(meta)
-        pq.write_table(arrow, dest / f"{name}.parquet")
-
-
-def _write_rights(out: Path) -> None:
-    manifest = RightsManifest(source=SUITE, license_ref=LICENSE_REF, licensor="the AgentDojo authors",
-                              permitted_uses={"build_environments", "derive_tasks", "redistribute"},
-                              personal_data=False, deidentification_required=False, synthetic_columns=SYNTHETIC)
-    header = ("# AgentDojo banking data, MIT license: the full text is in LICENSE beside this file.\n"
-              "# No personal data: the user, IBANs and files of environment.yaml are invented by the benchmark.\n")
-    (out / "rights.yaml").write_text(header + yaml.safe_dump(manifest.model_dump(mode="json"), sort_keys=False))
-    if load_manifest(out / "rights.yaml") != manifest:
-        raise ValueError(f"{out / 'rights.yaml'}: does not read back as written")
-
-
-def _write_suite(out: Path) -> None:
-    spec = SuiteSpec(
-        name=SUITE, domain=DOMAIN.name,
-        sources=Sources(name=SUITE, tables={t: TableSource(path=f"source/{t}.parquet") for t in DOMAIN.tables}),
-        rights=["rights.yaml"], needed_uses=["build_environments", "derive_tasks", "redistribute"],
-        policies=["policy.md"], derivation=Derivation(tasks="tasks.jsonl"),
-        acceptance=Acceptance(reference_trials=4, max_quarantined_fraction=0.5), base_dir=out)
-    dump_spec(spec, out / "suite.yaml")
-    load_spec(out / "suite.yaml")  # every path it names must exist
+MANIFEST = RightsManifest(source=SUITE, license_ref=LICENSE_REF, licensor="the AgentDojo authors",
+                          permitted_uses=IMPORTED_USES, personal_data=False, deidentification_required=False,
+                          synthetic_columns=SYNTHETIC)
+RIGHTS_HEADER = ("# AgentDojo banking data, MIT license: the full text is in LICENSE beside this file.\n"
+                 "# No personal data: the user, IBANs and files of environment.yaml are invented by the benchmark.\n")
 
 
 def export_state(out_dir: Path, task_id: str, dest: Path) -> BankingEnvironment:
     """Write the environment after task `task_id`'s reference solution as the peer dumps it (its model in JSON mode)."""
-    out_dir = Path(out_dir)
-    require_files(out_dir, ("world.sqlite", "tasks.jsonl"), AgentDojoInputError)
-    world = World(DOMAIN, out_dir / "world.sqlite")
-    task = next((t for t in read_tasks(out_dir / "tasks.jsonl") if t.task_id == task_id), None)
-    if task is None:
-        raise AgentDojoInputError(f"{out_dir / 'tasks.jsonl'}: no task {task_id!r}")
-    trial = world.reset(task.role)
-    for call in task.solution_calls():
-        trial.call(call.tool, call.arguments)
-    env = from_rows(trial.rows())
+    env = from_rows(replay_reference(out_dir, DOMAIN, task_id, AgentDojoInputError).rows())
     Path(dest).write_text(env.model_dump_json())
     return env

@@ -13,11 +13,8 @@ import datetime as dt
 import json
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
-import yaml
 from pydantic import BaseModel
 from sqlalchemy import Boolean, Float, Integer
 
@@ -25,14 +22,16 @@ from evalsuite.grading.grader import grade_trial
 from evalsuite.domains.tau2_retail import DOMAIN, build_world, tau2_hash
 from evalsuite.domains.tau2_retail.convert import from_nested, to_nested
 from evalsuite.importers.gold import GoldReplayError
-from evalsuite.importers.source_files import pinned_files, require_files
+from evalsuite.importers.source_files import pinned_files
+from evalsuite.importers.suite_folder import (IMPORTED_USES, replay_reference, write_parquet, write_rights,
+                                              write_suite, written_files)
 from evalsuite.importers.tau2.policy import clause_ids, versioned_policy
 from evalsuite.importers.tau2.tasks import task_record
 from evalsuite.sourcing.policies import load_policy
 from evalsuite.core.records import Policy, Simulator, SuiteRef, TaskRecord
-from evalsuite.sourcing.rights import RightsManifest, load_manifest
-from evalsuite.sourcing.spec import Acceptance, Derivation, SuiteSpec, TableSource, Sources, dump_spec, load_spec
-from evalsuite.tasks.taskfile import read_tasks, write_tasks
+from evalsuite.sourcing.rights import RightsManifest
+from evalsuite.sourcing.spec import Acceptance
+from evalsuite.tasks.taskfile import write_tasks
 from evalsuite.worlds.world import World
 
 SUITE = "tau2_retail"
@@ -80,8 +79,9 @@ def import_tau2_retail(src: Path, out: Path, simulator: Simulator = DEFAULT_SIMU
     out.mkdir(parents=True, exist_ok=True)
     db = json.loads((src / "db.json").read_text())
     rows = from_nested(db)
-    _write_parquet(rows, out / "source")
-    _write_rights(src, out)
+    write_parquet(DOMAIN, rows, out / "source", _arrow_type)
+    write_rights(out, MANIFEST, RIGHTS_HEADER)
+    shutil.copyfile(src / "LICENSE", out / "LICENSE")
     policy_md = (src / "policy.md").read_text()
     (out / "policy.md").write_text(versioned_policy(
         policy_md, doc="tau2_retail_policy", version=SUITE_VERSION, effective_from=POLICY_EFFECTIVE_FROM,
@@ -94,11 +94,10 @@ def import_tau2_retail(src: Path, out: Path, simulator: Simulator = DEFAULT_SIMU
         raise ValueError(f"tau2 hash of the built world {initial} != tau2's initial hash {tau2_hash.INITIAL_HASH}")
     tasks, report_bits = _tasks(src, world, policy, clause_ids(policy_md), simulator)
     write_tasks(out / "tasks.jsonl", tasks)
-    _write_suite(out, sorted(rows), simulator)
-    files = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and p.name != "import_report.json")
+    write_suite(out, SUITE, DOMAIN.name, sorted(rows), Acceptance(reference_trials=8), simulator)
     report = ImportReport(out=str(out), source_sha256=sha, rows={t: len(r) for t, r in rows.items()},
                           initial_tau2_hash=initial, world_sha256=world.seed_sha256, tasks=len(tasks),
-                          files=files + ["import_report.json"], **report_bits)
+                          files=written_files(out), **report_bits)
     (out / "import_report.json").write_text(report.model_dump_json(indent=2))
     return report
 
@@ -150,58 +149,24 @@ def _splits(splits: dict[str, list[str]], ids: list[str]) -> dict[str, str]:
 _ARROW = {Integer: pa.int64(), Float: pa.float64(), Boolean: pa.bool_()}
 
 
-def _write_parquet(rows: dict[str, list[dict[str, Any]]], dest: Path) -> None:
-    """One Parquet file per table, typed from the schema; the primary key goes into the file metadata."""
-    dest.mkdir(parents=True, exist_ok=True)
-    for name, table in DOMAIN.tables.items():
-        # JSON columns are text already; the int-or-float column is all null in the seed, so float64 loses nothing.
-        fields = [pa.field(c.name, next((t for k, t in _ARROW.items() if isinstance(c.type, k)),
-                                        pa.float64() if c.name == "exchange_price_difference" else pa.string()))
-                  for c in table.columns]
-        meta = {"primary_key": json.dumps([c.name for c in table.primary_key.columns])}
-        arrow = pa.Table.from_pylist(rows[name], schema=pa.schema(fields, metadata=meta))
-        pq.write_table(arrow, dest / f"{name}.parquet")
+def _arrow_type(column) -> pa.DataType:
+    # JSON columns are text already; the int-or-float column is all null in the seed, so float64 loses nothing.
+    return next((t for k, t in _ARROW.items() if isinstance(column.type, k)),
+                pa.float64() if column.name == "exchange_price_difference" else pa.string())
 
 
 # tau2's generated users: they look personal (the personal-data scan flags them), so the manifest names them.
 SYNTHETIC = ["users.first_name", "users.last_name", "users.email", "users.address1", "users.address2",
              "orders.address1", "orders.address2"]
-
-
-def _write_rights(src: Path, out: Path) -> None:
-    manifest = RightsManifest(source=SUITE, license_ref=LICENSE_REF, licensor="Sierra Research",
-                              permitted_uses={"build_environments", "derive_tasks", "redistribute"},
-                              personal_data=False, deidentification_required=False, synthetic_columns=SYNTHETIC)
-    header = ("# tau2-bench retail data, MIT license: the full text is in LICENSE beside this file.\n"
-              "# No personal data: user names, emails and addresses in db.json are synthetic.\n")
-    (out / "rights.yaml").write_text(header + yaml.safe_dump(manifest.model_dump(mode="json"), sort_keys=False))
-    shutil.copyfile(src / "LICENSE", out / "LICENSE")
-    if load_manifest(out / "rights.yaml") != manifest:
-        raise ValueError(f"{out / 'rights.yaml'}: does not read back as written")
-
-
-def _write_suite(out: Path, tables: list[str], simulator: Simulator) -> None:
-    spec = SuiteSpec(
-        name=SUITE, domain=DOMAIN.name,
-        sources=Sources(name=SUITE, tables={t: TableSource(path=f"source/{t}.parquet") for t in tables}),
-        rights=["rights.yaml"], needed_uses=["build_environments", "derive_tasks", "redistribute"],
-        policies=["policy.md"], derivation=Derivation(tasks="tasks.jsonl"),
-        acceptance=Acceptance(reference_trials=8), simulator=simulator, base_dir=out)
-    dump_spec(spec, out / "suite.yaml")
-    load_spec(out / "suite.yaml")  # every path it names must exist
+MANIFEST = RightsManifest(source=SUITE, license_ref=LICENSE_REF, licensor="Sierra Research",
+                          permitted_uses=IMPORTED_USES, personal_data=False, deidentification_required=False,
+                          synthetic_columns=SYNTHETIC)
+RIGHTS_HEADER = ("# tau2-bench retail data, MIT license: the full text is in LICENSE beside this file.\n"
+                 "# No personal data: user names, emails and addresses in db.json are synthetic.\n")
 
 
 def export_state(out_dir: Path, task_id: str, dest: Path) -> str:
     """Write the state after task `task_id`'s gold actions as db.json-shaped JSON; returns its tau2 hash."""
-    out_dir = Path(out_dir)
-    require_files(out_dir, ("world.sqlite", "tasks.jsonl"), Tau2InputError)
-    world = World(DOMAIN, out_dir / "world.sqlite")
-    task = next((t for t in read_tasks(out_dir / "tasks.jsonl") if t.task_id == str(task_id)), None)
-    if task is None:
-        raise Tau2InputError(f"{out_dir / 'tasks.jsonl'}: no task {task_id!r}")
-    trial = world.reset(task.role)
-    for call in task.solution_calls():
-        trial.call(call.tool, call.arguments)  # failing gold actions change nothing, as in tau2
-    rows = trial.rows()
+    rows = replay_reference(out_dir, DOMAIN, task_id, Tau2InputError).rows()
     Path(dest).write_text(json.dumps(to_nested(rows), indent=4))
     return tau2_hash.hash_rows(rows)

@@ -1,0 +1,77 @@
+"""The suite folder every importer writes, and reads back: the seed tables as Parquet, the rights manifest, the
+suite spec, the list of files written, and a task's reference replayed on the folder's world (export-state)."""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import yaml
+from sqlalchemy import Column
+
+from evalsuite.core.records import Simulator
+from evalsuite.importers.source_files import require_files
+from evalsuite.sourcing.rights import RightsManifest, load_manifest
+from evalsuite.sourcing.spec import Acceptance, Derivation, SuiteSpec, Sources, TableSource, dump_spec, load_spec
+from evalsuite.tasks.taskfile import read_tasks
+from evalsuite.worlds.domain import Domain
+from evalsuite.worlds.world import TrialWorld, World
+
+IMPORTED_USES = {"build_environments", "derive_tasks", "redistribute"}  # what a public benchmark's license allows
+REPORT = "import_report.json"
+
+
+def write_parquet(domain: Domain, rows: dict[str, list[dict[str, Any]]], dest: Path,
+                  arrow_type: Callable[[Column], pa.DataType] | None = None) -> None:
+    """One Parquet file per table of the domain, the primary key in the file metadata; column types from
+    `arrow_type` when given, else inferred from the rows."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for name, table in domain.tables.items():
+        meta = {"primary_key": json.dumps([c.name for c in table.primary_key.columns])}
+        if arrow_type is None:
+            arrow = pa.Table.from_pylist(rows[name]).replace_schema_metadata(meta)
+        else:
+            schema = pa.schema([pa.field(c.name, arrow_type(c)) for c in table.columns], metadata=meta)
+            arrow = pa.Table.from_pylist(rows[name], schema=schema)
+        pq.write_table(arrow, dest / f"{name}.parquet")
+
+
+def write_rights(out: Path, manifest: RightsManifest, header: str) -> None:
+    """rights.yaml under a comment header; refused unless it reads back as the manifest written."""
+    (out / "rights.yaml").write_text(header + yaml.safe_dump(manifest.model_dump(mode="json"), sort_keys=False))
+    if load_manifest(out / "rights.yaml") != manifest:
+        raise ValueError(f"{out / 'rights.yaml'}: does not read back as written")
+
+
+def write_suite(out: Path, name: str, domain: str, tables: Iterable[str], acceptance: Acceptance,
+                simulator: Simulator | None = None) -> None:
+    """suite.yaml over the folder's source tables, rights, policy and imported tasks; every path it names must
+    exist (it is loaded back)."""
+    spec = SuiteSpec(
+        name=name, domain=domain,
+        sources=Sources(name=name, tables={t: TableSource(path=f"source/{t}.parquet") for t in tables}),
+        rights=["rights.yaml"], needed_uses=sorted(IMPORTED_USES), policies=["policy.md"],
+        derivation=Derivation(tasks="tasks.jsonl"), acceptance=acceptance, simulator=simulator, base_dir=out)
+    dump_spec(spec, out / "suite.yaml")
+    load_spec(out / "suite.yaml")
+
+
+def written_files(out: Path) -> list[str]:
+    """Every file of the folder, relative, the import report included."""
+    return sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and p.name != REPORT) + [REPORT]
+
+
+def replay_reference(out_dir: Path, domain: Domain, task_id: str, error: type[Exception]) -> TrialWorld:
+    """The folder's world after task `task_id`'s reference calls (failing calls change nothing, as in the peers)."""
+    out_dir = Path(out_dir)
+    require_files(out_dir, ("world.sqlite", "tasks.jsonl"), error)
+    task = next((t for t in read_tasks(out_dir / "tasks.jsonl") if t.task_id == str(task_id)), None)
+    if task is None:
+        raise error(f"{out_dir / 'tasks.jsonl'}: no task {task_id!r}")
+    trial = World(domain, out_dir / "world.sqlite").reset(task.role)
+    for call in task.solution_calls():
+        trial.call(call.tool, call.arguments)
+    return trial
