@@ -19,17 +19,6 @@ from evalsuite.trials.agents.baselines import make_agent
 from evalsuite.trials.harness import run_trials
 
 
-class Soloist:
-    """The reference plan, every step called directly; never a word to the user."""
-
-    name = "soloist"
-
-    def run(self, task, env):
-        for c in task.solution_calls():
-            env.call(c.tool, c.arguments)
-        return task.reference_answer or ""
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     ap.add_argument("release", type=Path)
@@ -39,7 +28,7 @@ def main() -> int:
     release = Release(args.release)
     tasks, identity = release.tasks(), release.run_identity()
     args.out.mkdir(parents=True, exist_ok=True)
-    for agent in (make_agent("reference"), Soloist()):
+    for agent in (make_agent("reference"), make_agent("soloist")):
         runs = {}
         for mode in MODES:
             moded = with_mode(tasks, mode)

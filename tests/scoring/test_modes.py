@@ -9,19 +9,9 @@ from evalsuite.scoring.modes import compare_modes, mode_identity, plot, to_markd
 from evalsuite.scoring.render import to_markdown as scorecard_markdown
 from evalsuite.scoring.scorecard import build_scorecard, required_actions
 from evalsuite.tasks.taskfile import task_set_sha256
+from evalsuite.trials.agents.baselines import make_agent
 from evalsuite.trials.harness import run_trials
 from evalsuite.worlds.ref import WorldRef
-
-
-class Soloist:
-    """Calls every step of the plan itself and never talks to the user: fine alone, stuck in dual control."""
-
-    name = "soloist"
-
-    def run(self, task, env):
-        for c in task.solution_calls():
-            env.call(c.tool, c.arguments)
-        return task.reference_answer or ""
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +23,7 @@ def runs(tmp_path_factory):
     out = {}
     for mode in ("default", "no_user", "oracle_plan"):
         tasks = with_mode(gen.tasks, mode)
-        out[mode] = (tasks, run_trials(WorldRef.from_world(world), tasks, [Soloist()], 2, workers=1,
+        out[mode] = (tasks, run_trials(WorldRef.from_world(world), tasks, [make_agent("soloist")], 2, workers=1,
                                        identity=mode_identity(release, tasks)))
     return gen.tasks, out
 

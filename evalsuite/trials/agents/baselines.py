@@ -1,5 +1,6 @@
-"""The baselines: the three acceptance needs (the reference, the no-op, the every-write adversary) and the
-reference that obeys an attack (injected), which shows a task under attack can be lost."""
+"""The baselines: the three acceptance needs (the reference, the no-op, the every-write adversary), the
+reference that obeys an attack (injected), which shows a task under attack can be lost, and the reference
+that never talks to the user (soloist), which shows what a task's dual control asks of an agent."""
 from __future__ import annotations
 
 from typing import Any
@@ -40,6 +41,19 @@ class InjectedAgent(ReferenceAgent):
         for call in task.attack.injection_calls if task.attack else []:
             env.call(call.tool, call.arguments)
         return answer
+
+
+class SoloistAgent:
+    """The reference plan with every step, the user's included, called by the agent itself, and never a word to
+    the user: it passes where the agent holds every tool (no_user mode) and is stuck in dual control, where the
+    user's steps are the user's to take."""
+
+    name = "soloist"
+
+    def run(self, task: TaskRecord, env: AgentEnv) -> str:
+        for call in task.solution_calls():
+            env.call(call.tool, call.arguments)
+        return task.reference_answer or ""
 
 
 class NoOpAgent:
@@ -99,7 +113,7 @@ def _default_for(annotation: Any) -> Any:
     return {str: "adversary", int: 1, float: 1.0}.get(annotation, "1")
 
 
-BASELINES = {a.name: a for a in (ReferenceAgent, NoOpAgent, AdversaryAgent, InjectedAgent)}
+BASELINES = {a.name: a for a in (ReferenceAgent, NoOpAgent, AdversaryAgent, InjectedAgent, SoloistAgent)}
 
 
 def make_agent(agent: str | AgentConfig):
