@@ -62,3 +62,17 @@ def test_money_in_a_goal_is_exact(ap, tmp_path, value, message):
     task["goal_state"]["assertions"][0]["expect"]["total"] = value
     problems = validate_file(write(tmp_path, [task]))
     assert [(p.field, p.message) for p in problems] == [("goal_state.assertions.0.expect.total", message)]
+
+
+@pytest.mark.parametrize("tool, message", [
+    ("refund_invoice", "unknown tool 'refund_invoice' in domain ap_exceptions"),
+    ("__role_lacks__", "is not among the role's tools: the fault would never fire"),
+])
+def test_a_fault_plan_naming_a_tool_the_role_cannot_call_is_refused(ap, tmp_path, tool, message):
+    task = first_write_task(ap)
+    if tool == "__role_lacks__":
+        tool = next(t for t in ap.world.domain.tools if t not in {*task["role"]["read_tools"], *task["role"]["write_tools"]})
+    task["trial_protocol"]["fault_plans"] = [{"name": "p", "faults": [{"tool": tool, "kind": "timeout"}]}]
+    problems = validate_file(write(tmp_path, [task]))
+    assert [p.field for p in problems] == ["trial_protocol.fault_plans.0.faults.0.tool"]
+    assert message in problems[0].message
