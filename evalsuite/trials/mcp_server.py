@@ -29,14 +29,19 @@ from evalsuite.core.records import TaskRecord
 
 TASK_TOOL = "get_task"
 SUBMIT_TOOL = "submit_answer"
+USER_TOOL = "message_user"  # only in a conversation with a user (dual control): the agent's one line to them
 STARTUP_SECONDS = 10.0
 
 
 def task_view(task: TaskRecord, env: AgentEnv) -> dict[str, Any]:
     """What an untrusted agent may see of a task, built field by field: never a dump of the record,
-    so a field added to TaskRecord later (a goal, a reference) cannot leak by default."""
+    so a field added to TaskRecord later (a goal, a reference) cannot leak by default.
+
+    With a user to talk to, the trigger is what the user says when greeted (as every agent hears it first),
+    not the ticket written for the no-user mode; the greeting and the reply are in the trace."""
+    trigger = task.trigger.text if env.user is None else env.user.reply() or ""
     return {"role": task.role.name, "policy_doc": task.policy.doc, "policy_version": task.policy.version,
-            "policy_text": env.policy_text, "trigger_type": task.trigger.type, "trigger_text": task.trigger.text,
+            "policy_text": env.policy_text, "trigger_type": task.trigger.type, "trigger_text": trigger,
             "max_steps": env.max_steps}
 
 
@@ -48,13 +53,19 @@ _HARNESS_TOOLS = [
                input_schema={"type": "object", "properties": {"message": {"type": "string"}},
                              "required": ["message"], "additionalProperties": False}),
 ]
+_USER_TOOL = types.Tool(
+    name=USER_TOOL, description="Send the customer a message and get their reply. Steps on the customer's own "
+                                "device are theirs to take: ask them to.",
+    input_schema={"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"],
+                  "additionalProperties": False})
 
 
 class TrialSession:
     """One trial's MCP server state. Create it inside the event loop (it holds an anyio Event)."""
 
     def __init__(self, env: AgentEnv, view: dict[str, Any]):
-        clash = {t.name for t in _HARNESS_TOOLS} & {t["name"] for t in env.tools}
+        harness = _HARNESS_TOOLS + ([_USER_TOOL] if env.user is not None else [])
+        clash = {t.name for t in harness} & {t["name"] for t in env.tools}
         if clash:
             raise ValueError(f"domain tools {sorted(clash)} clash with the MCP harness tools")
         self.env = env
@@ -63,7 +74,7 @@ class TrialSession:
         self.failure: BaseException | None = None  # BudgetExhausted, or a harness error met while serving a call
         self.ended = anyio.Event()  # set on submit or failure: the runner then stops the agent process
         self._tools = [types.Tool(name=t["name"], description=t["description"], input_schema=t["parameters"])
-                       for t in env.tools] + _HARNESS_TOOLS
+                       for t in env.tools] + harness
         self._schemas = {t.name: t.input_schema for t in self._tools}
 
     def server(self) -> Server:
@@ -87,6 +98,8 @@ class TrialSession:
             self.answer = args["message"]
             self.ended.set()
             return types.CallToolResult(content=[_text("answer recorded; the trial is over")])
+        if name == USER_TOOL and self.env.user is not None:
+            return self._message_user(args)
         try:
             event = self.env.call(name, args)
         except BudgetExhausted as exc:
@@ -97,6 +110,16 @@ class TrialSession:
             result = event.result if isinstance(event.result, str) else json.dumps(event.result, default=str)
             return types.CallToolResult(content=[_text(result)])
         return _error(event.error or event.outcome)
+
+    def _message_user(self, args: dict[str, Any]) -> types.CallToolResult:
+        """One turn of the conversation (in the trace as two message events); as many turns as steps at most."""
+        if not isinstance(args.get("message"), str):
+            return _error("message_user needs a string 'message'")
+        if self.env.user.turns >= self.env.max_steps:
+            return _error(f"the conversation is over: {self.env.max_steps} turns")
+        said = self.env.user.reply(args["message"])
+        return types.CallToolResult(content=[_text("(the customer has left the conversation)" if said is None
+                                                   else said)])
 
     def _stop(self, exc: BaseException, message: str) -> types.CallToolResult:
         self.failure = exc
@@ -109,6 +132,7 @@ class _NoWorld:
 
     max_steps = 0
     policy_text = ""
+    user = None
 
     def __init__(self, tools: list[dict[str, Any]]):
         self.tools = tools

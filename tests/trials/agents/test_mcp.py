@@ -138,3 +138,32 @@ def _alive(pid: int, wait: float = 2.0) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+def test_in_dual_control_an_external_agent_talks_to_the_user_through_message_user(tmp_path):
+    """An MCP agent gets the user's opening as its trigger and a message_user tool; asking the user to take the
+    steps on their phone solves the task, taking them itself is impossible (the phone's tools are not its)."""
+    from evalsuite.domains.mobile_service.generate import sample_world
+
+    world, gen = sample_world(tmp_path / "world.sqlite", n=9, max_subtasks=1)
+    task = next(t for t in gen.tasks if any(c.actor == "user" for c in t.solution_calls()))
+    steps = [ToolCall(tool="message_user", arguments={"message": f"Please {c.tool.replace('_', ' ')} on your phone."})
+             if c.actor == "user" else c for c in task.solution_calls()]
+    report = tmp_path / "report.json"
+    agent = MCPAgent("mcp:dual", [sys.executable, str(AGENT)], sandbox=UNSEALED,
+                     env={"EVALSUITE_AGENT_PLAN": _plan(steps, task.reference_answer),
+                          "EVALSUITE_AGENT_REPORT": str(report)})
+    result = run_trial(world, task, agent)
+    seen = json.loads(report.read_text())
+    assert result.outcome == "pass", (result.error, result.verdict and result.verdict.failures())
+    assert seen["task"]["trigger_text"] == task.user_scenario.script.opening  # the user's words, not the ticket
+    assert "message_user" in seen["tools"] and not {c.tool for c in task.solution_calls() if c.actor == "user"} \
+        & set(seen["tools"])
+    said = [(e.actor, e.arguments["text"]) for e in result.trace if e.kind == "message"]
+    asked = [s.arguments["message"] for s in steps if s.tool == "message_user"]
+    assert [text for actor, text in said if actor == "agent"][1:] == asked  # after the harness's greeting
+    assert all(not c["is_error"] for c in seen["calls"])
+
+    solo = MCPAgent("mcp:solo", [sys.executable, str(AGENT)], sandbox=UNSEALED,
+                    env={"EVALSUITE_AGENT_PLAN": _plan(task.solution_calls(), task.reference_answer)})
+    assert run_trial(world, task, solo).outcome == "fail"  # the phone's steps are not the agent's to call
