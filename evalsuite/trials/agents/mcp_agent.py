@@ -42,6 +42,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -150,9 +151,18 @@ class _Runtime:
             shutil.rmtree(worker.folder)
 
     def close(self) -> None:
-        """Stop the agent process and the tool server; a no-op once closed."""
+        """Stop the agent process and the tool server; a no-op once closed. Called (by a finalizer too) while
+        another event loop runs in this thread, it closes this one from a thread of its own: a thread runs one
+        loop at a time, and the agent process must be stopped all the same."""
         if self.loop is None or self.loop.is_closed():
             return
+        if not _loop_running_here():
+            return self._close_loop()
+        closer = threading.Thread(target=self._close_loop, name="mcp-agent-close")
+        closer.start()
+        closer.join()
+
+    def _close_loop(self) -> None:
         self.loop.run_until_complete(self._aclose())
         self.loop.close()
 
@@ -329,6 +339,14 @@ class MCPAgent:
     def _environment(self, url: str | None, private: Mapping[str, str]) -> dict[str, str]:
         env = {k: os.environ[k] for k in (*BASE_ENV, *self.pass_env) if k in os.environ}
         return env | self.extra_env | dict(private) | ({URL_VAR: url} if url else {})
+
+
+def _loop_running_here() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # the documented way to ask: no loop runs in this thread
+        return False
+    return True
 
 
 def zygote_command(command: Sequence[str]) -> list[str]:

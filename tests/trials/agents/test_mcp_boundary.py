@@ -151,3 +151,23 @@ def test_zygote_and_persistent_are_mcp_settings_and_a_zygote_runs_only_python_sc
     assert AgentConfig.parse(f"mcp:{sys.executable} {PROBE}").boundary == "zygote"
     monkeypatch.setenv(sandbox.SANDBOX_VAR, "none")
     assert make_agent(f"mcp:{sys.executable} {PROBE}").command[1].endswith("evalsuite/trials/zygote.py")
+
+
+def test_closing_an_agent_inside_another_event_loop_still_stops_its_process(ap):
+    """A finalizer may close an agent while another agent's event loop runs in this thread (the garbage collector
+    picks its moment): the long-lived agent process must still be stopped, not left running."""
+    import asyncio
+    import os
+
+    task = ap.tasks[0]
+    agent = MCPAgent("mcp:loopback", [sys.executable, str(LOOPBACK), "--serve"], boundary="persistent",
+                     sandbox=UNSEALED, env={"EVALSUITE_AGENT_PLANS": _plans([task])})
+    assert run_trial(ap.world, task, agent, 0).outcome == "pass"
+    pid = agent._runtime.worker.proc.pid
+
+    async def elsewhere() -> None:
+        agent.close()
+
+    asyncio.run(elsewhere())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
