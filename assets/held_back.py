@@ -26,7 +26,7 @@ def held_back(context: dg.AssetExecutionContext, keys: list[dg.AssetKey], exc: G
     """The observations saying `keys` were not run because of `exc`; tags the run with the gate."""
     reason = str(exc)  # "gate <name> blocked: <reason>"
     context.log.warning(f"not run: {', '.join(k.to_user_string() for k in keys)}: {reason}")
-    context.instance.add_run_tags(context.run_id, {NOT_RUN_TAG: exc.gate})
+    context.instance.add_run_tags(context.run.run_id, {NOT_RUN_TAG: exc.gate})
     for key in keys:
         yield dg.AssetObservation(asset_key=key, description=f"Not run: {reason}",
                                   metadata={"not_run": reason, "gate": exc.gate, "gate_reason": exc.reason})
