@@ -9,7 +9,7 @@ import dagster as dg
 from evalsuite.core.home import home_dir
 from evalsuite.pipeline.paths import Paths
 from evalsuite.sourcing.spec import SuiteSpec
-from evalsuite.trials.agents.openai_agent import Endpoint
+from evalsuite.trials.agents.endpoint import Endpoint
 
 
 class EvalsuiteHome(dg.ConfigurableResource):

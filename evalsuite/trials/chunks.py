@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from evalsuite.core.identity import AgentConfig, RunIdentity
 from evalsuite.core.records import TaskRecord
-from evalsuite.trials.agents.openai_agent import Endpoint, endpoint
+from evalsuite.trials.agents.endpoint import Endpoint, endpoint
 from evalsuite.trials.harness import run_trials
 from evalsuite.trials.tracelog import TRACES, TraceWriter, TrialRecord, repair_traces
 from evalsuite.worlds.ref import WorldRef

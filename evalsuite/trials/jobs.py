@@ -64,7 +64,8 @@ def crash_record(job: Job, stamp: Stamp, error: str) -> TrialRecord:
 
 
 def stamp_result(result: TrialResult, stamp: Stamp, seed: int) -> TrialRecord:
-    return TrialRecord.model_validate({**result.model_dump(), **stamp.fields, "run_seed": stamp.run_seed,
+    # dict(result), not a dump: its verdict and trace are already validated models, taken over as they are
+    return TrialRecord.model_validate({**dict(result), **stamp.fields, "run_seed": stamp.run_seed,
                                        "trial_seed": seed, "identity_sha256": stamp.identity_sha256})
 
 

@@ -32,7 +32,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import NamedTuple
 
 from evalsuite.core.identity import AgentConfig
-from evalsuite.trials.agents.openai_agent import Endpoint, adopt_endpoint, current_endpoint
+from evalsuite.trials.agents.endpoint import Endpoint, adopt_endpoint, current_endpoint
 from evalsuite.worlds.ref import WorldRef
 from evalsuite.trials.jobs import Job, Stamp, build_agent, crash_record, load_factory, run_job
 from evalsuite.core.records import TaskRecord
@@ -116,7 +116,10 @@ def _drain(init: tuple, source: deque, limit: int, stamps: dict[str, Stamp], emi
 def _context() -> multiprocessing.context.BaseContext:
     if "forkserver" in multiprocessing.get_all_start_methods():
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload([__name__])  # takes effect when the server starts; harmless after
+        # pandas: every worker hashes its world image on opening, and importing it there would cost each new worker
+        # about 0.25 s; imported once in the server, it costs nothing per worker. Takes effect when the server
+        # starts; harmless after.
+        ctx.set_forkserver_preload([__name__, "pandas"])
         return ctx
     return multiprocessing.get_context("spawn")
 

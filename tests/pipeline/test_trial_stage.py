@@ -10,7 +10,7 @@ from evalsuite.core.identity import AgentConfig
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stages import scorecard, trials
 from evalsuite.sourcing.spec import load_spec
-from evalsuite.trials.agents.openai_agent import Endpoint
+from evalsuite.trials.agents.endpoint import Endpoint
 from scripted_model import Always
 from suite_support import DEMO_KEY
 

@@ -94,7 +94,7 @@ SQL = {
     "add_payment": "INSERT INTO payments (payment_id, invoice_id, amount, currency, paid_on) VALUES (?, ?, ?, ?, ?)",
     **{f"count_{t.name}": f"SELECT count(*) FROM {t.name}" for t in (s.approval_requests, s.vendor_messages, s.payments)},
 }
-_COLUMNS = {t.name: [c.name for c in t.columns] for t in s.metadata.tables.values()}
+_COLUMNS = {t.name: [str(c.name) for c in t.columns] for t in s.metadata.tables.values()}  # plain str: cheap to serialize
 # Money is stored as exact decimal text; a row reads it back as SQLAlchemy's Money type would (Decimal, as str).
 _MONEY = {t.name: {c.name for c in t.columns if isinstance(c.type, Money)} for t in s.metadata.tables.values()}
 

@@ -16,7 +16,7 @@ from evalsuite.releases.runs import run_release
 from evalsuite.scoring.cost import money
 from evalsuite.scoring.scorecard import load_records
 from evalsuite.sourcing.spec import SuiteSpec
-from evalsuite.trials.agents.openai_agent import Endpoint, endpoint
+from evalsuite.trials.agents.endpoint import Endpoint, endpoint
 from evalsuite.trials.harness import default_workers
 
 

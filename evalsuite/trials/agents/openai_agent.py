@@ -20,13 +20,11 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import Any
 
 from openai import OpenAI
+
+from evalsuite.trials.agents.endpoint import current_endpoint
 
 from evalsuite.trials.agents.base import AgentEnv
 from evalsuite.core.records import ModelCall, TaskRecord, Usage
@@ -35,43 +33,6 @@ from evalsuite.trials.users import SimulatedUser
 SYSTEM = ("You are {role}, an agent working a business queue. Follow the policy exactly; use the tools to read "
           "and change records; when done, reply with a short closing note stating your decision and the figures "
           "behind it.\n\nPolicy {doc} {version}:\n{policy}")
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    """Where an openai agent's requests go and how hard they are retried. None: the SDK's own environment
-    variables (OPENAI_BASE_URL, OPENAI_API_KEY)."""
-
-    api_key: str | None = None
-    base_url: str | None = None
-    max_retries: int = 4  # the SDK's backoff: 0.5 s doubling up to 8 s, or what the endpoint's Retry-After says
-    timeout: float = 120.0  # seconds per request
-
-    def __repr__(self) -> str:  # a settings object printed in a log or a traceback never shows the key
-        return f"Endpoint(base_url={self.base_url!r}, max_retries={self.max_retries}, timeout={self.timeout})"
-
-
-_ENDPOINT: ContextVar[Endpoint] = ContextVar("evalsuite_openai_endpoint", default=Endpoint())
-
-
-@contextmanager
-def endpoint(settings: Endpoint) -> Iterator[None]:
-    """Agents built inside this block (in this thread) use these endpoint settings; a trial pool started inside
-    it hands them to its workers (evalsuite.trials.pool)."""
-    token = _ENDPOINT.set(settings)
-    try:
-        yield
-    finally:
-        _ENDPOINT.reset(token)
-
-
-def current_endpoint() -> Endpoint:
-    return _ENDPOINT.get()
-
-
-def adopt_endpoint(settings: Endpoint) -> None:
-    """A pool worker's: every agent this process builds from now on uses its parent's endpoint settings."""
-    _ENDPOINT.set(settings)
 
 
 class OpenAIAgent:
@@ -83,7 +44,7 @@ class OpenAIAgent:
         self.model = model
         self.temperature = temperature
         self.usage = Usage()
-        ep = _ENDPOINT.get()
+        ep = current_endpoint()
         # base_url None: the SDK reads OPENAI_BASE_URL; the key is OPENAI_API_KEY, and a local endpoint may need none
         api_key = api_key or ep.api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
         self.client = client or OpenAI(base_url=base_url or ep.base_url, api_key=api_key,
