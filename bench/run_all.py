@@ -30,6 +30,7 @@ ROOT = BENCH.parent
 RESULTS = BENCH / "results.json"
 README = ROOT / "README.md"
 START, END = "<!-- bench:table:start -->", "<!-- bench:table:end -->"
+FULL_RUN = ("finished", "total_seconds", "load_average_before", "load_average_after")  # of the last whole run
 
 
 def discover() -> tuple[list[Path], dict[str, str]]:
@@ -93,11 +94,15 @@ def table(results: dict[str, Any]) -> str:
     commands = "\n".join(f"- `{e['result']['command']}` ({e['seconds']:.0f} s)" for e in results["scripts"].values()
                          if e.get("result"))
     skipped = "; ".join(f"`{k}` {v}" for k, v in results["skipped"].items())
+    full = results.get("full_run") or {k: results[k] for k in FULL_RUN}
+    reruns = "".join(f" Rerun since with `--only` on {r['finished']} (load {r['load_average_before'][0]:.1f}): "
+                     f"{', '.join(r['scripts'])}." for r in results.get("reruns", []))
     return "\n".join([
-        f"Measured by `make bench` on {results['finished']} in {results['total_seconds'] / 60:.1f} min; "
-        f"{results['machine']['cpus']} CPUs, 1-minute load average {results['load_average_before'][0]:.1f} "
-        f"before and {results['load_average_after'][0]:.1f} after (the machine is shared: wall times grow with "
-        "the load, CPU-time rows do not). Medians with min–max over the samples named in `bench/results.json`.",
+        f"Measured by `make bench` on {full['finished']} in {full['total_seconds'] / 60:.1f} min; "
+        f"{results['machine']['cpus']} CPUs, 1-minute load average {full['load_average_before'][0]:.1f} "
+        f"before and {full['load_average_after'][0]:.1f} after (the machine is shared: wall times grow with "
+        f"the load, CPU-time rows do not).{reruns} Medians with min–max over the samples named in "
+        "`bench/results.json`.",
         "", "| what | median | min–max | target | verdict | note |", "|---|---:|---|---|---|---|", *targets,
         "", "<details><summary>Every figure</summary>", "",
         "| what | median | min–max | load | note |", "|---|---:|---|---|---|", *everything, "", "</details>", "",
@@ -127,8 +132,11 @@ def main() -> int:
     results: dict[str, Any] = {
         "command": "make bench", "machine": benchlib.Result("", "").doc["machine"],
         "load_average_before": list(os.getloadavg()), "scripts": {}, "skipped": skipped}
-    if args.only and RESULTS.is_file():  # a partial run replaces only its scripts' entries
-        results["scripts"] = json.loads(RESULTS.read_text(encoding="utf-8"))["scripts"]
+    if args.only and RESULTS.is_file():  # a partial run replaces only its scripts' entries and says so
+        previous = json.loads(RESULTS.read_text(encoding="utf-8"))
+        results["scripts"] = previous["scripts"]
+        results["full_run"] = previous.get("full_run") or {k: previous[k] for k in FULL_RUN}
+        results["reruns"] = previous.get("reruns", [])
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn()) as progress:
         bar = progress.add_task("bench", total=len(scripts))
@@ -141,6 +149,11 @@ def main() -> int:
     results["load_average_after"] = list(os.getloadavg())
     results["total_seconds"] = time.perf_counter() - started
     results["finished"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    if args.only:
+        results["reruns"].append({"scripts": [p.stem for p in scripts], "finished": results["finished"],
+                                  "load_average_before": results["load_average_before"]})
+    else:
+        results["full_run"] = {k: results[k] for k in FULL_RUN}
     RESULTS.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     markdown = table(results)
     if not args.no_readme:

@@ -73,6 +73,11 @@ def test_only_reruns_the_named_scripts_and_keeps_the_others(run_all, monkeypatch
     assert module.main() == 0
     results = json.loads((bench / "results.json").read_text())
     assert "result" in results["scripts"]["bench_broken"] and "result" in results["scripts"]["bench_fake"]
+    # the header still dates the whole run, and names what was rerun since and when
+    full, rerun = results["full_run"]["finished"], results["reruns"][0]
+    assert rerun["scripts"] == ["bench_broken"]
+    assert f"Measured by `make bench` on {full} in " in readme.read_text()
+    assert f"Rerun since with `--only` on {rerun['finished']}" in readme.read_text()
 
 
 def test_a_readme_without_the_markers_is_refused(run_all):
