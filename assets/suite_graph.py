@@ -7,7 +7,8 @@ policy_documents ─────────────────────
 
 The build assets are made from the stage registry (evalsuite.pipeline.registry):
 each calls its stage's `run` and returns its content hash as the DataVersion;
-the gates are the asset checks in assets/checks.py; a stage below a gate that blocked is held back (assets/held_back.py).
+the gates are the asset checks in assets/checks.py; a stage below a gate that blocked
+is held back, not run (assets/held_back.py).
 """
 
 from collections.abc import Iterator
