@@ -138,7 +138,9 @@ payments = Table(
 ORDER_OPTIONAL = ("cancel_reason", "exchange_items", "exchange_new_items", "exchange_payment_method_id",
                   "exchange_price_difference", "return_items", "return_payment_method_id")
 
-COLUMNS: dict[str, tuple[str, ...]] = {name: tuple(c.name for c in t.columns) for name, t in metadata.tables.items()}
+# plain str, not SQLAlchemy's quoted_name (a str subclass pydantic serializes down a slow path)
+COLUMNS: dict[str, tuple[str, ...]] = {name: tuple(str(c.name) for c in t.columns)
+                                       for name, t in metadata.tables.items()}
 # Text columns holding JSON (json.dumps defaults, so equal values are equal text).
 JSON_COLUMNS: dict[str, frozenset[str]] = {
     "variants": frozenset({"options"}), "order_items": frozenset({"options"}),
