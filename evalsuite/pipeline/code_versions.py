@@ -83,7 +83,14 @@ def closure(roots: list[str]) -> set[str]:
 
 
 def source_digest(modules: set[str]) -> dict[str, str]:
-    return {m: file_sha256(module_file(m)) for m in sorted(modules)}
+    return {m: module_digest(m) for m in sorted(modules)}
+
+
+@lru_cache(maxsize=None)
+def module_digest(name: str) -> str:
+    """A module's source hash, once per process: every stage's closure shares most modules, and a code location
+    that reloads after an edit does so in a new process."""
+    return file_sha256(module_file(name))
 
 
 def code_version(module: str, domain: str | None, config: object = None) -> str:

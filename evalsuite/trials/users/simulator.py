@@ -6,11 +6,13 @@ running the same evaluation, so its settings come only from the task record.
 from __future__ import annotations
 
 import os
-
-from openai import OpenAI
+from typing import TYPE_CHECKING
 
 from evalsuite.core.records import Simulator, UserScenario
 from evalsuite.trials.users.base import OPENING
+
+if TYPE_CHECKING:  # the SDK takes ~0.4 s to import; only a trial with an LLM user needs it
+    from openai import OpenAI
 
 STOP = "###STOP###"
 SYSTEM = ("You are a customer talking to a support agent. Follow these instructions; reveal details only when "
@@ -34,6 +36,8 @@ class SimulatedUser:
         """The client given or bound (use_client), else one from OPENAI_BASE_URL / OPENAI_API_KEY, made when the
         user first speaks."""
         if self._client is None:
+            from openai import OpenAI
+
             self._client = OpenAI(api_key=os.environ.get("OPENAI_API_KEY") or "not-needed")
         return self._client
 
