@@ -52,7 +52,7 @@ $(PEERS)/.installed:
 peers: $(PEERS)/.installed
 
 test: $(VENV)/.installed system $(PEERS)/.installed
-	$(PY) -m pytest -n 2 -q
+	$(PY) -m pytest -n 2
 
 # Every bench/bench_*.py that takes --json (bench/benchlib.py), one after another: bench/results.json and the
 # table in README's Scaling section. About 15 minutes on 2 cores.
