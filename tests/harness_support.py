@@ -17,11 +17,12 @@ DIES_ON = "ap-exc-9103"  # the task whose trials kill their worker process
 
 
 def make_release(ap, root: Path, n_tasks: int | None = None) -> Path:
-    """The AP example as a release folder, with a hand-made manifest; n_tasks keeps only its first tasks."""
-    domain = get_domain("ap_exceptions")
+    """The AP example (or any tasks and the world they run in) as a release folder, with a hand-made manifest;
+    n_tasks keeps only its first tasks."""
+    domain = ap.world.domain
     tasks = ap.tasks[:n_tasks]
     manifest = ReleaseManifest(
-        suite="ap_test", version="t1", domain="ap_exceptions", task_set_sha256=task_set_sha256(tasks),
+        suite="ap_test", version="t1", domain=domain.name, task_set_sha256=task_set_sha256(tasks),
         seed_sha256=ap.world.seed_sha256, environment_image=domain.image,
         tool_schemas_sha256=domain.tool_schemas_sha256(), policy_versions=["v6", "v7"],
         rights_decision={"allowed": True}, quarantined=[], n_tasks=len(tasks),

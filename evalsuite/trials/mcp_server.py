@@ -26,6 +26,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from evalsuite.trials.agents.base import AgentEnv, BudgetExhausted
 from evalsuite.core.records import TaskRecord
+from evalsuite.trials.users.base import ConversationOver
 
 TASK_TOOL = "get_task"
 SUBMIT_TOOL = "submit_answer"
@@ -115,11 +116,10 @@ class TrialSession:
         """One turn of the conversation (in the trace as two message events); as many turns as steps at most."""
         if not isinstance(args.get("message"), str):
             return _error("message_user needs a string 'message'")
-        if self.env.user.turns >= self.env.max_steps:
-            return _error(f"the conversation is over: {self.env.max_steps} turns")
-        said = self.env.user.reply(args["message"])
-        return types.CallToolResult(content=[_text("(the customer has left the conversation)" if said is None
-                                                   else said)])
+        try:
+            return types.CallToolResult(content=[_text(self.env.user.turn(args["message"], self.env.max_steps))])
+        except ConversationOver as exc:
+            return _error(str(exc))
 
     def _stop(self, exc: BaseException, message: str) -> types.CallToolResult:
         self.failure = exc

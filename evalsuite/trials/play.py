@@ -37,6 +37,7 @@ from evalsuite.tasks.heldout import log_access
 from evalsuite.trials.agents.base import AgentEnv
 from evalsuite.trials.jobs import Stamp, run_job
 from evalsuite.trials.mcp_server import task_view
+from evalsuite.trials.users.base import ConversationOver
 from evalsuite.trials.tracelog import SUMMARY, TRACES, TraceWriter, TrialRecord, read_traces, repair_traces, \
     write_summary
 from evalsuite.worlds.ref import WorldRef
@@ -51,9 +52,9 @@ TEMPLATES = Jinja2Templates(directory=Path(__file__).with_name("templates"))
 
 
 def playable(tasks: list[TaskRecord]) -> list[TaskRecord]:
-    """The tasks a person may be offered: never a held-out one, and only queue items (a conversational task
-    needs the simulated user, which only a model agent's loop drives)."""
-    return [t for t in tasks if t.split != "held_out" and t.trigger.type == "queue_item"]
+    """The tasks a person may be offered: never a held-out one. On a conversational task the person talks to
+    the task's simulated user through a message form, as an MCP agent does through message_user."""
+    return [t for t in tasks if t.split != "held_out"]
 
 
 def person_config(name: str) -> AgentConfig:
@@ -151,6 +152,18 @@ class _Ready:
 
     view: dict[str, Any]
     tools: list[dict[str, Any]]
+    talks: bool  # a user to talk to (dual control)
+
+
+@dataclass
+class _Said:
+    """One turn of the conversation: the person's message and the user's reply (or why there was none)."""
+
+    message: str
+    reply: str
+
+
+MESSAGE = object()  # the command that sends a message to the user instead of calling a tool
 
 
 class _Person:
@@ -163,12 +176,22 @@ class _Person:
 
     def run(self, task: TaskRecord, env: AgentEnv) -> str:
         env.actor = HUMAN
-        self.replies.put(_Ready(task_view(task, env), env.tools))
+        self.replies.put(_Ready(task_view(task, env), env.tools, env.user is not None))
         while True:
             tool, payload = self.commands.get()
             if tool is None:
                 return payload  # the final message; the trial is graded on return
-            self.replies.put(env.call(tool, payload))  # a call past the budget raises and ends the trial
+            if tool is MESSAGE:
+                self.replies.put(_Said(payload, _turn(env, payload)))
+            else:
+                self.replies.put(env.call(tool, payload))  # a call past the budget raises and ends the trial
+
+
+def _turn(env: AgentEnv, message: str) -> str:
+    try:
+        return env.user.turn(message, env.max_steps, HUMAN)
+    except ConversationOver as exc:
+        return f"({exc})"
 
 
 class Attempt:
@@ -178,6 +201,8 @@ class Attempt:
         self.person, self.task, self.world = person, task, world
         self.agent = _Person(person_config(person).name)
         self.calls: list[TraceEvent] = []
+        self.conversation: list[tuple[str, str]] = []  # (who, text): "customer" or "you"
+        self.talks = False
         self.record: TrialRecord | None = None
         self.view: dict[str, Any] = {}
         self.tools: list[dict[str, Any]] = []
@@ -190,6 +215,10 @@ class Attempt:
     def call(self, tool: str, arguments: dict[str, Any]) -> None:
         self._send(tool, arguments)
 
+    def message(self, text: str) -> None:
+        if self.talks:
+            self._send(MESSAGE, text)
+
     def submit(self, message: str) -> None:
         self._send(None, message)
 
@@ -201,7 +230,11 @@ class Attempt:
 
     def _take(self, reply: Any) -> None:
         if isinstance(reply, _Ready):
-            self.view, self.tools = reply.view, reply.tools
+            self.view, self.tools, self.talks = reply.view, reply.tools, reply.talks
+            if self.talks:  # the user opened the conversation when greeted
+                self.conversation.append(("customer", self.view["trigger_text"]))
+        elif isinstance(reply, _Said):
+            self.conversation += [("you", reply.message), ("customer", reply.reply)]
         elif isinstance(reply, TraceEvent):
             self.calls.append(reply)
         else:  # the trial ended: submitted, out of budget, or a reset or harness failure
@@ -265,6 +298,10 @@ class PlayState:
 
     def submit(self, attempt: Attempt, message: str) -> None:
         attempt.submit(message)
+        self._settle(attempt)
+
+    def message(self, attempt: Attempt, text: str) -> None:
+        attempt.message(text)
         self._settle(attempt)
 
 
@@ -337,6 +374,14 @@ def play_app(desk: Desk, out_dir: Path) -> Starlette:
         await locked(state.call, attempt, tool, form)
         return _see("/attempt" if attempt.record is None else "/")
 
+    async def message(request: Request) -> Response:
+        person = _person(state, request)
+        attempt = state.open.get(person) if person else None
+        if attempt is None:
+            return _see("/")
+        await locked(state.message, attempt, str((await request.form()).get("text", "")))
+        return _see("/attempt")
+
     async def submit(request: Request) -> Response:
         person = _person(state, request)
         attempt = state.open.get(person) if person else None
@@ -349,6 +394,7 @@ def play_app(desk: Desk, out_dir: Path) -> Starlette:
         Route("/", home), Route("/person", sign_in, methods=["POST"]), Route("/leave", sign_out, methods=["POST"]),
         Route("/open/{task_id}", open_task, methods=["POST"]), Route("/attempt", attempt_page),
         Route("/attempt/call/{tool}", call_tool, methods=["POST"]), Route("/attempt/submit", submit, methods=["POST"]),
+        Route("/attempt/message", message, methods=["POST"]),
     ])
 
 

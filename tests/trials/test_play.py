@@ -11,6 +11,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from markupsafe import escape
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
@@ -260,3 +261,68 @@ def test_in_the_browser_a_wrong_action_fails(release, tmp_path):
     record = records(tmp_path)[("human:Grace Hopper", task.task_id)]
     assert (record.outcome, record.passed) == ("fail", False)
     assert ("hold_invoice", "ok") in [(e.tool, e.outcome) for e in record.trace]
+
+
+@pytest.fixture(scope="module")
+def conversations(tmp_path_factory):
+    """A release of generated mobile-service tasks: conversations in dual control, the phone the customer's."""
+    from evalsuite.domains.mobile_service.generate import sample_world
+
+    tmp = tmp_path_factory.mktemp("ms")
+    world, gen = sample_world(tmp / "world.sqlite", n=9, max_subtasks=1)
+    return Release(make_release(SimpleNamespace(tasks=gen.tasks, world=world), tmp / "releases"))
+
+
+def talk_through(client: TestClient, task) -> str:
+    """The reference plan as a person plays it: the phone's steps asked of the customer, the rest called."""
+    client.post(f"/open/{task.task_id}")
+    for call in task.solution_calls():
+        if call.actor == "user":
+            page = client.post("/attempt/message", data={"text": f"Please {call.tool.replace('_', ' ')} on your phone."})
+        else:
+            page = client.post(f"/attempt/call/{call.tool}", data={k: str(v) for k, v in call.arguments.items()})
+        assert page.status_code == 200
+    return page.text
+
+
+def test_a_person_talks_to_the_customer_of_a_conversational_task_and_is_graded_on_both_worlds(conversations,
+                                                                                              tmp_path):
+    desk, client = client_for(conversations, tmp_path / "run")
+    task = next(t for t in desk.tasks if any(c.actor == "user" for c in t.solution_calls()))
+    shown = talk_through(client, task)
+    assert "Conversation with the customer" in shown and str(escape(task.user_scenario.script.opening)) in shown
+    assert shown.count("Customer:") == 1 + sum(c.actor == "user" for c in task.solution_calls())
+    client.post("/attempt/submit", data={"message": task.reference_answer})
+    record = records(tmp_path / "run")[("human:Ada Lovelace", task.task_id)]
+    assert record.outcome == "pass", record.verdict.failures()
+    said = [(e.actor, e.arguments["text"]) for e in record.trace if e.kind == "message"]
+    assert [a for a, _ in said if a != "user"] == ["agent"] + ["human"] * sum(c.actor == "user"
+                                                                          for c in task.solution_calls())
+    assert record.user_trace and all(e.actor == "user" for e in record.user_trace)  # the customer took the steps
+
+    other = next(t for t in desk.tasks if t is not task and any(c.actor == "user" for c in t.solution_calls()))
+    phone_tool = next(c.tool for c in other.solution_calls() if c.actor == "user")
+    client.post(f"/open/{other.task_id}")  # the phone's tools are not the person's to call: no form, no call
+    page = client.post(f"/attempt/call/{phone_tool}", data={}).text
+    assert f'id="tool-{phone_tool}"' not in page and "No calls yet." in page
+
+
+def test_in_the_browser_a_person_asks_the_customer_for_the_phone_steps(conversations, tmp_path):
+    desk = play_desk(conversations, tmp_path / "run")
+    task = next(t for t in desk.tasks if any(c.actor == "user" for c in t.solution_calls()))
+    with serving(play_app(desk, tmp_path / "run")) as url, browser_page(1280, 900) as page:
+        page.goto(url)
+        page.fill("#name", "Grace Hopper")
+        page.get_by_role("button", name="Start").click()
+        page.click(f"#open-{task.task_id}")
+        for call in task.solution_calls():
+            if call.actor == "user":
+                page.fill("#say-text", f"Please {call.tool.replace('_', ' ')} on your phone.")
+                page.get_by_role("button", name="Send to the customer").click()
+            else:
+                fill_tool_form(page, call.tool, call.arguments)
+        transcript = page.inner_text("#conversation")
+        page.fill("#message", task.reference_answer)
+        page.get_by_role("button", name="Submit and end the attempt").click()
+    assert transcript.count("Customer:") == 1 + sum(c.actor == "user" for c in task.solution_calls())
+    assert records(tmp_path / "run")[("human:Grace Hopper", task.task_id)].outcome == "pass"

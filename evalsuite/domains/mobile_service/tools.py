@@ -151,7 +151,8 @@ def _active(ctx: ToolContext, line_id: str) -> dict:
 def told_user(inp: CheckInput) -> CheckOutcome:
     """The agent told the user `value` (an amount, a fact the policy requires it to communicate) in one of its
     messages of the conversation or in its final message."""
-    said = [str(e.arguments.get("text", "")) for e in inp.trace if e.kind == "message" and e.actor == "agent"]
+    # every message not the user's is the business side's: an agent's, or a person's at `evalsuite play`
+    said = [str(e.arguments.get("text", "")) for e in inp.trace if e.kind == "message" and e.actor != "user"]
     value = str(inp.params["value"])
     ok = any(output_present(value, m) for m in [*said, inp.final_message])
     return CheckOutcome(ok, "" if ok else f"{value!r} never said to the user")

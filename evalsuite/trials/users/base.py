@@ -12,6 +12,11 @@ from evalsuite.core.records import Simulator, TraceEvent
 
 OPENING = "Hi! How can I help you today?"
 MESSAGE = "message"  # the trace's tool name and kind for one conversational turn
+LEFT = "(the customer has left the conversation)"
+
+
+class ConversationOver(Exception):
+    """No turn is left: the conversation has as many turns at most as the trial has steps."""
 
 
 class UserSimulator(Protocol):
@@ -37,13 +42,21 @@ class Conversation:
     def use_client(self, client: Any) -> None:
         self.user.use_client(client)
 
-    def reply(self, agent_message: str = OPENING) -> str | None:
-        self._record("agent", agent_message)
+    def reply(self, agent_message: str = OPENING, actor: str = "agent") -> str | None:
+        self._record(actor, agent_message)
         said = self.user.reply(agent_message)
         self.turns += 1
         if said is not None:
             self._record("user", said)
         return said
+
+    def turn(self, message: str, limit: int, actor: str = "agent") -> str:
+        """One turn for a speaker that reaches the user through a tool or a form (an MCP agent, a person at
+        `evalsuite play`): the user's reply, or LEFT; ConversationOver past `limit` turns."""
+        if self.turns >= limit:
+            raise ConversationOver(f"the conversation is over: {limit} turns")
+        said = self.reply(message, actor)
+        return LEFT if said is None else said
 
     def _record(self, actor: str, text: str) -> None:
         self.trace.append(TraceEvent(seq=len(self.trace) + 1, actor=actor, tool=MESSAGE, arguments={"text": text},
