@@ -374,21 +374,20 @@ def play_app(desk: Desk, out_dir: Path) -> Starlette:
         await locked(state.call, attempt, tool, form)
         return _see("/attempt" if attempt.record is None else "/")
 
-    async def message(request: Request) -> Response:
+    async def with_text(request: Request, act: Callable[[Attempt, str], None], field: str, then: str) -> Response:
+        """A form of one text field acting on the person's open attempt: a message to the user, the final one."""
         person = _person(state, request)
         attempt = state.open.get(person) if person else None
         if attempt is None:
             return _see("/")
-        await locked(state.message, attempt, str((await request.form()).get("text", "")))
-        return _see("/attempt")
+        await locked(act, attempt, str((await request.form()).get(field, "")))
+        return _see(then)
+
+    async def message(request: Request) -> Response:
+        return await with_text(request, state.message, "text", "/attempt")
 
     async def submit(request: Request) -> Response:
-        person = _person(state, request)
-        attempt = state.open.get(person) if person else None
-        if attempt is None:
-            return _see("/")
-        await locked(state.submit, attempt, str((await request.form()).get("message", "")))
-        return _see("/")
+        return await with_text(request, state.submit, "message", "/")
 
     return Starlette(routes=[
         Route("/", home), Route("/person", sign_in, methods=["POST"]), Route("/leave", sign_out, methods=["POST"]),
