@@ -326,3 +326,27 @@ def test_in_the_browser_a_person_asks_the_customer_for_the_phone_steps(conversat
         page.get_by_role("button", name="Submit and end the attempt").click()
     assert transcript.count("Customer:") == 1 + sum(c.actor == "user" for c in task.solution_calls())
     assert records(tmp_path / "run")[("human:Grace Hopper", task.task_id)].outcome == "pass"
+
+
+def test_a_person_reviews_a_contract_and_submits_the_memo_through_its_forms(tmp_path):
+    """Document review at the play page: every contract-review task, played with its reference calls typed
+    into the forms as a person would (lists and objects as JSON), passes; the memo form reads JSON."""
+    from evalsuite.domains.contract_review import DOMAIN
+    from evalsuite.domains.contract_review.store import source_tables
+    from evalsuite.domains.contract_review.tasks import build_tasks
+    from evalsuite.worlds.world import World
+
+    world = World.build(DOMAIN, source_tables(), tmp_path / "world.sqlite")
+    release = Release(make_release(SimpleNamespace(tasks=build_tasks(), world=world), tmp_path / "releases"))
+    desk, client = client_for(release, tmp_path / "run")
+    memo_form = form_fields(DOMAIN.tools["submit_memo"].schema()["parameters"])
+    assert {f.name: f.kind for f in memo_form}["issues"] == "json"
+    for task in desk.tasks:
+        typed = [call.model_copy(update={"arguments": {k: json.dumps(v) if isinstance(v, (list, dict)) else v
+                                                       for k, v in call.arguments.items()}})
+                 for call in task.solution_calls()]
+        solve(client, task, calls=typed)
+    done = records(tmp_path / "run")
+    assert len(done) == len(desk.tasks) == 5
+    assert {t: r.outcome for (_, t), r in done.items()} == {t.task_id: "pass" for t in desk.tasks}, \
+        {t: r.verdict.failures() for (_, t), r in done.items() if r.outcome != "pass"}
