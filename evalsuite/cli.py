@@ -188,6 +188,44 @@ def compare(
     console.print(f"paired task bootstrap, {resamples} resamples, seed {seed}; tasks needed: {result.needed_method}")
 
 
+users_app = typer.Typer(no_args_is_help=True, help="Human review of LLM-simulated users: sample a run's "
+                                                  "conversations into a sheet, tally the filled sheet.")
+app.add_typer(users_app, name="users")
+
+
+@users_app.command("sample")
+def users_sample(run_dir: Path = typer.Argument(..., help="a run folder written by `evalsuite run`"),
+                 out: Path = typer.Option(..., "--out", help="the review sheet to write (JSON lines)"),
+                 n: int = typer.Option(20, "--n", min=1, help="conversations to sample"),
+                 seed: int = typer.Option(0, help="sampling seed: the same seed gives the same sheet"),
+                 scripted: bool = typer.Option(False, "--scripted", help="sample scripted users' conversations too")
+                 ) -> None:
+    """Write a seeded sample of the run's conversations with an LLM user, one per line, each with its transcript
+    and an empty `error_class` (none, benign, task-critical) and `note` for the reviewer to fill in."""
+    from evalsuite.releases.runs import TASKS, RunFolderError
+    from evalsuite.scoring.scorecard import load_records
+    from evalsuite.scoring.user_review import conversations, sample_sheet
+    from evalsuite.tasks.taskfile import read_tasks
+
+    with _run_errors():
+        items = conversations(load_records(run_dir), read_tasks(Path(run_dir) / TASKS), llm_only=not scripted)
+        if not items:
+            raise RunFolderError(f"{run_dir}: no conversation with an LLM user to review (--scripted for all)")
+        chosen = sample_sheet(items, n, seed, out)
+    typer.echo(f"{out}: {len(chosen)} of {len(items)} conversation(s); set each line's error_class to none, "
+               "benign or task-critical, and run `evalsuite users tally` on it")
+
+
+@users_app.command("tally")
+def users_tally(sheet: Path = typer.Argument(..., help="a review sheet written by `evalsuite users sample`")) -> None:
+    """Count the error classes of a filled review sheet; the task-critical rate with its Wilson interval."""
+    from evalsuite.scoring.user_review import ReviewError, read_sheet, tally
+
+    with _build_errors(ReviewError):
+        t = tally(read_sheet(sheet))
+    typer.echo(t.model_dump_json(indent=2))
+
+
 @app.command("play")
 def play(
     source: Path = typer.Argument(..., help="a release folder (or a suite spec: its release is built first)"),
