@@ -95,8 +95,8 @@ def to_markdown(audit: UserAudit) -> str:
         lines += ["", f"LLM-simulated conversations to review ({len(audit.llm_review)} tasks, seeded sample): "
                   + ", ".join(audit.llm_review), "", "Classify each simulator error:"]
         lines += [f"- **{k}**: {v}" for k, v in audit.error_classes.items()]
-        lines += ["", "From a run of these tasks, `evalsuite users sample RUN --out sheet.jsonl` writes the conversations "
-                  "for review and `evalsuite users tally sheet.jsonl` counts the classes."]
+        lines += ["", "From a run of these tasks, `evalsuite users sample RUN --out sheet.jsonl` writes the "
+                  "conversations for review and `evalsuite users tally sheet.jsonl` counts the classes."]
     if not audit.scripted and not audit.llm_review:
         lines.append("No conversational task.")
     return "\n".join(lines) + "\n"
