@@ -1,11 +1,14 @@
-"""Make the README's screenshots of `evalsuite play`: docs/img/play_task.png and docs/img/scorecard_human.png.
+"""Make the README's screenshots: docs/img/play_task.png and docs/img/scorecard_human.png of `evalsuite play`,
+and docs/img/blocked_not_run.png of the Dagster UI after a gate blocked a build.
 
 Builds the bundled AP suite into a temporary home, runs the reference and
 no-op agents, then plays the part of two people in headless chromium on a
 sample of six tasks: Ada follows each task's reference solution, Grace holds
 every invoice for a price variance whatever its exception. The people are
 scripted by this file, not real staff; the screenshots show the page and the
-scorecard, not a measured human baseline. Run: .venv/bin/python docs/make_screenshots.py
+scorecard, not a measured human baseline. Then it builds a copy of the suite
+whose license has expired through Dagster and shows an asset below the gate.
+Run: .venv/bin/python docs/make_screenshots.py
 """
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "assets")]
 from browser_support import CHROMIUM, fill_tool_form  # noqa: E402  (the tests' way of filling a tool's form)
 
 IMG = ROOT / "docs" / "img"
@@ -26,7 +29,7 @@ WRONG_HOLD = {"reason": "price_variance"}
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="evalsuite-shots-") as tmp:
         make(Path(tmp))
-    for name in ("play_task.png", "scorecard_human.png"):
+    for name in ("play_task.png", "scorecard_human.png", "blocked_not_run.png"):
         print(f"{IMG / name}: {(IMG / name).stat().st_size // 1024} KB")
 
 
@@ -53,6 +56,37 @@ def make(tmp: Path) -> None:
                 play_person(browser.new_page(), url, name, desk.tasks[2:] if right else desk.tasks, right)
             card = rescore(run)
             shot_scorecard(browser.new_page(viewport={"width": 900, "height": 400}), card)
+        finally:
+            browser.close()
+    shot_blocked(tmp / "blocked")
+
+
+def shot_blocked(tmp: Path) -> None:
+    """The derived_tasks asset after a build whose license gate blocked: not run, the gate's reason beside it."""
+    from playwright.sync_api import sync_playwright
+
+    from assets import driver
+    from assets.definitions import build_defs
+    from assets.suite_graph import build_suite_graph
+    from pipeline_support import open_project_instance
+    from suite_support import SUITE, copy_suite, expire_license
+    from webserver_support import get, serve
+
+    spec = copy_suite(tmp / "suite")
+    expire_license(spec)
+    graph = build_suite_graph(spec)
+    with open_project_instance(tmp / "dagster") as instance:
+        driver.build(build_defs([graph], home=tmp / "home"), graph, instance)
+    with serve(tmp / "dagster", spec, tmp / "home", tmp / "webserver.log") as base, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 820})
+            page.goto(f"{base}/assets/{SUITE}/derived_tasks")
+            if get(f"{base}/graphql", {"query": "{ shouldShowNux }"})["data"]["shouldShowNux"]:
+                page.get_by_role("button", name="Skip").click(timeout=60_000)  # "Join the Dagster community"
+            page.get_by_text("gate rights_cleared blocked").first.wait_for(timeout=60_000)
+            page.wait_for_timeout(1500)
+            save(page.screenshot(), IMG / "blocked_not_run.png")
         finally:
             browser.close()
 

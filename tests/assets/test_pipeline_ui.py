@@ -1,19 +1,7 @@
 """The real UI: dagster-webserver on a free loopback port, GraphQL, and the lineage page in headless chromium."""
 from __future__ import annotations
 
-import json
-import os
 import re
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 
@@ -27,6 +15,7 @@ from evalsuite.sourcing.spec import load_spec
 from browser_support import browser_page
 from pipeline_support import open_project_instance
 from suite_support import ROOT, SUITE, copy_suite, expire_license
+from webserver_support import get, serve, wait
 
 BUILD_ASSETS = ["source_records", "rights_review", "seed_snapshot", "deidentified_snapshot", "policy_documents",
                 "derived_tasks", "acceptance_results", "suite_release"]
@@ -39,70 +28,10 @@ ASSETS_QUERY = """
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _get(url: str, body: dict | None = None) -> dict:
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=30) as resp:
-        return json.load(resp)
-
-
-def _wait(what: str, probe, timeout: float = 180):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            result = probe()
-            if result:
-                return result
-        except (urllib.error.URLError, ConnectionError, OSError) as exc:
-            last = exc
-        time.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what} ({last})")
-
-
-@contextmanager
-def serve(dagster_home: Path, spec: Path, home: Path, log_path: Path) -> Iterator[str]:
-    """dagster-webserver over an instance and a suite; stopped (its own process group) afterwards."""
-    port = _free_port()
-    env = {**os.environ, "DAGSTER_HOME": str(dagster_home), "EVALSUITE_SUITES": str(spec), "EVALSUITE_HOME": str(home)}
-    log = open(log_path, "w")
-    proc = subprocess.Popen([str(Path(sys.executable).parent / "dagster-webserver"), "-h", "127.0.0.1", "-p", str(port),
-                             "-w", "workspace.yaml"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        _wait("/server_info", lambda: proc.poll() is None and _get(f"{base}/server_info"))
-        _wait("the code location to load", lambda: _loaded(base))
-        yield base
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-        log.close()
-
-
 @pytest.fixture
 def webserver(built, tmp_path):
     with serve(built.dagster_home, built.suite.spec, built.suite.home, tmp_path / "webserver.log") as base:
         yield base
-
-
-def _loaded(base: str) -> bool:
-    entries = _get(f"{base}/graphql", {"query": "{ workspaceOrError { ... on Workspace { locationEntries { name "
-                                                "loadStatus locationOrLoadError { __typename ... on PythonError "
-                                                "{ message } } } } } }"})["data"]["workspaceOrError"]["locationEntries"]
-    for e in entries:
-        error = e["locationOrLoadError"] or {}
-        assert error.get("__typename") != "PythonError", error.get("message")
-    return bool(entries) and all(e["loadStatus"] == "LOADED" for e in entries)
 
 
 def readme_lineage_paths() -> tuple[str, str]:
@@ -113,7 +42,7 @@ def readme_lineage_paths() -> tuple[str, str]:
 
 
 def test_ui_shows_the_suite_graph_checks_and_lineage(webserver, built, tmp_path):
-    nodes = _get(f"{webserver}/graphql", {"query": ASSETS_QUERY})["data"]["assetNodes"]
+    nodes = get(f"{webserver}/graphql", {"query": ASSETS_QUERY})["data"]["assetNodes"]
     suite = {n["assetKey"]["path"][1]: n for n in nodes if n["assetKey"]["path"][0] == SUITE}
     assert set(STAGES) <= set(suite)  # other engineers' assets (generated_tasks, evidence_site) may join them
     assert {s: suite[s]["groupName"] for s in STAGES} == {**{s: SUITE for s in BUILD_ASSETS},
@@ -129,7 +58,7 @@ def test_ui_shows_the_suite_graph_checks_and_lineage(webserver, built, tmp_path)
     assert set(checks) == applied and all(c["description"].startswith("Gate: ") for c in checks.values())
     latest = {name: c["executionForLatestMaterialization"] for name, c in checks.items()}
     assert all(e and e["status"] == "SUCCEEDED" and e["evaluation"]["success"] for e in latest.values()), latest
-    nux = _get(f"{webserver}/graphql", {"query": "{ shouldShowNux }"})["data"]["shouldShowNux"]
+    nux = get(f"{webserver}/graphql", {"query": "{ shouldShowNux }"})["data"]["shouldShowNux"]
 
     shot = tmp_path / "lineage.png"
     with browser_page() as page:
@@ -171,7 +100,7 @@ RUNS = "{ runsOrError { ... on Runs { results { runId status assetSelection { pa
 
 
 def _runs(base: str) -> dict[str, dict]:
-    return {r["runId"]: r for r in _get(f"{base}/graphql", {"query": RUNS})["data"]["runsOrError"]["results"]}
+    return {r["runId"]: r for r in get(f"{base}/graphql", {"query": RUNS})["data"]["runsOrError"]["results"]}
 
 
 def _materialize_all(page, base: str) -> dict | str:
@@ -181,13 +110,13 @@ def _materialize_all(page, base: str) -> dict | str:
     before = set(_runs(base))
     page.get_by_role("button", name="Materialize all").first.click(timeout=60_000)
     dialog = page.get_by_role("dialog")
-    new = _wait("the build run that Materialize all launches",
+    new = wait("the build run that Materialize all launches",
                 lambda: set(_runs(base)) - before or (dialog.count() and dialog.first.inner_text()), timeout=60)
     if isinstance(new, str):
         return " ".join(new.split())[:300]
     run = _runs(base)[next(iter(new))]
     for mutation in ("terminateRun", "deleteRun"):
-        _get(f"{base}/graphql", {"query": f'mutation {{ {mutation}(runId: "{run["runId"]}") {{ __typename }} }}'})
+        get(f"{base}/graphql", {"query": f'mutation {{ {mutation}(runId: "{run["runId"]}") {{ __typename }} }}'})
     return run
 
 
@@ -216,9 +145,9 @@ def test_a_blocked_build_leaves_the_assets_below_the_gate_not_run_with_its_reaso
 
     with serve(tmp_path / "dagster", spec, tmp_path / "home", tmp_path / "webserver.log") as base:
         keys = [{"path": [SUITE, s]} for s in ["rights_review", *below]]
-        info = {i["assetKey"]["path"][1]: i for i in _get(f"{base}/graphql", {
+        info = {i["assetKey"]["path"][1]: i for i in get(f"{base}/graphql", {
             "query": LATEST, "variables": {"keys": keys}})["data"]["assetsLatestInfo"]}
-        nodes = _get(f"{base}/graphql", {"query": ASSETS_QUERY})["data"]["assetNodes"]
+        nodes = get(f"{base}/graphql", {"query": ASSETS_QUERY})["data"]["assetNodes"]
         with browser_page() as page:
             page.goto(f"{base}/assets/{SUITE}/derived_tasks", wait_until="domcontentloaded")
             page.get_by_text("Never materialized").first.wait_for(timeout=60_000)
