@@ -1,7 +1,9 @@
-"""A local endpoint that speaks the chat-completions protocol, answering from a script.
+"""Local endpoints that speak the chat-completions protocol: one answering from a script, one following each
+task's reference solution and billing tokens.
 
-Shared by the OpenAI agent tests and the agent-config tests through the `endpoint` fixture (conftest.py).
-It records every request body and its headers; worker processes reach it over loopback too.
+ScriptedModel is shared by the OpenAI agent tests and the agent-config tests through the `endpoint` fixture
+(conftest.py); it records every request body and its headers. ReferenceModel serves the usage and cost tests.
+Worker processes reach both over loopback too.
 """
 from __future__ import annotations
 
@@ -27,14 +29,9 @@ class ScriptedModel(BaseHTTPRequestHandler):
         ScriptedModel.seen.append(body)
         ScriptedModel.headers_seen.append(dict(self.headers))
         message = ScriptedModel.script[len(ScriptedModel.seen) - 1]
-        payload = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-                   "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", **message}}]}
-        data = json.dumps(payload).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        _send(self, 200, {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+                          "choices": [{"index": 0, "finish_reason": "stop",
+                                       "message": {"role": "assistant", **message}}]})
 
     def log_message(self, *args):  # keep test output clean
         return
@@ -51,17 +48,81 @@ class Always(list):
         return self.reply
 
 
+class ReferenceModel(BaseHTTPRequestHandler):
+    """Follows each task's reference solution (tools first, then the answer) and reports usage; `flaky` triggers
+    fail their first request with 503, `down` triggers every request with 500."""
+
+    tasks: dict = {}  # trigger text -> task
+    flaky: set = set()
+    down: set = set()
+    served: list = []  # (prompt tokens, completion tokens) of each answered request
+    failed: list = []
+    auth: list = []  # the Authorization header of every request
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        ReferenceModel.auth.append(self.headers.get("Authorization"))
+        trigger = body["messages"][1]["content"]
+        flaky = trigger in ReferenceModel.flaky and trigger not in ReferenceModel.failed  # fails its first request
+        if trigger in ReferenceModel.down or flaky:
+            ReferenceModel.failed.append(trigger)
+            return _send(self, 503 if trigger in ReferenceModel.flaky else 500, {"error": {"message": "overloaded"}})
+        task = ReferenceModel.tasks[trigger]
+        acted = any(m["role"] == "assistant" for m in body["messages"])
+        message = {"content": task.reference_answer} if acted else {"content": None, "tool_calls": [
+            {"id": f"c{i}", "type": "function", "function": {"name": c.tool, "arguments": json.dumps(c.arguments)}}
+            for i, c in enumerate(task.solution_calls())]}
+        usage = (37 * len(body["messages"]) + 500, 21 if acted else 55)
+        ReferenceModel.served.append(usage)
+        _send(self, 200, {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+                          "choices": [{"index": 0, "finish_reason": "stop",
+                                       "message": {"role": "assistant", **message}}],
+                          "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1],
+                                    "total_tokens": sum(usage)}})
+
+    def log_message(self, *args):
+        return
+
+
+def _send(handler: BaseHTTPRequestHandler, status: int, payload: dict) -> None:
+    data = json.dumps(payload).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("retry-after-ms", "5")  # honoured by the SDK's backoff, so retries take milliseconds
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 @contextmanager
-def serve(monkeypatch: pytest.MonkeyPatch) -> Iterator[type[ScriptedModel]]:
-    """The scripted model on a free loopback port; OPENAI_BASE_URL and OPENAI_API_KEY point at it."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), ScriptedModel)
+def _serving(handler: type[BaseHTTPRequestHandler], monkeypatch: pytest.MonkeyPatch, key: str) -> Iterator[str]:
+    """The handler on a free loopback port; OPENAI_BASE_URL and OPENAI_API_KEY point at it."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    ScriptedModel.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    monkeypatch.setenv("OPENAI_BASE_URL", ScriptedModel.url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test")
-    ScriptedModel.seen, ScriptedModel.headers_seen = [], []
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    monkeypatch.setenv("OPENAI_API_KEY", key)
     try:
-        yield ScriptedModel
+        yield url
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextmanager
+def serve(monkeypatch: pytest.MonkeyPatch) -> Iterator[type[ScriptedModel]]:
+    """The scripted model on a free loopback port; OPENAI_BASE_URL and OPENAI_API_KEY point at it."""
+    ScriptedModel.seen, ScriptedModel.headers_seen = [], []
+    with _serving(ScriptedModel, monkeypatch, "test") as url:
+        ScriptedModel.url = url
+        yield ScriptedModel
+
+
+@contextmanager
+def serve_reference(monkeypatch: pytest.MonkeyPatch, tasks, key: str) -> Iterator[type[ReferenceModel]]:
+    """The reference-following model for `tasks`, billed, on a free loopback port; the environment's key is `key`."""
+    ReferenceModel.tasks = {t.trigger.text: t for t in tasks}
+    ReferenceModel.flaky, ReferenceModel.down, ReferenceModel.served = set(), set(), []
+    ReferenceModel.failed, ReferenceModel.auth = [], []
+    with _serving(ReferenceModel, monkeypatch, key):
+        yield ReferenceModel

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 from decimal import Decimal
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import dagster as dg
 import pytest
@@ -28,6 +26,7 @@ from evalsuite.releases.release import Release
 from evalsuite.scoring.cost import load_prices
 from evalsuite.sourcing.spec import load_spec
 from pipeline_support import latest
+from scripted_model import serve_reference
 from suite_support import DEMO_KEY, ROOT, SUITE, copy_suite, rewrite_csv
 
 SECRET = "sk-evalsuite-test-Zq8UvT3rWm"  # must reach the endpoint and nothing else
@@ -37,50 +36,6 @@ AGENTS = [{"name": "reference"},
           # the example MCP client with no plan: it reads its task over MCP and answers without acting
           {"name": "mcp-plain", "kind": "mcp", "sandbox": "none",
            "command": [sys.executable, str(ROOT / "examples" / "mcp_reference_agent.py")]}]
-
-
-class Billing(BaseHTTPRequestHandler):
-    """Chat completions that follow each task's reference solution, with usage; the first request of one task
-    answers 503 (retried), every request of another 500 (an endpoint that is down for it)."""
-
-    tasks: dict = {}  # trigger text -> task
-    flaky: str = ""  # trigger whose first request fails once
-    down: str = ""  # trigger whose requests always fail
-    served: list = []  # (prompt tokens, completion tokens) of each answered request
-    failed: list = []
-    auth: set = set()
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        Billing.auth.add(self.headers.get("Authorization"))
-        trigger = body["messages"][1]["content"]
-        if trigger == Billing.down or (trigger == Billing.flaky and Billing.flaky not in Billing.failed):
-            Billing.failed.append(trigger)
-            return self._send(503 if trigger == Billing.flaky else 500, {"error": {"message": "overloaded"}})
-        task = Billing.tasks[trigger]
-        acted = any(m["role"] == "assistant" for m in body["messages"])
-        message = {"content": task.reference_answer} if acted else {"content": None, "tool_calls": [
-            {"id": f"c{i}", "type": "function", "function": {"name": c.tool, "arguments": json.dumps(c.arguments)}}
-            for i, c in enumerate(task.solution_calls())]}
-        usage = (40 * len(body["messages"]) + 300, 25 if acted else 60)
-        Billing.served.append(usage)
-        self._send(200, {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-                         "choices": [{"index": 0, "finish_reason": "stop",
-                                      "message": {"role": "assistant", **message}}],
-                         "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1],
-                                   "total_tokens": sum(usage)}})
-
-    def _send(self, status: int, payload: dict):
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("retry-after-ms", "5")  # the SDK's backoff honours it: the test does not sleep seconds
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        return
 
 
 @pytest.fixture(scope="module")
@@ -98,20 +53,6 @@ def small_release(tmp_path_factory):
     return spec, tmp / "home", out.version
 
 
-@pytest.fixture
-def billing(monkeypatch):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Billing)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{server.server_address[1]}/v1")
-    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-    Billing.served, Billing.failed, Billing.auth = [], [], set()
-    try:
-        yield Billing
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 def test_the_endpoint_settings_are_environment_variables_not_values(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
@@ -120,12 +61,19 @@ def test_the_endpoint_settings_are_environment_variables_not_values(monkeypatch)
     assert SECRET not in repr(resource.settings()) and SECRET not in repr(resource)
 
 
+@pytest.fixture
+def billing(small_release, monkeypatch):
+    """The reference-following model for the release's tasks; the environment's key is the secret."""
+    _, home, version = small_release
+    with serve_reference(monkeypatch, Release(home / "releases" / SUITE / version).tasks(), SECRET) as model:
+        yield model
+
+
 def test_openai_and_mcp_agents_run_through_the_trial_asset_and_are_scored_with_tokens_and_cost(
         small_release, billing, tmp_path):
     spec, home, version = small_release
     tasks = Release(home / "releases" / SUITE / version).tasks()
-    billing.tasks = {t.trigger.text: t for t in tasks}
-    billing.flaky, billing.down = tasks[0].trigger.text, tasks[1].trigger.text
+    billing.flaky, billing.down = {tasks[0].trigger.text}, {tasks[1].trigger.text}
     graph = build_suite_graph(spec)
     defs = build_defs([graph], home=home)
     (tmp_path / "dagster").mkdir()
@@ -146,7 +94,7 @@ def test_openai_and_mcp_agents_run_through_the_trial_asset_and_are_scored_with_t
         assert run.success
         board = latest(instance, graph.key("leaderboard")).metadata
 
-    assert billing.auth == {f"Bearer {SECRET}"}  # the key reached the endpoint, from the resource
+    assert set(billing.auth) == {f"Bearer {SECRET}"}  # the key reached the endpoint, from the resource
     assert billing.failed.count(tasks[0].trigger.text) == 1  # the 503 was retried, once
     card = json.loads((Paths(load_spec(spec), home).runs / version / "scorecard.json").read_text())
     by_agent = {a["agent"]: a for a in card["agents"]}

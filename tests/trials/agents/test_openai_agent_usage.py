@@ -3,9 +3,7 @@ retries of transient endpoint errors, and an endpoint that stays down recorded a
 from __future__ import annotations
 
 import json
-import threading
 from decimal import Decimal
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from typer.testing import CliRunner
@@ -19,65 +17,15 @@ from evalsuite.trials.agents.endpoint import Endpoint, endpoint
 from evalsuite.trials.agents.openai_agent import OpenAIAgent
 from evalsuite.trials.trial import run_trial
 from harness_support import make_release
+from scripted_model import serve_reference
 
 MODEL = "gpt-4o-mini"
 
 
-class Billing(BaseHTTPRequestHandler):
-    """Follows each task's reference solution (tools first, then the answer) and reports usage; `flaky` triggers
-    fail their first request with 503, `down` triggers every request with 500."""
-
-    tasks: dict = {}
-    flaky: set = set()
-    down: set = set()
-    served: list = []  # (prompt tokens, completion tokens)
-    failed: list = []
-    auth: list = []
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        Billing.auth.append(self.headers.get("Authorization"))
-        trigger = body["messages"][1]["content"]
-        if trigger in Billing.down or (trigger in Billing.flaky and trigger not in Billing.failed):
-            Billing.failed.append(trigger)
-            return self._send(503 if trigger in Billing.flaky else 500, {"error": {"message": "overloaded"}})
-        task = Billing.tasks[trigger]
-        acted = any(m["role"] == "assistant" for m in body["messages"])
-        message = {"content": task.reference_answer} if acted else {"content": None, "tool_calls": [
-            {"id": f"c{i}", "type": "function", "function": {"name": c.tool, "arguments": json.dumps(c.arguments)}}
-            for i, c in enumerate(task.solution_calls())]}
-        usage = (37 * len(body["messages"]) + 500, 21 if acted else 55)
-        Billing.served.append(usage)
-        self._send(200, {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-                         "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", **message}}],
-                         "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}})
-
-    def _send(self, status: int, payload: dict):
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("retry-after-ms", "5")  # honoured by the SDK's backoff, so retries take milliseconds
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        return
-
-
 @pytest.fixture
 def billing(ap, monkeypatch):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Billing)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{server.server_address[1]}/v1")
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
-    Billing.tasks = {t.trigger.text: t for t in ap.tasks}
-    Billing.flaky, Billing.down, Billing.served, Billing.failed, Billing.auth = set(), set(), [], [], []
-    try:
-        yield Billing
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_reference(monkeypatch, ap.tasks, "sk-from-env") as model:
+        yield model
 
 
 def _price_variance(ap):
