@@ -38,7 +38,7 @@ def build(defs: dg.Definitions, g: SuiteGraph, instance: dg.DagsterInstance,
     """Run the build job (or the named stages of it); report what blocked, by gate."""
     keys = [g.key(s) for s in selection] if selection else None
     result = execute(defs, g.build_job, instance, selection=keys, quiet=quiet)
-    out = BuildOutcome(success=result.success, run_id=result.run_id)
+    out = BuildOutcome(success=False, run_id=result.run_id)  # set below: the run succeeded and no gate blocked
     for ev in result.all_events:
         if ev.event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION:
             e = ev.event_specific_data
@@ -76,7 +76,7 @@ def run_trials(defs: dg.Definitions, g: SuiteGraph, instance: dg.DagsterInstance
     for rr in result.run_requests or []:
         run = execute(defs, g.trials_job, instance, partition_key=rr.partition_key, quiet=quiet, tags=rr.tags)
         if not run.success:
-            raise RuntimeError(f"trial run {rr.partition_key} failed: {_first_error(run)}")
+            raise RuntimeError(f"trial run {rr.partition_key} failed: {first_error(run)}")
         done.append(str(rr.partition_key))
     return done
 
@@ -85,10 +85,11 @@ def score(defs: dg.Definitions, g: SuiteGraph, instance: dg.DagsterInstance, ver
     for job, key in ((g.score_job, version), (g.leaderboard_job, None)):
         run = execute(defs, job, instance, partition_key=key, quiet=quiet)
         if not run.success:
-            raise RuntimeError(f"{job} failed: {_first_error(run)}")
+            raise RuntimeError(f"{job} failed: {first_error(run)}")
 
 
-def _first_error(result) -> str:
+def first_error(result) -> str:
+    """The first failed step's error message of a run result."""
     for ev in result.all_events:
         if ev.event_type == dg.DagsterEventType.STEP_FAILURE and ev.step_failure_data.error:
             return ev.step_failure_data.error.message.strip()

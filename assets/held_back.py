@@ -32,15 +32,9 @@ def held_back(context: dg.AssetExecutionContext, keys: list[dg.AssetKey], exc: G
                                   metadata={"not_run": reason, "gate": exc.gate, "gate_reason": exc.reason})
 
 
-def planned_below(context: dg.AssetExecutionContext, key: dg.AssetKey,
-                  deps: dict[dg.AssetKey, set[dg.AssetKey]]) -> list[dg.AssetKey]:
-    """`key` and every asset below it (by `deps`, child -> parents) that this run was to materialize."""
-    selected = context.run.asset_selection or context.job_def.asset_layer.selected_asset_keys  # empty: the job's
-    below, frontier = [key], [key]
-    while frontier:
-        parent = frontier.pop()
-        for child, parents in deps.items():
-            if parent in parents and child not in below:
-                below.append(child)
-                frontier.append(child)
-    return [k for k in below if k in selected]
+def planned_below(context: dg.AssetExecutionContext, key: dg.AssetKey) -> list[dg.AssetKey]:
+    """`key` and every asset below it that this run was to materialize, in build order."""
+    layer = context.job_def.asset_layer
+    below = dg.AssetSelection.assets(key).downstream().resolve(layer.asset_graph)
+    selected = context.run.asset_selection or layer.selected_asset_keys  # empty: the whole job
+    return [k for k in layer.asset_graph.toposorted_asset_keys if k in below and k in selected]

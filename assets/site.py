@@ -44,12 +44,10 @@ def site_parts(g: SuiteGraph) -> tuple:
 
 def publish(defs: dg.Definitions, g: SuiteGraph, instance: dg.DagsterInstance, version: str) -> str:
     """Materialize one release's site through its job (as `make demo` does); returns its index.html."""
-    from assets.driver import execute
+    from assets.driver import execute, first_error
 
     run = execute(defs, site_job_name(g), instance, partition_key=version)
     for ev in run.all_events:
         if ev.event_type == dg.DagsterEventType.ASSET_MATERIALIZATION:
             return ev.event_specific_data.materialization.metadata["site"].value
-    failure = next((ev.step_failure_data.error for ev in run.all_events
-                    if ev.event_type == dg.DagsterEventType.STEP_FAILURE), None)
-    raise RuntimeError(f"{site_job_name(g)} failed: {failure.message.strip() if failure else 'no materialization'}")
+    raise RuntimeError(f"{site_job_name(g)} failed: {first_error(run)}")

@@ -46,11 +46,6 @@ class SuiteGraph:
     agents: "dg.DynamicPartitionsDefinition | None" = None
     versions: "dg.DynamicPartitionsDefinition | None" = None
 
-    def deps(self) -> dict[dg.AssetKey, set[dg.AssetKey]]:
-        """Each asset of the graph and the assets it depends on."""
-        return {k: set(parents) for a in self.assets if isinstance(a, dg.AssetsDefinition)
-                for k, parents in a.asset_deps.items()}
-
     @property
     def trials_group(self) -> str:
         """trial_traces, scorecard and leaderboard: partitioned (or downstream of partitions), so a group of their
@@ -107,7 +102,7 @@ def _gated_step(g: SuiteGraph, stage: Stage, context: dg.AssetExecutionContext, 
     except GateError as exc:
         if not upstream_block(stage, exc):
             raise gate_failure(exc) from exc
-        yield from held_back(context, planned_below(context, g.key(stage.name), g.deps()), exc)
+        yield from held_back(context, planned_below(context, g.key(stage.name)), exc)
         return
     except DeidError as exc:  # a missing key or bad rules: the one line `evalsuite build` prints, no traceback
         raise dg.Failure(description=str(exc), allow_retries=False) from None

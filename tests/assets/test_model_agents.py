@@ -83,7 +83,7 @@ def test_openai_and_mcp_agents_run_through_the_trial_asset_and_are_scored_with_t
         for agent in ("scripted", "mcp-plain"):
             key = dg.MultiPartitionKey({"version": version, "agent": agent})
             run = dagster_driver.execute(defs, graph.trials_job, instance, partition_key=key)
-            assert run.success, dagster_driver._first_error(run)
+            assert run.success, dagster_driver.first_error(run)
         dagster_driver.score(defs, graph, instance, version)  # the scorecard scores the agents that have traces
         trial_meta = latest(instance, graph.key("trial_traces"),
                             dg.MultiPartitionKey({"version": version, "agent": "scripted"})).metadata
