@@ -85,15 +85,15 @@ def domain_problems(task: TaskRecord, domain: Domain) -> list[tuple[str, str]]:
 
 
 def _fault_problems(task: TaskRecord, domain: Domain) -> list[tuple[str, str]]:
-    """A fault fires on a call of its tool, so the tool must be one the task's role can call."""
-    callable_ = {*task.role.read_tools, *task.role.write_tools}
+    """A fault fires on a call of its tool, so the tool must be one the task's role can call (a generic tool
+    every role can, as TrialWorld.call allows)."""
     out = []
     for i, plan in enumerate(task.trial_protocol.fault_plans):
         for j, fault in enumerate(plan.faults):
             where = f"trial_protocol.fault_plans.{i}.faults.{j}.tool"
             if fault.tool not in domain.tools:
                 out.append((where, f"unknown tool {fault.tool!r} in domain {domain.name}"))
-            elif fault.tool not in callable_:
+            elif fault.tool not in task.role.permitted and domain.tools[fault.tool].kind != "generic":
                 out.append((where, f"{fault.tool!r} is not among the role's tools: the fault would never fire"))
     return out
 
