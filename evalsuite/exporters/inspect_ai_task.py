@@ -26,6 +26,7 @@ from inspect_ai.tool import ToolDef, ToolParams
 from evalsuite.core.records import TaskRecord
 from evalsuite.grading.grader import grade_trial
 from evalsuite.releases.release import Release
+from evalsuite.tasks.heldout import without_held_out
 from evalsuite.trials.agents.base import AgentEnv, BudgetExhausted
 from evalsuite.trials.agents.openai_agent import SYSTEM
 from evalsuite.trials.trial import TimedEnv, policy_text
@@ -36,7 +37,7 @@ PURPOSE = "inspect_export"  # why the release's tasks were read (the held-out ac
 
 
 def exportable(tasks: list[TaskRecord]) -> list[TaskRecord]:
-    return [t for t in tasks if t.split != "held_out" and t.trigger.type == "queue_item"]
+    return [t for t in without_held_out(tasks) if t.trigger.type == "queue_item"]
 
 
 def system_prompt(task: TaskRecord) -> str:

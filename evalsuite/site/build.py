@@ -20,6 +20,7 @@ from evalsuite.site import pages
 from evalsuite.site.inputs import RunSource, Sources, collect, slug
 from evalsuite.site.sanitize import (Originals, SiteError, check_folder, configured_secrets, load_originals,
                                      suite_work_folder)
+from evalsuite.tasks.heldout import HELD_OUT
 from evalsuite.trials.tracelog import TrialRecord
 
 HERE = Path(__file__).parent
@@ -125,7 +126,7 @@ def _write_run(site: _Site, run: RunSource, sources: Sources, tick: Callable[[],
     plot_passk(run.card, site.root / "scorecards" / f"{run.slug}.png")
     site.page(f"scorecards/{run.slug}.html", "scorecard.html", title=f"Scorecard {run.card.suite} "
               f"{run.card.suite_version} ({run.folder.name})", s=body, release_href=release, slug=run.slug)
-    shown = [r for r in run.records if tasks[r.task_id].split != pages.HELD_OUT]
+    shown = [r for r in run.records if tasks[r.task_id].split != HELD_OUT]
     for _ in range(len(run.records) - len(shown)):
         tick()  # a held-out trial: counted on the bar, never written
     for r in shown:

@@ -15,9 +15,9 @@ from evalsuite.scoring.compare import Comparison, verdict_text
 from evalsuite.scoring.render import human_cell, human_label, interval_cell, passk_cell, shown_ks
 from evalsuite.site.inputs import PURPOSE, RunSource
 from evalsuite.site.sanitize import Originals
+from evalsuite.tasks.heldout import HELD_OUT, without_held_out
 from evalsuite.trials.tracelog import TrialRecord
 
-HELD_OUT = "held_out"
 # Trial record fields the trace viewer lays out itself; any other field (added by later versions: user
 # messages, tokens, cost) is shown as recorded under "other recorded fields".
 LAID_OUT = {"task_id", "agent", "trial", "outcome", "passed", "verdict", "trace", "final_message", "error", "seconds",
@@ -25,14 +25,10 @@ LAID_OUT = {"task_id", "agent", "trial", "outcome", "passed", "verdict", "trace"
             "tool_schemas_sha256", "simulator", "agent_config", "run_seed", "trial_seed", "identity_sha256"}
 
 
-def published(tasks: list[TaskRecord]) -> list[TaskRecord]:
-    return [t for t in tasks if t.split != HELD_OUT]
-
-
 def release_page(release: Release, originals: Originals | None, rights: dict | None) -> dict[str, Any]:
     m = release.manifest
     tasks = release.tasks(purpose=PURPOSE)
-    shown = published(tasks)
+    shown = without_held_out(tasks)
     policies = sorted({(t.policy.doc, t.policy.version, t.policy.effective_from.isoformat(), len(t.policy.clauses))
                        for t in tasks})
     return {

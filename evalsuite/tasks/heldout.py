@@ -23,9 +23,17 @@ def access_log_path() -> Path:
     return private_home() / "access_log.jsonl"
 
 
+HELD_OUT = "held_out"  # the split nobody outside evaluation may see
+
+
+def without_held_out(tasks: list[TaskRecord]) -> list[TaskRecord]:
+    """The tasks that may be shown, exported for training or offered to people: every split but held_out."""
+    return [t for t in tasks if t.split != HELD_OUT]
+
+
 def log_read(tasks: list[TaskRecord], purpose: str, what: str) -> None:
     """Append one line naming who read which held-out tasks, when, and for what."""
-    held = [t.task_id for t in tasks if t.split == "held_out"]
+    held = [t.task_id for t in tasks if t.split == HELD_OUT]
     if held:
         log_access({"purpose": purpose, "what": what, "held_out_tasks": held})
 
@@ -43,5 +51,5 @@ def log_access(entry: dict) -> None:
 def export_tasks(tasks: list[TaskRecord], purpose: Purpose) -> list[TaskRecord]:
     """The tasks a given purpose may receive: training and prompt tuning never see held-out tasks."""
     if purpose in EXCLUDING_HELD_OUT:
-        return [t for t in tasks if t.split != "held_out"]
+        return without_held_out(tasks)
     return list(tasks)

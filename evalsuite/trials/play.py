@@ -33,7 +33,7 @@ from starlette.templating import Jinja2Templates
 
 from evalsuite.core.identity import AgentConfig, RunIdentity, identity_sha256
 from evalsuite.core.records import TaskRecord, TraceEvent
-from evalsuite.tasks.heldout import log_access
+from evalsuite.tasks.heldout import log_access, without_held_out
 from evalsuite.trials.agents.base import AgentEnv
 from evalsuite.trials.jobs import Stamp, run_job
 from evalsuite.trials.mcp_server import task_view
@@ -54,7 +54,7 @@ TEMPLATES = Jinja2Templates(directory=Path(__file__).with_name("templates"))
 def playable(tasks: list[TaskRecord]) -> list[TaskRecord]:
     """The tasks a person may be offered: never a held-out one. On a conversational task the person talks to
     the task's simulated user through a message form, as an MCP agent does through message_user."""
-    return [t for t in tasks if t.split != "held_out"]
+    return without_held_out(tasks)
 
 
 def person_config(name: str) -> AgentConfig:
