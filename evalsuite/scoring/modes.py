@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from evalsuite.core.identity import RunIdentity
 from evalsuite.core.records import TaskRecord
+from evalsuite.scoring.compare import counts as task_counts
 from evalsuite.scoring.metrics import KPoint, pass_hat_k, suite_pass_curve
 from evalsuite.scoring.render import markdown_table
 from evalsuite.scoring.scorecard import required_actions
@@ -68,12 +69,8 @@ def compare_modes(runs: Mapping[str, Sequence[TrialRecord]], tasks: Sequence[Tas
     actions = {t.task_id: required_actions(t) or 0 for t in tasks}
     scores = []
     for mode, records in runs.items():
-        _check_run(mode, records, ids)
-        counts = {t: (0, 0) for t in ids}
-        for r in records:
-            n, c = counts[r.task_id]
-            counts[r.task_id] = (n + 1, c + int(r.passed))
-        scores.append((mode, records, counts))
+        _check_run(mode, records, ids)  # one agent, every task: its counts cover them all
+        scores.append((mode, records, task_counts(records, records[0].agent)))
     k = min(n for _, _, counts in scores for n, _ in counts.values())
     out = []
     for mode, records, counts in scores:
