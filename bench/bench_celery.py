@@ -29,27 +29,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import benchlib  # noqa: E402
+from suite_support import copy_suite  # noqa: E402  (the bundled AP suite, as the tests copy it)
 
 KEY = "demo-key-not-a-secret-0001"
 AGENT = "reference"
 SUITE = "ap_exceptions"  # the op names of its celery job carry it
-
-
-def make_suite(dest: Path, trials: int) -> Path:
-    """The bundled AP suite copied into dest with `trials` trials per task and 2 reference trials in acceptance."""
-    import yaml
-
-    shutil.copytree(ROOT / "suites" / "ap_exceptions", dest / "ap_exceptions")
-    raw = yaml.safe_load((ROOT / "suites" / "ap_exceptions.yaml").read_text())
-    raw["policies"] = [str((ROOT / "suites" / p).resolve()) for p in raw["policies"]]
-    raw["acceptance"]["reference_trials"] = 2
-    raw["trial_protocol"]["trials"] = trials
-    spec = dest / "ap_exceptions.yaml"
-    spec.write_text(yaml.safe_dump(raw, sort_keys=False))
-    return spec
 
 
 def step_overheads(instance, run_id: str, trial_seconds: dict[str, float]) -> list[float]:
@@ -69,7 +56,7 @@ def step_overheads(instance, run_id: str, trial_seconds: dict[str, float]) -> li
     return [done[k] - started[k] - trial_seconds[k] for k in done if k in started]
 
 
-def chunk_trial_seconds(out_dir: Path, version: str, chunk: int, tasks) -> dict[str, float]:
+def chunk_trial_seconds(out_dir: Path, chunk: int, tasks) -> dict[str, float]:
     """Seconds the trials of each chunk report, by step key (chunks as the job planned them)."""
     from evalsuite.trials.chunks import plan_chunks
     from evalsuite.trials.tracelog import read_traces
@@ -107,7 +94,7 @@ def main() -> None:
     result = benchlib.Result("bench_celery", benchlib.command_line())
     tmp = Path(tempfile.mkdtemp(prefix="bench-celery-"))
     try:
-        spec = make_suite(tmp / "suite", args.trials)
+        spec = copy_suite(tmp / "suite", reference_trials=2, trials=args.trials)
         home = tmp / "home"
         version = driver.build(spec, home=home).version
         rel = Release(home / "releases" / "ap_exceptions" / version)
@@ -139,7 +126,7 @@ def main() -> None:
                     rec = instance.get_run_record_by_id(run.run_id)
                     rates.append(n / (rec.end_time - rec.start_time))
                     overheads += step_overheads(instance, run.run_id,
-                                                chunk_trial_seconds(out_dir, version, args.chunk, tasks))
+                                                chunk_trial_seconds(out_dir, args.chunk, tasks))
             result.add(f"Celery trial job, {count} worker(s), {n} trials in chunks of ~{args.chunk}", rates,
                        "trials/s")
             result.add(f"Celery per-step overhead, {count} worker(s)", overheads, "s",

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import itertools
 import json
 import math
 import statistics
@@ -147,7 +146,7 @@ def whole_world_json_ms(world: World, repeats: int) -> list[float]:
     return [benchlib.timed(once)[0] for _ in range(repeats)]
 
 
-def dict_lookup_us(base: Base, world: World, n: int = 2000) -> tuple[list[float], list[float]]:
+def dict_lookup_us(world: World, n: int = 2000) -> tuple[list[float], list[float]]:
     """τ²: get_order_details through a trial vs tau2's in-memory store (a dict lookup and a copy, as it dumps)."""
     nested = to_nested(world.initial_rows)
     order_id = next(iter(nested["orders"]))
@@ -197,7 +196,7 @@ def run_domain(res: benchlib.Result, base: Base, sizes: list[int], repeats: int,
             lines.setdefault(k, []).append((rows, statistics.median(costs[k])))
         lines.setdefault("baseline: whole-world JSON hash", []).append((rows, statistics.median(baseline)))
         if base.name == "tau2_retail" and size == sizes[0]:
-            ours, theirs = dict_lookup_us(base, world)
+            ours, theirs = dict_lookup_us(world)
             ratio = statistics.median(ours) / statistics.median(theirs)
             res.add("tau2_retail get_order_details through the trial", ours, "µs", target="≤ in-memory dict lookup",
                     met=ratio <= 1, note=f"{ratio:.1f}× tau2's dict lookup + copy")

@@ -2,10 +2,8 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
-import socket
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,19 +16,11 @@ from evalsuite.releases.release import Release
 from evalsuite.releases.runs import run_release
 from evalsuite.sourcing.spec import load_spec
 from evalsuite.trials.tracelog import read_traces
+from pipeline_support import service_or_skip
 from suite_support import ROOT, SUITE, copy_suite
 
 REDIS = ("127.0.0.1", 6379)
 AGENT = "adversary"  # the every-write adversary: each trial leaves many writes and a failing verdict to compare
-
-
-def _redis_or_skip() -> None:
-    try:
-        socket.create_connection(REDIS, timeout=1).close()
-    except OSError as exc:
-        if os.environ.get("CI"):  # CI runs Redis: its absence there is a failure, not a skip
-            raise
-        pytest.skip(f"no Redis answers on {REDIS[0]}:{REDIS[1]} ({exc}); the Celery trial test needs it as broker")
 
 
 def _celery_workers_of(instance: dg.DagsterInstance, run_id: str) -> dict[str, str]:
@@ -66,7 +56,7 @@ class Workers:
 def celery(tmp_path_factory):
     """Two Celery workers on a SQLite instance in a shared DAGSTER_HOME, started before `built` so they import
     while the suite builds; stopped at the end of the module whatever happened (local_workers' finally)."""
-    _redis_or_skip()
+    service_or_skip(REDIS, "Redis", "the Celery trial test needs it as broker")
     tmp = tmp_path_factory.mktemp("celery_workers")
     dagster_home = tmp / "dagster"
     dagster_home.mkdir()

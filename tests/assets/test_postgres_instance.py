@@ -1,9 +1,7 @@
 """The Dagster instance on PostgreSQL (deploy/dagster_postgres.yaml): a build run and trial runs stored in a fresh database."""
 from __future__ import annotations
 
-import os
 import shutil
-import socket
 import uuid
 
 import dagster as dg
@@ -13,18 +11,10 @@ from assets import driver
 from assets.automation import release_trials
 from assets.definitions import build_defs
 from assets.suite_graph import build_suite_graph
+from pipeline_support import service_or_skip
 from suite_support import ROOT, SUITE, copy_suite
 
 PG = ("127.0.0.1", 5432)  # trust auth, user postgres (this machine and CI)
-
-
-def _server_or_skip() -> None:
-    try:
-        socket.create_connection(PG, timeout=1).close()
-    except OSError as exc:
-        if os.environ.get("CI"):  # CI runs PostgreSQL: its absence there is a failure, not a skip
-            raise
-        pytest.skip(f"no PostgreSQL answers on {PG[0]}:{PG[1]} ({exc}); the PostgreSQL instance test needs one")
 
 
 def _admin(sql: str) -> None:
@@ -42,7 +32,7 @@ def _admin(sql: str) -> None:
 @pytest.fixture
 def pg_url():
     """A database of this test's own, dropped afterwards whatever happened."""
-    _server_or_skip()
+    service_or_skip(PG, "PostgreSQL", "the PostgreSQL instance test needs one")
     name = f"evalsuite_test_{uuid.uuid4().hex[:12]}"
     _admin(f"CREATE DATABASE {name}")
     try:
