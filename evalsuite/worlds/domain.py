@@ -49,6 +49,22 @@ class ToolContext:
         self.rows_written += max(cursor.rowcount, 0)  # -1 for a SELECT
         return cursor
 
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """The rows of plain SQL on `db` as dicts (dict_rows)."""
+        return dict_rows(self.run(sql, params))
+
+
+def dict_rows(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
+    """A sqlite3 cursor's rows as dicts keyed by column name (plain str, as sqlite3 reports them)."""
+    cols = [d[0] for d in cursor.description]
+    return [dict(zip(cols, r)) for r in cursor.fetchall()]
+
+
+def mapping_rows(result: Any) -> list[dict[str, Any]]:
+    """A SQLAlchemy result's rows as dicts keyed by plain str. Its own keys are quoted_name, a str subclass that
+    pydantic serializes down a slow path: they would slow down every trace record holding a tool's output."""
+    return [{str(k): v for k, v in r._mapping.items()} for r in result]
+
 
 @dataclass(frozen=True)
 class Tool:

@@ -94,14 +94,13 @@ SQL = {
     "add_payment": "INSERT INTO payments (payment_id, invoice_id, amount, currency, paid_on) VALUES (?, ?, ?, ?, ?)",
     **{f"count_{t.name}": f"SELECT count(*) FROM {t.name}" for t in (s.approval_requests, s.vendor_messages, s.payments)},
 }
-_COLUMNS = {t.name: [str(c.name) for c in t.columns] for t in s.metadata.tables.values()}  # plain str: cheap to serialize
 # Money is stored as exact decimal text; a row reads it back as SQLAlchemy's Money type would (Decimal, as str).
 _MONEY = {t.name: {c.name for c in t.columns if isinstance(c.type, Money)} for t in s.metadata.tables.values()}
 
 
 def _rows(ctx: ToolContext, table, query: str, value) -> list[dict]:
-    cols, money = _COLUMNS[table.name], _MONEY[table.name]
-    out = [dict(zip(cols, r)) for r in ctx.run(SQL[query], (value,))]
+    money = _MONEY[table.name]
+    out = ctx.rows(SQL[query], (value,))
     for row in out if money else ():
         for c in money:
             row[c] = None if row[c] is None else str(Decimal(row[c]))

@@ -8,15 +8,13 @@ import sqlite3
 from typing import Any
 
 from evalsuite.domains.contract_review.tools import DOMAIN
-from evalsuite.worlds.domain import CheckInput, CheckOutcome
+from evalsuite.worlds.domain import CheckInput, CheckOutcome, dict_rows
 
 MIN_QUOTE_WORDS = 3  # fewer words identify no passage: "the Receiving Party" appears everywhere
 
 
 def _rows(db: sqlite3.Connection, sql: str, *params: Any) -> list[dict]:
-    cur = db.execute(sql, params)
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, r)) for r in cur.fetchall()]
+    return dict_rows(db.execute(sql, params))
 
 
 def _issues(db: sqlite3.Connection, review_id: str) -> list[dict] | None:

@@ -7,7 +7,7 @@ from sqlalchemy import and_, insert, select
 from evalsuite.core.records import Role
 from evalsuite.domains.contract_review import schema as s
 from evalsuite.domains.contract_review.memo import Args, Handoff, Issue, Memo
-from evalsuite.worlds.domain import Domain, ToolContext, ToolError
+from evalsuite.worlds.domain import Domain, ToolContext, ToolError, mapping_rows
 
 DOMAIN = Domain(name="contract_review", version="1.0.0", metadata=s.metadata)
 
@@ -51,7 +51,7 @@ class GrantArgs(Args):
 
 
 def _rows(ctx: ToolContext, stmt) -> list[dict]:
-    return [{str(k): v for k, v in r._mapping.items()} for r in ctx.execute(stmt).all()]
+    return mapping_rows(ctx.execute(stmt))
 
 
 def _one(ctx: ToolContext, stmt, what: str) -> dict:

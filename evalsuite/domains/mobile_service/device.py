@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict
 from sqlalchemy import select, update
 
 from evalsuite.domains.mobile_service import schema as s
-from evalsuite.worlds.domain import Domain, ToolContext, ToolError
+from evalsuite.worlds.domain import Domain, ToolContext, ToolError, mapping_rows
 
 USER_DOMAIN = Domain(name="mobile_service_device", version="1.0.0", metadata=s.device_metadata)
 
@@ -17,10 +17,10 @@ class DeviceArgs(BaseModel):
 
 
 def _device(ctx: ToolContext, device_id: str) -> dict:
-    row = ctx.execute(select(s.devices).where(s.devices.c.device_id == device_id)).mappings().first()
-    if row is None:
+    found = mapping_rows(ctx.execute(select(s.devices).where(s.devices.c.device_id == device_id)))
+    if not found:
         raise ToolError(f"no phone {device_id}")
-    return dict(row)
+    return found[0]
 
 
 def _set(ctx: ToolContext, device_id: str, **values) -> None:

@@ -9,7 +9,7 @@ from sqlalchemy import select, update
 from evalsuite.core.records import Role
 from evalsuite.domains.mobile_service import schema as s
 from evalsuite.grading.grader import output_present
-from evalsuite.worlds.domain import CheckInput, CheckOutcome, Domain, ToolContext, ToolError
+from evalsuite.worlds.domain import CheckInput, CheckOutcome, Domain, ToolContext, ToolError, mapping_rows
 
 DOMAIN = Domain(name="mobile_service", version="1.0.0", metadata=s.metadata)
 
@@ -49,9 +49,13 @@ class ChangePlanArgs(Args):
 
 
 def _one(ctx: ToolContext, table, column, value) -> dict:
-    row = ctx.execute(select(table).where(column == value)).mappings().first()
-    if row is None:
+    found = mapping_rows(ctx.execute(select(table).where(column == value)))
+    if not found:
         raise ToolError(f"{table.name[:-1]} {value} not found")
+    return _money_as_text(found[0])
+
+
+def _money_as_text(row: dict) -> dict:
     return {k: (str(v) if isinstance(v, Decimal) else v) for k, v in row.items()}
 
 
@@ -78,15 +82,14 @@ def get_plan(ctx: ToolContext, args: PlanArgs) -> dict:
 @DOMAIN.tool("read")
 def list_plans(ctx: ToolContext, args: NoArgs) -> list[dict]:
     """Every plan on offer."""
-    return [{k: (str(v) if isinstance(v, Decimal) else v) for k, v in r.items()}
-            for r in ctx.execute(select(s.plans).order_by(s.plans.c.plan_id)).mappings()]
+    return [_money_as_text(r) for r in mapping_rows(ctx.execute(select(s.plans).order_by(s.plans.c.plan_id)))]
 
 
 @DOMAIN.tool("read")
 def get_bills(ctx: ToolContext, args: LineArgs) -> list[dict]:
     """The bills of a line with their status (paid or overdue)."""
-    rows = ctx.execute(select(s.bills).where(s.bills.c.line_id == args.line_id).order_by(s.bills.c.bill_id)).mappings()
-    return [{k: (str(v) if isinstance(v, Decimal) else v) for k, v in r.items()} for r in rows]
+    rows = ctx.execute(select(s.bills).where(s.bills.c.line_id == args.line_id).order_by(s.bills.c.bill_id))
+    return [_money_as_text(r) for r in mapping_rows(rows)]
 
 
 @DOMAIN.tool("write")

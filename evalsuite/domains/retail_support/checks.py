@@ -9,13 +9,11 @@ from decimal import Decimal
 from typing import Any
 
 from evalsuite.domains.retail_support.tools import DOMAIN, carrier_confirmed_loss
-from evalsuite.worlds.domain import CheckInput, CheckOutcome
+from evalsuite.worlds.domain import CheckInput, CheckOutcome, dict_rows
 
 
 def _rows(db: sqlite3.Connection, sql: str, params: tuple = ()) -> list[dict[str, Any]]:
-    cur = db.execute(sql, params)
-    cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, r)) for r in cur.fetchall()]
+    return dict_rows(db.execute(sql, params))
 
 
 @DOMAIN.check

@@ -30,25 +30,11 @@ for _name in INHERITED_TOOLS:
     DOMAIN.tools[_name] = TAU2.tools[_name]
 
 
-def _db(ctx: ToolContext) -> sqlite3.Connection:
-    return ctx.conn.connection.driver_connection
-
-
-def _rows(ctx: ToolContext, sql: str, params: tuple = ()) -> list[dict[str, Any]]:
-    cur = _db(ctx).execute(sql, params)
-    cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, r)) for r in cur.fetchall()]
-
-
 def _one(ctx: ToolContext, sql: str, params: tuple, missing: str) -> dict[str, Any]:
-    found = _rows(ctx, sql, params)
+    found = ctx.rows(sql, params)
     if not found:
         raise ToolError(missing)
     return found[0]
-
-
-def _write(ctx: ToolContext, sql: str, params: tuple) -> None:
-    ctx.rows_written += max(_db(ctx).execute(sql, params).rowcount, 0)
 
 
 def _now(ctx: ToolContext) -> str:
@@ -56,7 +42,7 @@ def _now(ctx: ToolContext) -> str:
 
 
 def _next_id(ctx: ToolContext, table: str, column: str, prefix: str) -> str:
-    n = _db(ctx).execute(f"SELECT count(*) FROM {table} WHERE {column} LIKE ?", (prefix + "%",)).fetchone()[0]
+    n = ctx.db.execute(f"SELECT count(*) FROM {table} WHERE {column} LIKE ?", (prefix + "%",)).fetchone()[0]
     return f"{prefix}{n + 1:04d}"
 
 
@@ -93,7 +79,7 @@ class KeyArgs(BaseModel):
 def get_case(ctx: ToolContext, args: CaseArgs) -> dict[str, Any]:
     """A support case (purchase, policy version, requested remedy, status) with its previous contacts."""
     case = _case(ctx, args.case_id)
-    case["contacts"] = _rows(ctx, "SELECT contact_id, at, channel, summary FROM contacts WHERE case_id = ? ORDER BY at",
+    case["contacts"] = ctx.rows("SELECT contact_id, at, channel, summary FROM contacts WHERE case_id = ? ORDER BY at",
                              (args.case_id,))
     return case
 
@@ -108,10 +94,10 @@ def get_purchase(ctx: ToolContext, args: PurchaseArgs) -> dict[str, Any]:
 @DOMAIN.tool("read")
 def get_replacement_history(ctx: ToolContext, args: PurchaseArgs) -> list[dict[str, Any]]:
     """Replacements sent for a purchase, each with its shipment status and carrier events."""
-    out = _rows(ctx, "SELECT r.replacement_id, r.requested_at, s.* FROM replacements r JOIN shipments s "
+    out = ctx.rows("SELECT r.replacement_id, r.requested_at, s.* FROM replacements r JOIN shipments s "
                      "ON s.shipment_id = r.shipment_id WHERE r.purchase_id = ? ORDER BY r.requested_at", (args.purchase_id,))
     for r in out:
-        r["carrier_events"] = _rows(ctx, "SELECT seq, at, code, detail FROM carrier_events WHERE shipment_id = ? "
+        r["carrier_events"] = ctx.rows("SELECT seq, at, code, detail FROM carrier_events WHERE shipment_id = ? "
                                          "ORDER BY seq", (r["shipment_id"],))
     return out
 
@@ -126,19 +112,19 @@ def get_support_policy(ctx: ToolContext, args: PolicyArgs) -> dict[str, Any]:
 @DOMAIN.tool("read")
 def get_authorizations(ctx: ToolContext, args: CaseArgs) -> list[dict[str, Any]]:
     """Exception authorizations and pending manager requests of a case."""
-    return _rows(ctx, "SELECT * FROM authorizations WHERE case_id = ? ORDER BY authorization_id", (args.case_id,))
+    return ctx.rows("SELECT * FROM authorizations WHERE case_id = ? ORDER BY authorization_id", (args.case_id,))
 
 
 @DOMAIN.tool("read")
 def get_consents(ctx: ToolContext, args: CaseArgs) -> list[dict[str, Any]]:
     """The customer's consents on a case (remedy, purchase revision, given and withdrawn times)."""
-    return _rows(ctx, "SELECT * FROM consents WHERE case_id = ? ORDER BY given_at", (args.case_id,))
+    return ctx.rows("SELECT * FROM consents WHERE case_id = ? ORDER BY given_at", (args.case_id,))
 
 
 @DOMAIN.tool("read")
 def find_refund(ctx: ToolContext, args: KeyArgs) -> dict[str, Any]:
     """Reconciliation: the refund recorded under an idempotency key, if any ({found, refund})."""
-    found = _rows(ctx, "SELECT * FROM refunds WHERE idempotency_key = ?", (args.idempotency_key,))
+    found = ctx.rows("SELECT * FROM refunds WHERE idempotency_key = ?", (args.idempotency_key,))
     return {"found": bool(found), "refund": found[0] if found else None}
 
 
@@ -161,7 +147,7 @@ def issue_refund(ctx: ToolContext, args: RefundArgs) -> dict[str, Any]:
     """Refund a purchase to the customer. Needs the purchase's current revision, its exact amount and currency,
     the customer's current consent to this refund and a trusted exception authorization. Re-issuing with a used
     idempotency key returns the original receipt; it never pays twice."""
-    earlier = _rows(ctx, "SELECT * FROM refunds WHERE idempotency_key = ?", (args.idempotency_key,))
+    earlier = ctx.rows("SELECT * FROM refunds WHERE idempotency_key = ?", (args.idempotency_key,))
     if earlier:
         same = (earlier[0]["case_id"], earlier[0]["purchase_id"]) == (args.case_id, args.purchase_id)
         if not same:
@@ -170,11 +156,11 @@ def issue_refund(ctx: ToolContext, args: RefundArgs) -> dict[str, Any]:
     case = _open_case(ctx, args.case_id)
     _check_refund(ctx, case, args)
     refund_id = _next_id(ctx, "refunds", "refund_id", "RF-")
-    _write(ctx, "INSERT INTO refunds (refund_id, idempotency_key, case_id, purchase_id, purchase_revision, amount, "
+    ctx.run("INSERT INTO refunds (refund_id, idempotency_key, case_id, purchase_id, purchase_revision, amount, "
                 "currency, authorization_id, policy_clause, consent_id, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
            (refund_id, args.idempotency_key, args.case_id, args.purchase_id, args.purchase_revision,
             str(Decimal(args.amount)), args.currency, args.authorization_id, args.policy_clause, args.consent_id, _now(ctx)))
-    return {"refund": _rows(ctx, "SELECT * FROM refunds WHERE refund_id = ?", (refund_id,))[0], "replayed": False}
+    return {"refund": ctx.rows("SELECT * FROM refunds WHERE refund_id = ?", (refund_id,))[0], "replayed": False}
 
 
 def _check_refund(ctx: ToolContext, case: dict[str, Any], args: RefundArgs) -> None:
@@ -187,20 +173,20 @@ def _check_refund(ctx: ToolContext, case: dict[str, Any], args: RefundArgs) -> N
         raise ToolError(f"refused: purchase {args.purchase_id} is at revision {purchase['revision']}")
     if _decimal(args.amount) != Decimal(purchase["amount"]) or args.currency != purchase["currency"]:
         raise ToolError(f"refused: the refund must be exactly {purchase['amount']} {purchase['currency']}")
-    consent = _rows(ctx, "SELECT * FROM consents WHERE consent_id = ? AND case_id = ?", (args.consent_id, case["case_id"]))
+    consent = ctx.rows("SELECT * FROM consents WHERE consent_id = ? AND case_id = ?", (args.consent_id, case["case_id"]))
     if not consent or not _consent_covers(consent[0], args):
         raise ToolError(f"refused: consent {args.consent_id} is not a current consent to this refund")
     if args.authorization_id is None:
         raise ToolError(f"refused: no policy clause grants this refund; it needs a trusted exception authorization"
                         + (f" ({args.policy_clause} does not)" if args.policy_clause else ""))
-    auth = _rows(ctx, "SELECT * FROM authorizations WHERE authorization_id = ? AND case_id = ?",
+    auth = ctx.rows("SELECT * FROM authorizations WHERE authorization_id = ? AND case_id = ?",
                  (args.authorization_id, case["case_id"]))
     if not auth or not _authorization_covers(auth[0], args):
         raise ToolError(f"refused: authorization {args.authorization_id} does not authorize this refund")
-    policy = _rows(ctx, "SELECT * FROM support_policies WHERE version = ?", (case["policy_version"],))
+    policy = ctx.rows("SELECT * FROM support_policies WHERE version = ?", (case["policy_version"],))
     if not policy or policy[0]["status"] == "unavailable" or not policy[0]["manager_discretion"]:
         raise ToolError(f"refused: support policy {case['policy_version']} grants no manager exception")
-    if not carrier_confirmed_loss(_db(ctx), args.purchase_id):
+    if not carrier_confirmed_loss(ctx.db, args.purchase_id):
         raise ToolError(f"refused: no carrier-confirmed loss of a replacement of {args.purchase_id}")
 
 
@@ -240,7 +226,7 @@ def request_manager_decision(ctx: ToolContext, args: ManagerRequestArgs) -> dict
     case = _open_case(ctx, args.case_id)
     purchase = _one(ctx, "SELECT * FROM purchases WHERE purchase_id = ?", (case["purchase_id"],), "purchase not found")
     auth_id = _next_id(ctx, "authorizations", "authorization_id", "AU-REQ-")
-    _write(ctx, "INSERT INTO authorizations (authorization_id, case_id, purchase_id, purchase_revision, remedy, status, "
+    ctx.run("INSERT INTO authorizations (authorization_id, case_id, purchase_id, purchase_revision, remedy, status, "
                 "trusted, requested_at) VALUES (?,?,?,?,?,'requested',0,?)",
            (auth_id, case["case_id"], purchase["purchase_id"], purchase["revision"], args.remedy, _now(ctx)))
     return {"authorization_id": auth_id, "status": "requested"}
@@ -257,10 +243,10 @@ def change_remedy(ctx: ToolContext, args: RemedyArgs) -> dict[str, Any]:
     stop being valid."""
     case = _open_case(ctx, args.case_id)
     now = _now(ctx)
-    _write(ctx, "UPDATE cases SET requested_remedy = ?, updated_at = ? WHERE case_id = ?", (args.remedy, now, case["case_id"]))
-    _write(ctx, "UPDATE consents SET withdrawn_at = ? WHERE case_id = ? AND remedy != ? AND withdrawn_at IS NULL",
+    ctx.run("UPDATE cases SET requested_remedy = ?, updated_at = ? WHERE case_id = ?", (args.remedy, now, case["case_id"]))
+    ctx.run("UPDATE consents SET withdrawn_at = ? WHERE case_id = ? AND remedy != ? AND withdrawn_at IS NULL",
            (now, case["case_id"], args.remedy))
-    _write(ctx, "UPDATE authorizations SET status = 'superseded', invalidated_at = ? WHERE case_id = ? AND remedy != ? "
+    ctx.run("UPDATE authorizations SET status = 'superseded', invalidated_at = ? WHERE case_id = ? AND remedy != ? "
                 "AND invalidated_at IS NULL", (now, case["case_id"], args.remedy))
     return _case(ctx, case["case_id"])
 
@@ -277,9 +263,9 @@ def handoff_case(ctx: ToolContext, args: HandoffArgs) -> dict[str, Any]:
     case = _open_case(ctx, args.case_id)
     handoff_id = _next_id(ctx, "handoffs", "handoff_id", "HO-")
     now = _now(ctx)
-    _write(ctx, "INSERT INTO handoffs (handoff_id, case_id, reason, evidence, created_at) VALUES (?,?,?,?,?)",
+    ctx.run("INSERT INTO handoffs (handoff_id, case_id, reason, evidence, created_at) VALUES (?,?,?,?,?)",
            (handoff_id, case["case_id"], args.reason, json.dumps(sorted(set(args.evidence))), now))
-    _write(ctx, "UPDATE cases SET status = 'handed_off', updated_at = ? WHERE case_id = ?", (now, case["case_id"]))
+    ctx.run("UPDATE cases SET status = 'handed_off', updated_at = ? WHERE case_id = ?", (now, case["case_id"]))
     return {"handoff_id": handoff_id}
 
 
@@ -292,7 +278,7 @@ class ResolveArgs(BaseModel):
 def resolve_case(ctx: ToolContext, args: ResolveArgs) -> dict[str, Any]:
     """Close a support case with a resolution."""
     case = _open_case(ctx, args.case_id)
-    _write(ctx, "UPDATE cases SET status = 'resolved', resolution = ?, updated_at = ? WHERE case_id = ?",
+    ctx.run("UPDATE cases SET status = 'resolved', resolution = ?, updated_at = ? WHERE case_id = ?",
            (args.resolution, _now(ctx), case["case_id"]))
     return _case(ctx, case["case_id"])
 
@@ -310,9 +296,9 @@ def open_investigation(ctx: ToolContext, args: InvestigationArgs) -> dict[str, A
     _one(ctx, "SELECT 1 FROM shipments WHERE shipment_id = ?", (args.shipment_id,), f"shipment {args.shipment_id} not found")
     inv_id = _next_id(ctx, "investigations", "investigation_id", "IN-")
     now = _now(ctx)
-    _write(ctx, "INSERT INTO investigations (investigation_id, case_id, shipment_id, note, created_at) VALUES (?,?,?,?,?)",
+    ctx.run("INSERT INTO investigations (investigation_id, case_id, shipment_id, note, created_at) VALUES (?,?,?,?,?)",
            (inv_id, case["case_id"], args.shipment_id, args.note, now))
-    _write(ctx, "UPDATE cases SET status = 'investigating', updated_at = ? WHERE case_id = ?", (now, case["case_id"]))
+    ctx.run("UPDATE cases SET status = 'investigating', updated_at = ? WHERE case_id = ?", (now, case["case_id"]))
     return {"investigation_id": inv_id}
 
 

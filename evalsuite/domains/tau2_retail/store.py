@@ -9,12 +9,11 @@ which would otherwise dominate gold replay.
 """
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
 from evalsuite.domains.tau2_retail import convert
-from evalsuite.domains.tau2_retail.schema import COLUMNS, select_sql
+from evalsuite.domains.tau2_retail.schema import select_sql
 from evalsuite.worlds.domain import ToolContext, ToolError
 
 Row = dict[str, Any]
@@ -38,22 +37,19 @@ _TABLE = {"order": "orders", "user": "users", "product": "products", "variant": 
           "order_items": "order_items", "fulfillments": "fulfillments", "payments": "payments"}
 
 
-def connection(ctx: ToolContext) -> sqlite3.Connection:
-    return ctx.conn.connection.driver_connection
-
-
 def rows(ctx: ToolContext, query: str, *params: Any) -> list[Row]:
-    cols = COLUMNS[_TABLE[query]]
-    return [dict(zip(cols, r)) for r in connection(ctx).execute(_SQL[query], params)]
+    return ctx.rows(_SQL[query], params)
 
 
 def scalars(ctx: ToolContext, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-    return [r[0] for r in connection(ctx).execute(sql, params)]
+    return [r[0] for r in ctx.db.execute(sql, params)]
 
 
 def write(ctx: ToolContext, sql: str, params: Sequence[Any] | Sequence[Sequence[Any]], many: bool = False) -> None:
-    cur = connection(ctx).executemany(sql, params) if many else connection(ctx).execute(sql, params)
-    ctx.rows_written += max(cur.rowcount, 0)
+    if many:
+        ctx.rows_written += max(ctx.db.executemany(sql, params).rowcount, 0)
+    else:
+        ctx.run(sql, params)
 
 
 def key(value: Any) -> str | None:

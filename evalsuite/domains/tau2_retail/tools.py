@@ -79,7 +79,7 @@ def find_user_id_by_name_zip(ctx: ToolContext, /, first_name, last_name, zip):  
     zip (str). Returns the user id."""
     try:
         first = first_name.lower()
-        candidates = store.connection(ctx).execute(
+        candidates = ctx.db.execute(
             "SELECT user_id, last_name, zip FROM users WHERE lower(first_name) = ? ORDER BY position", (first,))
         for user_id, last, user_zip in candidates:  # tau2 tests last name only once the first name matched
             if last.lower() == last_name.lower() and user_zip == zip:
@@ -117,7 +117,7 @@ def get_item_details(ctx: ToolContext, /, item_id):
 @_tool("read")
 def list_all_product_types(ctx: ToolContext, /):
     """All product types as a JSON object mapping product name to product id. No arguments."""
-    names = store.connection(ctx).execute("SELECT name, product_id FROM products ORDER BY position").fetchall()
+    names = ctx.db.execute("SELECT name, product_id FROM products ORDER BY position").fetchall()
     return json.dumps(dict(names), sort_keys=True)
 
 
