@@ -28,7 +28,6 @@ from evalsuite.trials.agents.endpoint import current_endpoint
 
 from evalsuite.trials.agents.base import AgentEnv
 from evalsuite.core.records import ModelCall, TaskRecord, Usage
-from evalsuite.trials.users import SimulatedUser
 
 SYSTEM = ("You are {role}, an agent working a business queue. Follow the policy exactly; use the tools to read "
           "and change records; when done, reply with a short closing note stating your decision and the figures "
@@ -52,9 +51,9 @@ class OpenAIAgent:
 
     def run(self, task: TaskRecord, env: AgentEnv) -> str:
         self.usage = Usage()  # this trial's calls only; run_trial reads it when the run ends, however it ends
-        # the trial's user (scripted or LLM, see evalsuite.trials.users.dual); none in the no-user mode
-        talks = task.trigger.type == "conversation" and task.trial_protocol.mode != "no_user"
-        user = env.user if env.user is not None else SimulatedUser(task.user_scenario, self.client) if talks else None
+        # the trial's user (scripted or LLM: run_trial sets it, see evalsuite.trials.users.dual.prepare); none in a
+        # queue task and in the no-user mode
+        user = env.user
         if user is not None:
             user.use_client(self.client)  # an LLM user talks through this agent's endpoint, as the agent does
         opening = user.reply() if user else task.trigger.text
