@@ -13,6 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from evalsuite.core.io import atomic_write, write_json
+from evalsuite.core.records import TaskRecord
 from evalsuite.pipeline.locks import LockError, suite_lock
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.registry import BUILD
@@ -81,31 +82,32 @@ def audit(spec_path: str | Path, out: Path, home: Path | None = None, runner: Ru
     paths = Paths(spec, home)
     with suite_lock(paths):
         run_until(spec, paths, "acceptance_results", runner, judge_last=False)
-        audit_json, audit_md = json.loads(paths.audit.read_text()), (paths.acceptance / "audit.md").read_text()
+        audit_text = paths.audit.read_text()
+        audit_json, audit_md = json.loads(audit_text), (paths.acceptance / "audit.md").read_text()
+        world, tasks = World(get_domain(spec.domain), paths.world), derived.tasks_on_disk(paths)
         if probes:
-            audit_md += probe_tasks(spec, paths, audit_json, peer_of)
-        audit_md += users_section(spec, paths, audit_json)
+            audit_md += probe_tasks(world, tasks, audit_json, peer_of)
+        audit_md += users_section(world, tasks, audit_json)
         write_json(out / "audit.json", audit_json)
         atomic_write(out / "audit.md", audit_md)
-        return acceptance.AuditRecord.model_validate_json(paths.audit.read_text())
+        return acceptance.AuditRecord.model_validate_json(audit_text)
 
 
-def users_section(spec: SuiteSpec, paths: Paths, audit_json: dict) -> str:
+def users_section(world: World, tasks: list[TaskRecord], audit_json: dict) -> str:
     """The user-simulator audit (scripted users probed, LLM conversations sampled for review) into the audit."""
     from evalsuite.trials.users.audit import audit_users, to_markdown
 
-    report = audit_users(World(get_domain(spec.domain), paths.world), derived.tasks_on_disk(paths))
+    report = audit_users(world, tasks)
     audit_json["user_simulator"] = report.model_dump(mode="json") | {"scripted_ok": report.scripted_ok}
     return to_markdown(report)
 
 
-def probe_tasks(spec: SuiteSpec, paths: Paths, audit_json: dict, peer_of: PeerOf | None) -> str:
+def probe_tasks(world: World, tasks: list[TaskRecord], audit_json: dict, peer_of: PeerOf | None) -> str:
     """Add each task's grader probes to the audit's task entries; the Markdown section that lists the findings."""
-    world = World(get_domain(spec.domain), paths.world)
     columns, peer = ColumnValues(world), peer_of(world) if peer_of else None
     entries = {t["task_id"]: t for t in audit_json["tasks"]}
     rows = []
-    for task in derived.tasks_on_disk(paths):
+    for task in tasks:
         ours, theirs = probe_task(world, task, columns, peer)
         entries[task.task_id]["grader_probes"] = ours.model_dump(mode="json")
         if theirs is not None:

@@ -15,7 +15,10 @@ from assets.definitions import build_defs
 from assets.suite_graph import build_suite_graph
 from evalsuite.pipeline.driver import users_section
 from evalsuite.pipeline.paths import Paths
+from evalsuite.pipeline.stages.derived import tasks_on_disk
 from evalsuite.sourcing.spec import load_spec
+from evalsuite.worlds.registry import get_domain
+from evalsuite.worlds.world import World
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,6 +52,7 @@ def test_the_suite_builds_through_dagster_with_generation_upstream(tmp_path):
     assert manifest["n_tasks"] == 12 and manifest["acceptance"]["releasable"]
     # what `evalsuite audit` adds for the simulated users, on the tasks just built
     body: dict = {}
-    section = users_section(load_spec(spec), Paths(load_spec(spec), tmp_path / "home"), body)
+    paths = Paths(load_spec(spec), tmp_path / "home")
+    section = users_section(World(get_domain("mobile_service"), paths.world), tasks_on_disk(paths), body)
     assert body["user_simulator"]["scripted_ok"] and len(body["user_simulator"]["scripted"]) == 12
     assert "never revealed a withheld value and never acted unasked: yes" in section
