@@ -22,7 +22,7 @@ from evalsuite.core.records import (Assertion, Disclosure, Environment, GoalStat
                                     TrialProtocol, UserAction, UserScenario, UserScript)
 from evalsuite.domains.mobile_service import schema as s
 from evalsuite.domains.mobile_service.device import ASKED_BY, USER_DOMAIN
-from evalsuite.domains.mobile_service.subtasks import GROUPS, INTENTS, ORDER, extra_checks, working
+from evalsuite.domains.mobile_service.subtasks import BASE_PLAN, GROUPS, INTENTS, ORDER, extra_checks, working
 from evalsuite.domains.mobile_service.tools import DOMAIN
 from evalsuite.tasks.composition import Composite, Entity, Subtask, compose, subsample, verify
 from evalsuite.worlds.domain import ToolContext, ToolError
@@ -59,7 +59,7 @@ def entity(k: int) -> dict[str, str]:
 def fresh_rows(e: Entity) -> dict[str, dict[str, Any]]:
     """A customer whose service works: active line on the basic plan, bill paid, phone set up right."""
     return {"customers": {"customer_id": e["customer_id"], "account_status": "active"},
-            "lines": {"line_id": e["line_id"], "customer_id": e["customer_id"], "plan_id": "P-BASIC",
+            "lines": {"line_id": e["line_id"], "customer_id": e["customer_id"], "plan_id": BASE_PLAN,
                       "device_id": e["device_id"], "status": "active", "roaming_enabled": 0, "data_used_gb": 3,
                       "data_refuel_gb": 0},
             "bills": {"bill_id": e["bill_id"], "line_id": e["line_id"], "amount": Decimal("30.00"), "status": "paid"},
@@ -167,7 +167,7 @@ def _task(k: int, c: Composite, persona: str, policy: Policy, prices: Mapping[st
           protocol: TrialProtocol) -> TaskRecord:
     e = entity(k)
     goal = [a for p in c.parts for a in p.assertions(e)]
-    refuel_price = prices.get("P-BASIC", Decimal("0"))
+    refuel_price = prices.get(BASE_PLAN, Decimal("0"))
     checks = [ch for p in c.parts for ch in extra_checks(p, e, refuel_price)]
     solution = c.solution(e)
     names = {p.name for p in c.parts}
@@ -238,7 +238,7 @@ def _instructions(c: Composite, e: Entity, persona: str) -> str:
 
 POLICY_FILE = Path(__file__).parent / "policies" / "mobile_service_policy_v1.md"
 # The plan catalog the bundled suite ships as its supplier delivery (suites/mobile_service/source/plans.csv).
-PLANS = [{"plan_id": "P-BASIC", "name": "Basic", "data_gb": 5, "refuel_price_per_gb": Decimal("2.00"),
+PLANS = [{"plan_id": BASE_PLAN, "name": "Basic", "data_gb": 5, "refuel_price_per_gb": Decimal("2.00"),
           "monthly_fee": Decimal("30.00")},
          {"plan_id": "P-PLUS", "name": "Plus", "data_gb": 20, "refuel_price_per_gb": Decimal("1.50"),
           "monthly_fee": Decimal("45.00")},

@@ -55,6 +55,3 @@ devices = Table(
     Column("abroad", Integer, nullable=False),
 )
 devices.to_metadata(metadata)
-
-AGENT_TABLES = ("plans", "customers", "lines", "bills")
-DEVICE_TABLES = ("devices",)

@@ -59,13 +59,14 @@ def _order(rows: list[LeaderRow], sort_by: str) -> list[LeaderRow]:
     return sorted(rows, key=lambda r: (getattr(r, sort_by) is None, getattr(r, sort_by) or 0, -r.pass_hat_k))
 
 
-def _rows(card: dict, sort_by: str) -> list[LeaderRow]:
+def _rows(card: dict) -> list[LeaderRow]:
+    """One row per agent of a scorecard, best pass^k first."""
     k = min(len(a["curve"]) for a in card["agents"])
     rows = [LeaderRow(suite_version=card["suite_version"], agent=a["agent"], tasks=a["tasks"], trials=a["trials"],
                       pass_hat_1=a["curve"][0]["pass_hat"], pass_hat_1_low=a["curve"][0]["pass_hat_low"],
                       pass_hat_1_high=a["curve"][0]["pass_hat_high"], k=k, pass_hat_k=a["curve"][k - 1]["pass_hat"],
                       infra_errors=a["outcomes"]["infra_error"], **_cost(a.get("cost"))) for a in card["agents"]]
-    return _order(rows, sort_by)
+    return _order(rows, "pass_k")
 
 
 def _cost(cost: dict | None) -> dict:
@@ -112,7 +113,7 @@ def run(spec: SuiteSpec, paths: Paths, sort_by: SortBy = "pass_k") -> StageOutpu
     if sort_by not in SORTS:
         raise ValueError(f"sort_by: expected one of {', '.join(SORTS)}, got {sort_by!r}")
     cards = sorted(paths.runs.glob("*/scorecard.json"), key=lambda p: p.stat().st_mtime, reverse=True)
-    by_card = [(_ties(_rows(json.loads(f.read_text()), "pass_k"), f), f) for f in cards]  # ties: pass^k neighbours
+    by_card = [(_ties(_rows(json.loads(f.read_text())), f), f) for f in cards]  # ties: pass^k neighbours
     rows = [r for ranked, _ in by_card for r in _order(ranked, sort_by)]
     body = [r.model_dump(mode="json") for r in rows]
     shown = table(rows)
