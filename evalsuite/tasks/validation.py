@@ -6,7 +6,7 @@ straight to it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 from sqlalchemy import Table
 
 from evalsuite.core.io import one_line, unbounded_number
-from evalsuite.core.records import TaskRecord, ToolCall
+from evalsuite.core.records import Assertion, TaskRecord, ToolCall
 from evalsuite.tasks.taskfile import read_task_objects
 from evalsuite.worlds.domain import Domain, Tool
 from evalsuite.worlds.registry import get_domain, get_user_domain
@@ -55,23 +55,10 @@ def domain_problems(task: TaskRecord, domain: Domain) -> list[tuple[str, str]]:
             if name not in domain.tools:
                 out.append((f"role.{kind}.{i}", f"unknown tool {name!r} in domain {domain.name}"))
     tables = domain.tables
-    for i, a in enumerate(task.goal_state.assertions):
-        if a.table not in tables:
-            out.append((f"goal_state.assertions.{i}.table", f"unknown table {a.table!r}"))
-            continue
-        for part in ("key", "expect"):
-            for col, value in getattr(a, part).items():
-                problem = _value_problem(tables[a.table], col, value)
-                if problem:
-                    out.append((f"goal_state.assertions.{i}.{part}.{col}", problem))
-    user = get_user_domain(domain.name)  # user_assertions name the user-side world's tables
-    for i, a in enumerate(task.goal_state.user_assertions):
-        if user is None or a.table not in user.tables:
-            out.append((f"goal_state.user_assertions.{i}.table", f"unknown user-side table {a.table!r}"))
-            continue
-        out.extend((f"goal_state.user_assertions.{i}.{part}.{col}", problem) for part in ("key", "expect")
-                   for col, value in getattr(a, part).items()
-                   if (problem := _value_problem(user.tables[a.table], col, value)))
+    user = get_user_domain(domain.name)  # user_assertions and the user's steps name the user-side world
+    out.extend(_assertion_problems("assertions", task.goal_state.assertions, tables, "table"))
+    out.extend(_assertion_problems("user_assertions", task.goal_state.user_assertions,
+                                   user.tables if user is not None else {}, "user-side table"))
     for i, c in enumerate(task.goal_state.domain_checks):
         if c.name not in domain.checks:
             out.append((f"goal_state.domain_checks.{i}.name", f"unknown check {c.name!r} in domain {domain.name}"))
@@ -79,8 +66,22 @@ def domain_problems(task: TaskRecord, domain: Domain) -> list[tuple[str, str]]:
         if t not in tables:
             out.append((f"goal_state.unchanged_tables.{i}", f"unknown table {t!r}"))
     if isinstance(task.reference_solution, list):
-        out.extend(_solution_problems(task, domain))
+        out.extend(_solution_problems(task, domain, user))
     out.extend(_fault_problems(task, domain))
+    return out
+
+
+def _assertion_problems(field: str, assertions: list[Assertion], tables: Mapping[str, Table],
+                        what: str) -> list[tuple[str, str]]:
+    """Each assertion's table must exist and its key and expected values fit that table's columns."""
+    out = []
+    for i, a in enumerate(assertions):
+        if a.table not in tables:
+            out.append((f"goal_state.{field}.{i}.table", f"unknown {what} {a.table!r}"))
+            continue
+        out.extend((f"goal_state.{field}.{i}.{part}.{col}", problem) for part in ("key", "expect")
+                   for col, value in getattr(a, part).items()
+                   if (problem := _value_problem(tables[a.table], col, value)))
     return out
 
 
@@ -124,9 +125,10 @@ def _money_problem(value: Any, places: int | None) -> str | None:
     return None
 
 
-def _solution_problems(task: TaskRecord, domain: Domain) -> list[tuple[str, str]]:
+def _solution_problems(task: TaskRecord, domain: Domain, user: Domain | None) -> list[tuple[str, str]]:
+    """Each reference step names a tool of its actor's world (a step the user carries out: the user's device)
+    and passes arguments its schema accepts."""
     out = []
-    user = get_user_domain(domain.name)  # a step the user carries out names a tool of the user's device
     for i, call in enumerate(task.solution_calls()):
         where = user if call.actor == "user" and user is not None else domain
         tool = where.tools.get(call.tool)
