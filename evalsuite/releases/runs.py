@@ -69,9 +69,7 @@ def run_release(release: Release, agents: Sequence[str | AgentConfig], out_dir: 
     if mode is not None:
         tasks = with_mode(tasks, mode)
         identity = mode_identity(identity, tasks)
-    _prepare(release, identity, out_dir, trials, seed, resamples, bootstrap_seed)
-    if mode is not None:  # the run folder keeps the tasks as they ran
-        write_tasks(out_dir / TASKS, tasks)
+    _prepare(release, identity, out_dir, trials, seed, resamples, bootstrap_seed, tasks if mode is not None else None)
     run_trials(release.world_ref(), tasks, list(configs.values()), trials, out_dir=out_dir,
                workers=workers, progress=progress, identity=identity, seed=seed)
     return rescore(out_dir)
@@ -109,8 +107,9 @@ def rescore(out_dir: Path) -> Scorecard:
 
 
 def _prepare(release: Release, identity: RunIdentity, out_dir: Path, trials: int | None, seed: int,
-             resamples: int, bootstrap_seed: int) -> None:
-    """Check an existing run.json agrees, copy the tasks, and write the updated run.json.
+             resamples: int, bootstrap_seed: int, moded: list[TaskRecord] | None = None) -> None:
+    """Check an existing run.json agrees, copy the tasks (or write `moded`, the tasks as they run in another
+    trial mode), and write the updated run.json.
 
     Agents may be added to a run folder later; an agent already in it must come back with the same config.
     """
@@ -130,7 +129,10 @@ def _prepare(release: Release, identity: RunIdentity, out_dir: Path, trials: int
         meta["identity"]["agent_configs"] = {**old_configs, **new_configs}
         meta["plan"] = old["plan"]
     meta["plan"].update({a: trials for a in identity.agent_configs})
-    shutil.copyfile(release.path / TASKS, out_dir / TASKS)
+    if moded is None:
+        shutil.copyfile(release.path / TASKS, out_dir / TASKS)
+    else:
+        write_tasks(out_dir / TASKS, moded)
     # run.json is written before any trial so an interrupted folder still says what it was running;
     # replaced in one step so a kill never leaves half of it
     write_json(out_dir / RUN_JSON, meta)
