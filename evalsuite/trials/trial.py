@@ -94,7 +94,7 @@ def run_trial(world: World, task: TaskRecord, agent: Agent, trial: int = 0, faul
                                              baseline), message, task)
     passed = verdict.passed and outcome is None
     if task.attack:
-        effect = attack_effect(env_world, task.attack, message, baseline)
+        effect = attack_effect(env_world, task.attack, message)
         base = {**base, "attack_succeeded": effect.passed, "attack_verdict": effect}
     return TrialResult(**base, outcome=outcome or ("pass" if passed else "fail"), passed=passed, verdict=verdict,
                        trace=env_world.trace, final_message=message, reset_sha256=world.seed_sha256,

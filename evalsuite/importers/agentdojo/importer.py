@@ -227,7 +227,7 @@ def _prove_live(world: World, task: TaskRecord) -> None:
         baseline = place_attack(trial, task.attack)
         for call in calls:
             trial.call(call.tool, call.arguments)
-        effect = attack_effect(trial, task.attack, task.reference_answer or "", baseline).passed
+        effect = attack_effect(trial, task.attack, task.reference_answer or "").passed
         utility = grade_trial(trial, task.reference_answer or "", task.goal_state, task.role, task.forbidden,
                               baseline).passed
         if effect != wanted_effect or (wanted_utility is not None and utility != wanted_utility):
