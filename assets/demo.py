@@ -45,6 +45,8 @@ def main(suite: str = "ap_exceptions") -> int:
                 console.print(f"not run (held back by the gate): {', '.join(out.held_back)}")
             return 1
         console.print(f"release: [bold]{out.release}[/] (version {out.version})")
+        derived = instance.get_latest_materialization_event(g.key("derived_tasks")).asset_materialization
+        console.print(f"derivation: {derived.metadata['summary'].value} (details: {paths.derivation})")
         _print_acceptance(paths.acceptance / "audit.json")
         console.print(f"Running the baseline agents: {', '.join(a.name for a in g.spec.agents)}")
         driver.run_trials(defs, g, instance)
