@@ -12,6 +12,7 @@ import time
 import dagster as dg
 from rich.console import Console
 from rich.table import Table
+
 from assets import driver
 from assets.definitions import GRAPHS, INVALID, SUITES, defs
 from assets.resources import EvalsuiteHome

@@ -43,7 +43,7 @@ def make_table(rows: int, customers: int, seed: int = 7, notes: bool = False) ->
     firsts, lasts = first[pairs // len(last)], last[pairs % len(last)]
     names = firsts + " " + lasts
     emails = np.array(
-        [f"{f}.{l}{i}@mail.test".lower() for i, (f, l) in enumerate(zip(firsts, lasts))], dtype=object
+        [f"{f}.{surname}{i}@mail.test".lower() for i, (f, surname) in enumerate(zip(firsts, lasts))], dtype=object
     )
     ids = np.array([f"C{i:07d}" for i in range(customers)], dtype=object)
     who = rng.integers(0, customers, size=rows)

@@ -151,7 +151,7 @@ def report(runs: list[dict], rows: int, size: int, loads: list[tuple[float, floa
     console.print(f"release {', '.join(versions)}; tasks accepted {runs[0]['accepted']}, quarantined "
                   f"{runs[0]['quarantined']}; per repeat: "
                   + ", ".join(f"{r['process_s']:.1f} s / {r['peak_mib']:,.0f} MiB" for r in runs))
-    console.print(f"load average (1, 5, 15 min) before each repeat: "
+    console.print("load average (1, 5, 15 min) before each repeat: "
                   + "; ".join(" ".join(f"{x:.2f}" for x in load) for load in loads) + f"; cores: {os.cpu_count()}")
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from evalsuite.domains.tau2_retail import DOMAIN, tau2_hash
 from evalsuite.domains.tau2_retail.convert import to_nested
-from evalsuite.grading.grader import grade_trial, grade
+from evalsuite.grading.grader import grade, grade_trial
 from evalsuite.importers.tau2.importer import import_tau2_retail
 from evalsuite.tasks.taskfile import read_tasks
 from evalsuite.worlds.world import World

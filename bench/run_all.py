@@ -21,9 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
 import benchlib
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent

@@ -63,14 +63,14 @@ def make(tmp: Path) -> None:
 
 def shot_blocked(tmp: Path) -> None:
     """The derived_tasks asset after a build whose license gate blocked: not run, the gate's reason beside it."""
+    from pipeline_support import open_project_instance
     from playwright.sync_api import sync_playwright
+    from suite_support import SUITE, copy_suite, expire_license
+    from webserver_support import get, serve
 
     from assets import driver
     from assets.definitions import build_defs
     from assets.suite_graph import build_suite_graph
-    from pipeline_support import open_project_instance
-    from suite_support import SUITE, copy_suite, expire_license
-    from webserver_support import get, serve
 
     spec = copy_suite(tmp / "suite")
     expire_license(spec)

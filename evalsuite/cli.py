@@ -8,9 +8,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import typer
-from typer.core import TyperGroup
 from rich.console import Console
 from rich.table import Table
+from typer.core import TyperGroup
 
 from evalsuite.core.records import TaskRecord
 from evalsuite.tasks.taskfile import TaskFileError
@@ -65,8 +65,8 @@ def task_schema() -> None:
 @app.command("example")
 def example(workdir: Path = typer.Option(None, help="where to build the world (default: a temporary folder)")) -> None:
     """Build the AP-exceptions example and run the reference, no-op and adversary agents on every task."""
-    from evalsuite.trials.agents.baselines import make_agent
     from evalsuite.domains.ap_exceptions.example import ap_example
+    from evalsuite.trials.agents.baselines import make_agent
     from evalsuite.trials.trial import run_trial
 
     workdir = workdir or Path(tempfile.mkdtemp(prefix="evalsuite-"))
@@ -97,11 +97,10 @@ def run(
                                         "(another task set; default run folder runs/<suite>/<version>-<mode>)"),
 ) -> None:
     """Score agents on a release: traces, summary and scorecard go to the run folder; a killed run resumes."""
-    from evalsuite.trials.agents.baselines import make_agent
     from evalsuite.pipeline.driver import resolve_release
     from evalsuite.releases.runs import run_release
-
     from evalsuite.scoring.modes import MODES
+    from evalsuite.trials.agents.baselines import make_agent
 
     if mode is not None and mode not in MODES:
         raise typer.BadParameter(f"{mode!r}: expected one of {', '.join(MODES)}", param_hint="--mode")
@@ -325,9 +324,9 @@ def export(release_dir: Path = typer.Argument(..., help="a release folder"),
            purpose: str = typer.Option(..., help="evaluation, review, training or prompt_tuning"),
            out: Path = typer.Option(..., "--out", help="JSONL file to write")) -> None:
     """Export a release's tasks for a purpose; training and prompt tuning never receive held-out tasks."""
+    from evalsuite.releases.release import Release
     from evalsuite.tasks.heldout import EXCLUDING_HELD_OUT, export_tasks
     from evalsuite.tasks.taskfile import write_tasks
-    from evalsuite.releases.release import Release
 
     if purpose not in EXCLUDING_HELD_OUT | {"evaluation", "review"}:
         typer.echo(f"--purpose: unknown purpose {purpose!r}", err=True)

@@ -35,8 +35,9 @@ def ap(tmp_path_factory):
 def built(tmp_path_factory):
     """The bundled AP suite (2 reference trials per task) built once per test process to a release by the driver,
     for tests that spoil or score a copy of it: (spec path, home)."""
-    from evalsuite.pipeline import driver
     from suite_support import DEMO_KEY, copy_suite
+
+    from evalsuite.pipeline import driver
 
     tmp = tmp_path_factory.mktemp("built")
     spec = copy_suite(tmp / "suite")

@@ -8,10 +8,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from evalsuite.trials.agents.baselines import ReferenceAgent, make_agent as builtin_agent
-from evalsuite.worlds.registry import get_domain
 from evalsuite.releases.release import ReleaseManifest, write_release
 from evalsuite.tasks.taskfile import task_set_sha256
+from evalsuite.trials.agents.baselines import ReferenceAgent
+from evalsuite.trials.agents.baselines import make_agent as builtin_agent
 
 DIES_ON = "ap-exc-9103"  # the task whose trials kill their worker process
 

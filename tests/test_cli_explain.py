@@ -4,11 +4,11 @@ from __future__ import annotations
 import json
 import tomllib
 
+from suite_support import DEMO_KEY, ROOT, copy_suite
 from typer.testing import CliRunner
 
 from evalsuite.cli import app
 from evalsuite.pipeline.registry import BUILD
-from suite_support import DEMO_KEY, ROOT, copy_suite
 
 RUNNER = CliRunner()
 

@@ -14,10 +14,10 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 from input_support import fuzz, one_line_naming
+from suite_support import DEMO_KEY, ROOT, copy_suite
 from typer.testing import CliRunner
 
 from evalsuite.cli import app
-from suite_support import DEMO_KEY, ROOT, copy_suite
 
 RUNNER = CliRunner()
 BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalsuite.deid.columns import as_datetimes, expand, factorize, like_original
 from evalsuite.core.hashing import canon
+from evalsuite.deid.columns import as_datetimes, expand, factorize, like_original
 from evalsuite.deid.keys import Keyed, checked_key, load_key
 from evalsuite.deid.rules import DateShiftRule, DeidRules, GeneraliseRule, PseudonymRule, SurrogateRule, check_rules
 from evalsuite.deid.surrogates import Surrogates

@@ -15,7 +15,7 @@ from sqlalchemy import Column
 from evalsuite.core.records import Simulator
 from evalsuite.importers.source_files import require_files
 from evalsuite.sourcing.rights import RightsManifest, load_manifest
-from evalsuite.sourcing.spec import Acceptance, Derivation, SuiteSpec, Sources, TableSource, dump_spec, load_spec
+from evalsuite.sourcing.spec import Acceptance, Derivation, Sources, SuiteSpec, TableSource, dump_spec, load_spec
 from evalsuite.tasks.taskfile import read_tasks
 from evalsuite.worlds.domain import Domain
 from evalsuite.worlds.world import TrialWorld, World

@@ -16,19 +16,16 @@ from evalsuite.core.io import atomic_write, write_json
 from evalsuite.core.records import TaskRecord
 from evalsuite.pipeline.locks import LockError, suite_lock
 from evalsuite.pipeline.paths import Paths
-from evalsuite.pipeline.registry import BUILD
-from evalsuite.pipeline.stage import StageOutput, require
-from evalsuite.pipeline.stages import acceptance
-from evalsuite.pipeline.stage import GateError
-from evalsuite.releases.release import Release, ReleaseError
 from evalsuite.pipeline.present import md_table
-from evalsuite.pipeline.stages import derived
+from evalsuite.pipeline.registry import BUILD
+from evalsuite.pipeline.stage import GateError, StageOutput, require
+from evalsuite.pipeline.stages import acceptance, derived
+from evalsuite.releases.release import Release, ReleaseError
 from evalsuite.scoring.acceptance import AcceptanceReport, Runner
 from evalsuite.scoring.probes import ColumnValues, PeerCheck, probe_task
+from evalsuite.sourcing.spec import SuiteSpec, load_spec
 from evalsuite.worlds.registry import get_domain
 from evalsuite.worlds.world import World
-from evalsuite.sourcing.spec import SuiteSpec, load_spec
-
 
 OnStage = Callable[[str, StageOutput], None]  # (stage name, its output)
 PeerOf = Callable[[World], PeerCheck | None]  # an imported suite's world -> its peer's grader

@@ -12,8 +12,18 @@ from typing import Any
 from evalsuite.pipeline import code_versions
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import Gate, Stage, Verdict, evaluate
-from evalsuite.pipeline.stages import acceptance, deidentified, derived, policies, release, rights, seed
-from evalsuite.pipeline.stages import leaderboard, scorecard, trials
+from evalsuite.pipeline.stages import (
+    acceptance,
+    deidentified,
+    derived,
+    leaderboard,
+    policies,
+    release,
+    rights,
+    scorecard,
+    seed,
+    trials,
+)
 from evalsuite.sourcing.spec import SuiteSpec
 
 BUILD: tuple[Stage, ...] = (rights.STAGE, seed.STAGE, deidentified.STAGE, policies.STAGE, derived.STAGE,

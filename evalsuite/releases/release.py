@@ -17,8 +17,8 @@ from pydantic import BaseModel
 from evalsuite.core.hashing import json_sha256
 from evalsuite.core.identity import AgentConfig, RunIdentity
 from evalsuite.core.io import model_from, parse_json, read_text, staged_dir, write_json
-from evalsuite.tasks.heldout import log_read
 from evalsuite.core.records import Simulator, TaskRecord
+from evalsuite.tasks.heldout import log_read
 from evalsuite.tasks.taskfile import read_tasks, task_set_sha256, write_tasks
 from evalsuite.worlds.ref import WorldRef
 from evalsuite.worlds.world import World

@@ -18,13 +18,13 @@ from pydantic import BaseModel, Field
 
 from evalsuite.core.identity import AgentConfig, RunIdentity, agent_configs
 from evalsuite.core.io import model_from, parse_json, read_text, write_json
-from evalsuite.trials.harness import run_trials
+from evalsuite.core.records import TaskRecord
 from evalsuite.releases.release import Release
+from evalsuite.scoring.modes import mode_identity, with_mode
 from evalsuite.scoring.render import write_scorecard
 from evalsuite.scoring.scorecard import Scorecard, build_scorecard, load_records, sample_plan
-from evalsuite.core.records import TaskRecord
-from evalsuite.scoring.modes import mode_identity, with_mode
 from evalsuite.tasks.taskfile import read_tasks, write_tasks
+from evalsuite.trials.harness import run_trials
 from evalsuite.trials.tracelog import TrialRecord
 
 if TYPE_CHECKING:

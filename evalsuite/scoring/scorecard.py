@@ -18,13 +18,13 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel
 
-from evalsuite.worlds.registry import get_domain, get_user_domain
 from evalsuite.core.identity import SuiteVersion
-from evalsuite.scoring.cost import AgentCost, PricedTable, agent_cost, load_prices
-from evalsuite.scoring.security import SecurityScore, security_scores
-from evalsuite.scoring.metrics import KPoint, slice_table, suite_pass_curve, wilson_interval
 from evalsuite.core.records import TaskRecord
+from evalsuite.scoring.cost import AgentCost, PricedTable, agent_cost, load_prices
+from evalsuite.scoring.metrics import KPoint, slice_table, suite_pass_curve, wilson_interval
+from evalsuite.scoring.security import SecurityScore, security_scores
 from evalsuite.trials.tracelog import TRACES, TraceLogError, TrialRecord, read_traces, summary_frame
+from evalsuite.worlds.registry import get_domain, get_user_domain
 
 MIN_TASKS_TO_RANK = 30
 TRIGGER_TYPES = ("queue_item", "conversation")

@@ -18,8 +18,14 @@ from evalsuite.core.io import parse_json, read_text, staged_dir
 from evalsuite.scoring.render import plot_passk, to_markdown
 from evalsuite.site import pages
 from evalsuite.site.inputs import RunSource, Sources, collect, slug
-from evalsuite.site.sanitize import (Originals, SiteError, check_folder, configured_secrets, load_originals,
-                                     suite_work_folder)
+from evalsuite.site.sanitize import (
+    Originals,
+    SiteError,
+    check_folder,
+    configured_secrets,
+    load_originals,
+    suite_work_folder,
+)
 from evalsuite.tasks.heldout import HELD_OUT
 from evalsuite.trials.tracelog import TrialRecord
 

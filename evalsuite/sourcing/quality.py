@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, RootModel, model_validator
 
-from evalsuite.core.io import model_from, read_yaml
 from evalsuite.core.hashing import canon
+from evalsuite.core.io import model_from, read_yaml
 from evalsuite.sourcing.pii_scan import mask
 from evalsuite.sourcing.rights import ColumnRef
 

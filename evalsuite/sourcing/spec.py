@@ -21,7 +21,6 @@ from evalsuite.core.io import atomic_write, model_from, read_yaml
 from evalsuite.core.records import Simulator, TrialProtocol
 from evalsuite.worlds.registry import KNOWN
 
-
 # A table name: it becomes a file name, a SQL table and a key in every record that cites it.
 TableName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 

@@ -10,8 +10,8 @@ from collections.abc import Callable
 
 from pydantic import BaseModel
 
-from evalsuite.sourcing.policies import PolicyDoc
 from evalsuite.core.records import Deidentification, Environment, SuiteRef, TaskRecord, TrialProtocol
+from evalsuite.sourcing.policies import PolicyDoc
 
 
 class DeriveContext(BaseModel):

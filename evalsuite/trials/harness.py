@@ -17,14 +17,14 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from evalsuite.trials.agents.base import Agent
 from evalsuite.core.identity import AgentConfig, RunIdentity, identity_sha256
-from evalsuite.worlds.ref import WorldRef
+from evalsuite.core.records import TaskRecord
+from evalsuite.trials.agents.base import Agent
 from evalsuite.trials.jobs import Job, Stamp, build_agent, load_factory, run_job
 from evalsuite.trials.pool import Chunk, HarnessError, run_pool
-from evalsuite.core.records import TaskRecord
 from evalsuite.trials.tracelog import SUMMARY, TRACES, TraceWriter, TrialRecord, repair_traces, write_summary
 from evalsuite.trials.trial import TrialResult
+from evalsuite.worlds.ref import WorldRef
 
 
 def run_trials(world_ref: WorldRef, tasks: list[TaskRecord], agents: Sequence[str | AgentConfig | Agent],

@@ -13,9 +13,9 @@ from typing import NamedTuple
 
 from pydantic import BaseModel
 
-from evalsuite.trials.agents.base import Agent
 from evalsuite.core.identity import AgentConfig, trial_seed
 from evalsuite.core.records import TaskRecord
+from evalsuite.trials.agents.base import Agent
 from evalsuite.trials.tracelog import TrialRecord
 from evalsuite.trials.trial import TrialResult, run_trial, traceback_text
 from evalsuite.worlds.world import World

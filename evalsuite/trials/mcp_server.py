@@ -24,8 +24,8 @@ from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
-from evalsuite.trials.agents.base import AgentEnv, BudgetExhausted
 from evalsuite.core.records import TaskRecord
+from evalsuite.trials.agents.base import AgentEnv, BudgetExhausted
 from evalsuite.trials.users.base import ConversationOver
 
 TASK_TOOL = "get_task"

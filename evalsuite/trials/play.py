@@ -37,9 +37,16 @@ from evalsuite.tasks.heldout import log_access, without_held_out
 from evalsuite.trials.agents.base import AgentEnv
 from evalsuite.trials.jobs import Stamp, run_job
 from evalsuite.trials.mcp_server import task_view
+from evalsuite.trials.tracelog import (
+    SUMMARY,
+    TRACES,
+    TraceWriter,
+    TrialRecord,
+    read_traces,
+    repair_traces,
+    write_summary,
+)
 from evalsuite.trials.users.base import ConversationOver
-from evalsuite.trials.tracelog import SUMMARY, TRACES, TraceWriter, TrialRecord, read_traces, repair_traces, \
-    write_summary
 from evalsuite.worlds.ref import WorldRef
 from evalsuite.worlds.world import World
 

@@ -32,12 +32,12 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import NamedTuple
 
 from evalsuite.core.identity import AgentConfig
-from evalsuite.trials.agents.endpoint import Endpoint, adopt_endpoint, current_endpoint
-from evalsuite.worlds.ref import WorldRef
-from evalsuite.trials.jobs import Job, Stamp, build_agent, crash_record, load_factory, run_job
 from evalsuite.core.records import TaskRecord
-from evalsuite.trials.trial import traceback_text
+from evalsuite.trials.agents.endpoint import Endpoint, adopt_endpoint, current_endpoint
+from evalsuite.trials.jobs import Job, Stamp, build_agent, crash_record, load_factory, run_job
 from evalsuite.trials.tracelog import TrialRecord
+from evalsuite.trials.trial import traceback_text
+from evalsuite.worlds.ref import WorldRef
 
 
 class HarnessError(RuntimeError):

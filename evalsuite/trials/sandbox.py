@@ -231,7 +231,7 @@ def agent_paths(command: Sequence[str]) -> list[str]:
     secret = str(private_home())
     for path in wanted:
         if path == "/":
-            raise SandboxError(f"agent path / would show the agent the whole disk; name its own files or folders")
+            raise SandboxError("agent path / would show the agent the whole disk; name its own files or folders")
         if _within(path, secret):
             raise SandboxError(f"agent path {path} lies inside the home folder {secret} (EVALSUITE_HOME), which "
                                f"the agent may not read; move the agent's files out of it")

@@ -17,10 +17,9 @@ from typing import IO, TYPE_CHECKING
 
 from pydantic import ConfigDict, ValidationError
 
-from evalsuite.core.identity import SuiteVersion
+from evalsuite.core.identity import AgentConfig, SuiteVersion
 from evalsuite.core.io import atomic_write, write_with
 from evalsuite.core.records import Simulator
-from evalsuite.core.identity import AgentConfig
 from evalsuite.trials.trial import TrialResult
 
 if TYPE_CHECKING:

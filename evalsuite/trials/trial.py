@@ -7,11 +7,11 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from evalsuite.core.records import TaskRecord, TraceEvent, Usage
+from evalsuite.grading.grader import Verdict, grade_trial
 from evalsuite.trials.agents.base import Agent, AgentEnv, BudgetExhausted
 from evalsuite.trials.attacks import attack_effect, place_attack
 from evalsuite.trials.users.dual import grade_sides, prepare
-from evalsuite.grading.grader import grade_trial, Verdict
-from evalsuite.core.records import TaskRecord, TraceEvent, Usage
 from evalsuite.worlds.faults import FaultPlan, plan_for_trial
 from evalsuite.worlds.world import World
 

@@ -7,12 +7,12 @@ import os
 from dataclasses import asdict, dataclass
 
 import pytest
+from pipeline_support import Suite, open_project_instance
+from suite_support import DEMO_KEY, copy_suite
 
 from assets import driver
 from assets.definitions import build_defs
 from assets.suite_graph import build_suite_graph
-from pipeline_support import Suite, open_project_instance
-from suite_support import DEMO_KEY, copy_suite
 
 
 def pytest_configure(config):

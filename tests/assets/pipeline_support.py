@@ -10,10 +10,10 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+from suite_support import ROOT, SUITE
 
 from assets.definitions import build_defs
 from assets.suite_graph import SuiteGraph, build_suite_graph
-from suite_support import ROOT, SUITE
 
 
 @dataclass

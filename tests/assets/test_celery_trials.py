@@ -9,6 +9,8 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+from pipeline_support import service_or_skip
+from suite_support import ROOT, SUITE, copy_suite
 
 from assets.celery_trials import LocalWorkers, celery_run_config, job_for_spec, local_workers
 from evalsuite.pipeline import driver
@@ -16,8 +18,6 @@ from evalsuite.releases.release import Release
 from evalsuite.releases.runs import run_release
 from evalsuite.sourcing.spec import load_spec
 from evalsuite.trials.tracelog import read_traces
-from pipeline_support import service_or_skip
-from suite_support import ROOT, SUITE, copy_suite
 
 REDIS = ("127.0.0.1", 6379)
 AGENT = "adversary"  # the every-write adversary: each trial leaves many writes and a failing verdict to compare

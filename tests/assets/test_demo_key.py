@@ -6,11 +6,12 @@ import os
 import subprocess
 import sys
 
+from pipeline_support import suite_instance
+from suite_support import DEMO_KEY, ROOT, SUITE, copy_suite
+
 from assets import demo, driver
 from assets.definitions import SUITES
 from assets.suite_graph import build_suite_graph
-from pipeline_support import suite_instance
-from suite_support import DEMO_KEY, ROOT, SUITE, copy_suite
 
 MISSING = "de-identification key missing: set the environment variable EVALSUITE_DEID_KEY"
 

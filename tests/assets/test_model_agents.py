@@ -13,6 +13,9 @@ from decimal import Decimal
 import dagster as dg
 import pytest
 import yaml
+from pipeline_support import latest
+from scripted_model import serve_reference
+from suite_support import DEMO_KEY, ROOT, SUITE, copy_suite, rewrite_csv
 from typer.testing import CliRunner
 
 from assets import driver as dagster_driver
@@ -25,9 +28,6 @@ from evalsuite.pipeline.paths import Paths
 from evalsuite.releases.release import Release
 from evalsuite.scoring.cost import load_prices
 from evalsuite.sourcing.spec import load_spec
-from pipeline_support import latest
-from scripted_model import serve_reference
-from suite_support import DEMO_KEY, ROOT, SUITE, copy_suite, rewrite_csv
 
 SECRET = "sk-evalsuite-test-Zq8UvT3rWm"  # must reach the endpoint and nothing else
 MODEL = "gpt-4o-mini"  # priced in the pinned table

@@ -8,12 +8,12 @@ import time
 from pathlib import Path
 
 import dagster as dg
+from pipeline_support import suite_instance
+from suite_support import ROOT, SUITE, copy_suite, expire_license
 
 from assets import driver
 from assets.automation import drop_folder_sensor, schedule
 from assets.suite_graph import BUILD_STAGES
-from pipeline_support import suite_instance
-from suite_support import ROOT, SUITE, copy_suite, expire_license
 
 TRIAL_STAGES = ["trial_traces", "scorecard", "leaderboard", "evidence_site"]  # the partitioned <suite>_trials group
 STAGES = ["source_records", *BUILD_STAGES, *TRIAL_STAGES]

@@ -4,11 +4,11 @@ from __future__ import annotations
 import json
 
 import dagster as dg
+from pipeline_support import latest
+from suite_support import SUITE
 
 from assets.automation import new_release_sensor
 from evalsuite.core.hashing import file_sha256
-from pipeline_support import latest
-from suite_support import SUITE
 
 
 def test_clean_suite_releases(built):

@@ -3,9 +3,9 @@ pass^K as numbers the Plots tab charts across versions, beside a plot small enou
 from __future__ import annotations
 
 import dagster as dg
+from pipeline_support import latest
 
 from evalsuite.pipeline.stages.scorecard import INLINE_MARKDOWN
-from pipeline_support import latest
 
 
 def test_derived_tasks_say_how_many_cases_became_tasks_and_why_not(built):

@@ -6,9 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from assets import driver
 from pipeline_support import latest, suite_instance
 from suite_support import copy_suite, corrupt_resolution, edit_spec, expire_license, leak_email
+
+from assets import driver
 
 
 def gates(outcome: driver.BuildOutcome) -> list[str]:

@@ -4,6 +4,10 @@ from __future__ import annotations
 import re
 
 import pytest
+from browser_support import browser_page
+from pipeline_support import open_project_instance
+from suite_support import ROOT, SUITE, copy_suite, expire_license
+from webserver_support import get, serve, wait
 
 from assets import driver
 from assets.definitions import build_defs
@@ -12,10 +16,6 @@ from assets.held_back import NOT_RUN_TAG
 from assets.suite_graph import build_suite_graph
 from evalsuite.pipeline.registry import BUILD, gates_of
 from evalsuite.sourcing.spec import load_spec
-from browser_support import browser_page
-from pipeline_support import open_project_instance
-from suite_support import ROOT, SUITE, copy_suite, expire_license
-from webserver_support import get, serve, wait
 
 BUILD_ASSETS = ["source_records", "rights_review", "seed_snapshot", "deidentified_snapshot", "policy_documents",
                 "derived_tasks", "acceptance_results", "suite_release"]

@@ -6,13 +6,13 @@ import uuid
 
 import dagster as dg
 import pytest
+from pipeline_support import service_or_skip
+from suite_support import ROOT, SUITE, copy_suite
 
 from assets import driver
 from assets.automation import release_trials
 from assets.definitions import build_defs
 from assets.suite_graph import build_suite_graph
-from pipeline_support import service_or_skip
-from suite_support import ROOT, SUITE, copy_suite
 
 PG = ("127.0.0.1", 5432)  # trust auth, user postgres (this machine and CI)
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from evalsuite.core.records import Record
 from evalsuite.core.hashing import json_sha256
+from evalsuite.core.records import Record
 
 
 class Before(Record):

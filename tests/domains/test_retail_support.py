@@ -3,6 +3,7 @@ real trial loop and the real grader; acceptance of the authored tasks under thei
 from __future__ import annotations
 
 import pytest
+from suite_support import ROOT
 
 from evalsuite.core.records import Environment, FaultPlanSpec, FaultSpec, ToolCall
 from evalsuite.domains.retail_support import DOMAIN, open_or_build_world
@@ -14,7 +15,6 @@ from evalsuite.tasks.taskfile import task_set_sha256
 from evalsuite.trials.agents.baselines import NoOpAgent, ReferenceAgent
 from evalsuite.trials.trial import run_trial
 from evalsuite.worlds.faults import FaultPlan
-from suite_support import ROOT
 
 
 @pytest.fixture(scope="module")

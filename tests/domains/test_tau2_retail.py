@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from evalsuite.core.records import Assertion, GoalState
 from evalsuite.domains.tau2_retail import DOMAIN, ROLE, build_world, tau2_hash, tool_message
 from evalsuite.domains.tau2_retail.convert import from_nested, to_nested
-from evalsuite.grading.grader import grade_trial, grade
-from evalsuite.core.records import Assertion, GoalState
+from evalsuite.grading.grader import grade, grade_trial
 from evalsuite.worlds.faults import Fault, FaultPlan
 
 SRC = Path(__file__).resolve().parents[2] / "third_party" / "tau2_retail"

@@ -1,10 +1,10 @@
 """The grader on the AP world: what a reviewer checks before trusting a verdict."""
 from sqlalchemy import text
 
-from evalsuite.trials.agents.baselines import make_agent
-from evalsuite.trials.agents.base import AgentEnv
-from evalsuite.grading.grader import grade_trial, grade, output_present
 from evalsuite.core.records import Role
+from evalsuite.grading.grader import grade, grade_trial, output_present
+from evalsuite.trials.agents.base import AgentEnv
+from evalsuite.trials.agents.baselines import make_agent
 from evalsuite.trials.trial import policy_text, run_trial
 
 

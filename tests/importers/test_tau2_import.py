@@ -7,11 +7,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from evalsuite.core.records import TaskRecord
 from evalsuite.domains.tau2_retail import DOMAIN, tau2_hash
-from evalsuite.grading.grader import grade_trial, grade
+from evalsuite.grading.grader import grade, grade_trial
 from evalsuite.importers.tau2.importer import Tau2InputError, export_state, import_tau2_retail
 from evalsuite.sourcing.policies import load_policy
-from evalsuite.core.records import TaskRecord
 from evalsuite.sourcing.rights import load_manifest
 from evalsuite.sourcing.snapshot import frame_rows
 from evalsuite.sourcing.spec import load_spec

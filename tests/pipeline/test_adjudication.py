@@ -7,10 +7,10 @@ import shutil
 
 import pytest
 import yaml
+from suite_support import DEMO_KEY, SUITE, edit_spec
 from typer.testing import CliRunner
 
 from evalsuite.cli import app
-from evalsuite.core.hashing import file_sha256
 from evalsuite.pipeline import driver, registry
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import GateError
@@ -21,7 +21,6 @@ from evalsuite.tasks.reviews import Ledger
 from evalsuite.tasks.taskfile import read_tasks
 from evalsuite.worlds.registry import get_domain
 from evalsuite.worlds.world import World
-from suite_support import DEMO_KEY, SUITE, edit_spec
 
 RUNNER = CliRunner()
 

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import pytest
+from suite_support import ROOT
 
 from evalsuite.pipeline import code_versions, registry
 from evalsuite.sourcing.spec import load_spec
-from suite_support import ROOT
 
 STAGES = [*registry.STAGES, *registry.EVALUATION]
 

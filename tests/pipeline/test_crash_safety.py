@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from suite_support import DEMO_KEY, ROOT, SUITE, copy_suite
 
 from evalsuite.pipeline import driver
 from evalsuite.pipeline.locks import LockError, lock_path, suite_lock, sweep
@@ -23,7 +24,6 @@ from evalsuite.releases.release import Release, ReleaseError, latest_release
 from evalsuite.sourcing.spec import load_spec
 from evalsuite.tasks.taskfile import read_tasks
 from evalsuite.worlds.world import World
-from suite_support import DEMO_KEY, ROOT, SUITE, copy_suite
 
 HEX = "0123456789abcdef"
 BUSY = re.compile(rf"error: suite {SUITE} is being built by another process: \S+/suites/{SUITE}/build\.lock "

@@ -10,20 +10,20 @@ import sys
 import pandas as pd
 import pytest
 import yaml
+from suite_support import DEMO_KEY, ROOT, copy_suite, deny_personal_data, expire_license, leak_email
 
 from evalsuite.core.records import Assertion, Role, ToolCall
 from evalsuite.pipeline import driver, registry
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import GateError
 from evalsuite.pipeline.stages import acceptance, deidentified, derived, release, rights, seed
-from evalsuite.tasks.taskfile import task_set_sha256
 from evalsuite.scoring.acceptance import in_process_runner
 from evalsuite.sourcing.spec import load_spec
+from evalsuite.tasks.taskfile import task_set_sha256
 from evalsuite.trials.agents.baselines import AdversaryAgent, ReferenceAgent
 from evalsuite.trials.trial import run_trial
 from evalsuite.worlds.registry import get_domain
 from evalsuite.worlds.world import World
-from suite_support import DEMO_KEY, ROOT, copy_suite, deny_personal_data, expire_license, leak_email
 
 README_GATES = "## The gates"
 

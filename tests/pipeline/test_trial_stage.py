@@ -5,14 +5,14 @@ import json
 import shutil
 
 import yaml
+from scripted_model import Always
+from suite_support import DEMO_KEY
 
 from evalsuite.core.identity import AgentConfig
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stages import scorecard, trials
 from evalsuite.sourcing.spec import load_spec
 from evalsuite.trials.agents.endpoint import Endpoint
-from scripted_model import Always
-from suite_support import DEMO_KEY
 
 
 def test_a_spec_agent_runs_with_its_model_endpoint_and_temperature(built, endpoint, tmp_path, monkeypatch):

@@ -7,11 +7,10 @@ import pytest
 from evalsuite.pipeline import driver
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stages.release import release
-from evalsuite.sourcing.spec import load_spec
-from evalsuite.scoring.acceptance import in_process_runner, run_acceptance
-from evalsuite.trials.agents.baselines import ReferenceAgent
 from evalsuite.releases.release import Release
-from evalsuite.sourcing.spec import Acceptance
+from evalsuite.scoring.acceptance import in_process_runner, run_acceptance
+from evalsuite.sourcing.spec import Acceptance, load_spec
+from evalsuite.trials.agents.baselines import ReferenceAgent
 
 
 class WallClockReference(ReferenceAgent):

@@ -15,7 +15,14 @@ import pytest
 from evalsuite.core.records import Adjudication, Review, ToolCall, TraceEvent
 from evalsuite.grading.grader import Check, Verdict
 from evalsuite.scoring.acceptance import (
-    GATES, AcceptanceReport, GoldError, TaskAudit, audit_markdown, audit_task, in_process_runner, run_acceptance,
+    GATES,
+    AcceptanceReport,
+    GoldError,
+    TaskAudit,
+    audit_markdown,
+    audit_task,
+    in_process_runner,
+    run_acceptance,
     state_passed,
 )
 from evalsuite.sourcing.spec import Acceptance

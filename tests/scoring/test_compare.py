@@ -4,6 +4,8 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from harness_support import make_release
+from suite_support import DEMO_KEY
 from typer.testing import CliRunner
 
 from evalsuite.cli import app
@@ -15,8 +17,6 @@ from evalsuite.scoring.compare import UNDECIDED, CompareError, compare_counts, c
 from evalsuite.scoring.metrics import task_bootstrap
 from evalsuite.scoring.scorecard import load_records
 from evalsuite.sourcing.spec import load_spec
-from harness_support import make_release
-from suite_support import DEMO_KEY
 
 
 def tasks(successes: list[int], n: int = 4) -> dict[str, tuple[int, int]]:

@@ -14,7 +14,6 @@ from evalsuite.scoring.metrics import (
     wilson_interval,
 )
 
-
 # --- pass^k / pass@k -------------------------------------------------------
 
 def test_pass_hat_k_reference_values_are_exact():

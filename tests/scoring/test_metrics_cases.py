@@ -267,7 +267,9 @@ def test_curve_defaults_are_min_n_2000_resamples_seed_0():
 
 
 def test_curve_same_seed_same_interval_other_seed_or_resamples_other_interval():
-    bounds = lambda curve: [(p.pass_hat_low, p.pass_hat_high, p.pass_at_low, p.pass_at_high) for p in curve]
+    def bounds(curve):
+        return [(p.pass_hat_low, p.pass_hat_high, p.pass_at_low, p.pass_at_high) for p in curve]
+
     base = suite_pass_curve(RESULTS, max_k=3, resamples=300, seed=5)
     assert base == suite_pass_curve(RESULTS, max_k=3, resamples=300, seed=5)
     other_seed = suite_pass_curve(RESULTS, max_k=3, resamples=300, seed=6)

@@ -6,8 +6,19 @@ import datetime as dt
 
 import pytest
 
-from evalsuite.core.records import (Assertion, DomainCheck, Environment, GoalState, MaskedField, Policy, Provenance,
-                                    SuiteRef, TaskRecord, ToolCall, Trigger)
+from evalsuite.core.records import (
+    Assertion,
+    DomainCheck,
+    Environment,
+    GoalState,
+    MaskedField,
+    Policy,
+    Provenance,
+    SuiteRef,
+    TaskRecord,
+    ToolCall,
+    Trigger,
+)
 from evalsuite.scoring.probes import UNRELATED, ColumnValues, near_misses, probe_task
 from tests.grading import test_domain_checks  # noqa: F401  (registers the shop's closed_exactly check)
 from tests.grading.grader_shop import CLERK, build_world

@@ -5,18 +5,18 @@ from fractions import Fraction
 import matplotlib.image
 import pandas as pd
 import pytest
+from harness_support import CrashingAgent, make_release
+from scripted_model import Always
 from typer.testing import CliRunner
 
 from evalsuite.cli import app
 from evalsuite.core.identity import AgentConfig
-from evalsuite.releases.runs import run_release
-from evalsuite.trials.harness import run_trials
-from evalsuite.scoring.metrics import pass_hat_k
 from evalsuite.releases.release import Release
+from evalsuite.releases.runs import run_release
+from evalsuite.scoring.metrics import pass_hat_k
 from evalsuite.scoring.render import write_scorecard
 from evalsuite.scoring.scorecard import SLICES, build_scorecard, load_records, required_actions
-from harness_support import CrashingAgent, make_release
-from scripted_model import Always
+from evalsuite.trials.harness import run_trials
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

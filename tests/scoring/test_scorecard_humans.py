@@ -6,6 +6,7 @@ import statistics
 from collections import Counter
 
 import pytest
+from harness_support import make_release
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
@@ -17,7 +18,6 @@ from evalsuite.scoring.render import console_table
 from evalsuite.scoring.scorecard import SLICES, _plain, sample_plan, task_attributes
 from evalsuite.trials.play import play_app, playable
 from evalsuite.trials.tracelog import read_traces
-from harness_support import make_release
 
 
 @pytest.fixture(scope="module")

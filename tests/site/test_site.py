@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from browser_support import browser_page
+from suite_support import DEMO_KEY
 from typer.testing import CliRunner
 
-from browser_support import browser_page
 from evalsuite.cli import app
 from evalsuite.releases.release import latest_release
 from evalsuite.releases.runs import run_release
@@ -22,7 +23,6 @@ from evalsuite.site.inputs import collect
 from evalsuite.site.sanitize import SiteError, load_originals
 from evalsuite.tasks.taskfile import read_tasks
 from evalsuite.trials.tracelog import read_traces
-from suite_support import DEMO_KEY
 
 AGENTS = ["reference", "noop"]
 

@@ -5,6 +5,7 @@ import json
 import shutil
 
 import dagster as dg
+from suite_support import DEMO_KEY
 
 from assets.resources import EvalsuiteHome
 from assets.site import NAME, site_parts
@@ -12,7 +13,6 @@ from assets.suite_graph import build_suite_graph
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stages import scorecard, trials
 from evalsuite.releases.release import latest_release
-from suite_support import DEMO_KEY
 
 
 def test_the_asset_publishes_the_scored_release_downstream_of_its_scorecard(built, tmp_path, monkeypatch):

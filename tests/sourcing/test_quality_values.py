@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from suite_support import DEMO_KEY, SUITE, copy_suite, rewrite_csv
 
 from evalsuite.pipeline import driver
 from evalsuite.pipeline.stage import GateError
 from evalsuite.sourcing.quality import TableExpectations, check_tables
-from suite_support import DEMO_KEY, SUITE, copy_suite, rewrite_csv
 
 CURRENCIES = TableExpectations(primary_key=["invoice_id"], value_sets={"currency": ["EUR", "USD"]})
 

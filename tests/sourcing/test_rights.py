@@ -2,9 +2,9 @@ from datetime import date
 
 import pytest
 import yaml
+from suite_support import ROOT
 
 from evalsuite.sourcing.rights import RightsError, RightsManifest, load_manifest, review
-from suite_support import ROOT
 
 TODAY = date(2025, 6, 1)
 USES = {"build_environments", "derive_tasks"}

@@ -7,7 +7,6 @@ from datetime import datetime
 
 import numpy as np
 import pandas as pd
-import pytest
 from input_support import refused
 from suite_support import ROOT
 

@@ -6,10 +6,10 @@ import sys
 import pandas as pd
 import pytest
 import yaml
+from suite_support import SUITE, copy_suite
 
 from evalsuite.sourcing.snapshot import read_sources
 from evalsuite.sourcing.spec import SpecError, load_spec
-from suite_support import SUITE, copy_suite
 
 
 def _payments_from(spec, source: dict) -> None:

@@ -12,6 +12,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from input_support import fuzz, one_line_naming
 from sqlalchemy.engine import make_url
+from suite_support import copy_suite
 
 from evalsuite.core.io import MAX_DEPTH, MAX_NODES
 from evalsuite.deid.rules import DeidError, load_rules
@@ -19,7 +20,6 @@ from evalsuite.sourcing.policies import PolicyError, load_policy
 from evalsuite.sourcing.quality import QualityConfigError, load_expectations
 from evalsuite.sourcing.rights import RightsError, load_manifest
 from evalsuite.sourcing.spec import SpecError, SuiteSpec, load_spec
-from suite_support import copy_suite
 
 INPUT_ERRORS = (SpecError, RightsError, DeidError, PolicyError, QualityConfigError)
 

@@ -5,12 +5,12 @@ import codecs
 
 import pytest
 import yaml
+from suite_support import copy_suite, rewrite_manifest
 
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stages.rights import review_rights
 from evalsuite.sourcing.rights import RightsError, load_manifest
 from evalsuite.sourcing.spec import SpecError, load_spec
-from suite_support import copy_suite, rewrite_manifest
 
 
 def spec_with(tmp_path, **changes):

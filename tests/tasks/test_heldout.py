@@ -3,8 +3,8 @@ import json
 import subprocess
 import sys
 
-from evalsuite.tasks.heldout import export_tasks
 from evalsuite.releases.release import Release, ReleaseManifest, write_release
+from evalsuite.tasks.heldout import export_tasks
 from evalsuite.tasks.taskfile import task_set_sha256
 
 

@@ -23,15 +23,20 @@ def test_valid_task_file_passes_with_exit_0(ap, tmp_path):
 
 def test_bad_file_names_file_task_and_field(ap, tmp_path):
     good = ap.tasks[0].model_dump(mode="json")
-    bad_clause = json.loads(json.dumps(good)); bad_clause["task_id"] = "t-clause"
+    bad_clause = json.loads(json.dumps(good))
+    bad_clause["task_id"] = "t-clause"
     bad_clause["goal_state"]["assertions"][0]["clause"] = "AP-99"
-    bad_tool = json.loads(json.dumps(good)); bad_tool["task_id"] = "t-tool"
+    bad_tool = json.loads(json.dumps(good))
+    bad_tool["task_id"] = "t-tool"
     bad_tool["reference_solution"][0]["tool"] = "wire_money"
-    bad_args = json.loads(json.dumps(good)); bad_args["task_id"] = "t-args"
+    bad_args = json.loads(json.dumps(good))
+    bad_args["task_id"] = "t-args"
     bad_args["reference_solution"].append({"tool": "hold_invoice", "arguments": {"invoice_id": "INV-1", "reason": "vibes"}})
-    both = json.loads(json.dumps(good)); both["task_id"] = "t-role"
+    both = json.loads(json.dumps(good))
+    both["task_id"] = "t-role"
     both["role"]["forbidden_tools"].append("hold_invoice")
-    missing = json.loads(json.dumps(good)); missing["task_id"] = "t-missing"
+    missing = json.loads(json.dumps(good))
+    missing["task_id"] = "t-missing"
     del missing["trigger"]
     f = _write(tmp_path / "bad.jsonl", [good, bad_clause, bad_tool, bad_args, both, missing])
     r = _cli("task", "validate", str(f))

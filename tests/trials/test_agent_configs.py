@@ -5,14 +5,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from harness_support import make_release
+from scripted_model import Always
 
 from evalsuite.core.identity import AgentConfig, identity_sha256
 from evalsuite.releases.release import Release
 from evalsuite.releases.runs import RunFolderError, run_release
-from evalsuite.trials.pool import HarnessError
 from evalsuite.trials.harness import run_trials
-from harness_support import make_release
-from scripted_model import Always
+from evalsuite.trials.pool import HarnessError
 
 MCP_AGENT = Path(__file__).parents[2] / "examples" / "mcp_reference_agent.py"
 UNREACHABLE = "http://127.0.0.1:9/v1"  # the discard port: nothing answers chat completions there

@@ -7,15 +7,15 @@ import time
 
 import pandas as pd
 import pytest
+from harness_support import DIES_ON, CrashingAgent, make_release
 from typer.testing import CliRunner
 
 from evalsuite.cli import app
-from evalsuite.trials.pool import HarnessError
-from evalsuite.trials.harness import run_trials
 from evalsuite.core.identity import trial_seed
 from evalsuite.releases.release import Release
+from evalsuite.trials.harness import run_trials
+from evalsuite.trials.pool import HarnessError
 from evalsuite.trials.tracelog import IDENTITY_COLUMNS, TraceLogError
-from harness_support import DIES_ON, CrashingAgent, make_release
 
 AGENTS = ["reference", "noop", "adversary"]
 

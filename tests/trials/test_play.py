@@ -11,11 +11,12 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from browser_support import browser_page, fill_tool_form
+from harness_support import make_release
 from markupsafe import escape
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
-from browser_support import browser_page, fill_tool_form
 from evalsuite.cli import app
 from evalsuite.core.records import ToolCall
 from evalsuite.releases.release import Release
@@ -24,7 +25,6 @@ from evalsuite.tasks.heldout import access_log_path
 from evalsuite.trials.play import form_arguments, form_fields, play_app, serving
 from evalsuite.trials.tracelog import read_traces
 from evalsuite.worlds.registry import get_domain
-from harness_support import make_release
 
 SECRET = "SENTINEL-never-on-the-page"
 

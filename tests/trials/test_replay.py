@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from suite_support import ROOT
 
 from evalsuite.core.records import Environment
 from evalsuite.domains.retail_support import DOMAIN, open_or_build_world
@@ -11,7 +12,6 @@ from evalsuite.domains.retail_support.seed import tables
 from evalsuite.domains.retail_support.tasks import build_tasks
 from evalsuite.trials.replay import ReplayError, find_task, load_calls, load_faults, replay, to_json
 from evalsuite.worlds.world import World
-from suite_support import ROOT
 
 
 @pytest.fixture(scope="module")

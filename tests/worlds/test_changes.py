@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import Column, Integer, MetaData, String, Table, text
 
-from evalsuite.grading.grader import grade_trial, grade
 from evalsuite.core.records import Assertion, GoalState, MaskedField, Role
+from evalsuite.grading.grader import grade, grade_trial
 from evalsuite.worlds import Domain, ToolError, World
 from evalsuite.worlds.types import Money
 

@@ -13,10 +13,19 @@ from decimal import Decimal
 
 from pydantic import BaseModel
 
+from evalsuite.core.records import (
+    Assertion,
+    GoalState,
+    MaskedField,
+    Provenance,
+    RequiredOutput,
+    TaskRecord,
+    ToolCall,
+    Trigger,
+)
+from evalsuite.domains.ap_exceptions.tools import DOMAIN
 from evalsuite.sourcing.policies import PolicyDoc, policy_in_effect
 from evalsuite.tasks.derivation import Derivation, DeriveContext, truthy
-from evalsuite.core.records import Assertion, GoalState, MaskedField, Provenance, RequiredOutput, TaskRecord, ToolCall, Trigger
-from evalsuite.domains.ap_exceptions.tools import DOMAIN
 from evalsuite.tasks.splits import assign_split
 
 UNCHANGED = ["payments", "vendor_master", "purchase_orders", "po_lines", "goods_receipts", "invoice_lines", "exception_queue"]

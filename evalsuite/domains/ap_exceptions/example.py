@@ -7,13 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalsuite.tasks.derivation import DeriveContext
-from evalsuite.worlds.registry import get_domain
+from evalsuite.core.records import Environment, SuiteRef, TaskRecord, TrialProtocol
 from evalsuite.domains.ap_exceptions.derive import derive_tasks
 from evalsuite.domains.ap_exceptions.generator import generate
 from evalsuite.sourcing.policies import PolicyDoc, load_policy
-from evalsuite.core.records import Environment, SuiteRef, TaskRecord, TrialProtocol
+from evalsuite.tasks.derivation import DeriveContext
 from evalsuite.worlds import World
+from evalsuite.worlds.registry import get_domain
 
 AP_POLICY_DIR = Path(__file__).parent / "policies"
 

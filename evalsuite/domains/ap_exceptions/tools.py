@@ -7,9 +7,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalsuite.core.records import Role
+from evalsuite.domains.ap_exceptions import schema as s
 from evalsuite.worlds.domain import Domain, ToolContext, ToolError
 from evalsuite.worlds.types import Money
-from evalsuite.domains.ap_exceptions import schema as s
 
 DOMAIN = Domain(name="ap_exceptions", version="1.0.0", metadata=s.metadata)
 HoldReason = Literal["price_variance", "quantity_mismatch", "missing_receipt", "duplicate_invoice"]

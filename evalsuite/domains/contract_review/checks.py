@@ -3,7 +3,6 @@ conclusion under the playbook in effect, a qualified cannot_determine where evid
 handoff. Each is a domain check a goal state names; the grader reports each as `check <name>`."""
 from __future__ import annotations
 
-import re
 import sqlite3
 from typing import Any
 

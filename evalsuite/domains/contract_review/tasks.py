@@ -5,11 +5,28 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
-from evalsuite.core.records import (Assertion, DomainCheck, Environment, GoalState, NegativeControl, Provenance,
-                                    SuiteRef, TaskRecord, ToolCall, Trigger, TrialProtocol)
+from evalsuite.core.records import (
+    Assertion,
+    DomainCheck,
+    Environment,
+    GoalState,
+    NegativeControl,
+    Provenance,
+    SuiteRef,
+    TaskRecord,
+    ToolCall,
+    TrialProtocol,
+    Trigger,
+)
 from evalsuite.domains.contract_review import schema as s
-from evalsuite.domains.contract_review.store import (AGREEMENT, EXHIBITS, LICENSE_REF, REVIEW_REQUESTS, passage,
-                                                     playbooks)
+from evalsuite.domains.contract_review.store import (
+    AGREEMENT,
+    EXHIBITS,
+    LICENSE_REF,
+    REVIEW_REQUESTS,
+    passage,
+    playbooks,
+)
 from evalsuite.domains.contract_review.tools import DOMAIN, ROLE
 from evalsuite.sourcing.policies import policy_in_effect
 

@@ -9,24 +9,39 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 from sqlalchemy import create_engine, insert, select
 from sqlalchemy.pool import StaticPool
 
-from evalsuite.core.records import (Assertion, Disclosure, Environment, GoalState, NegativeControl, Policy,
-                                    Provenance, Role, Simulator, SuiteRef, TaskRecord, ToolCall, Trigger,
-                                    TrialProtocol, UserAction, UserScenario, UserScript)
+from evalsuite.core.records import (
+    Assertion,
+    Disclosure,
+    Environment,
+    GoalState,
+    NegativeControl,
+    Policy,
+    Provenance,
+    Simulator,
+    SuiteRef,
+    TaskRecord,
+    ToolCall,
+    TrialProtocol,
+    Trigger,
+    UserAction,
+    UserScenario,
+    UserScript,
+)
 from evalsuite.domains.mobile_service import schema as s
 from evalsuite.domains.mobile_service.device import ASKED_BY, USER_DOMAIN
 from evalsuite.domains.mobile_service.subtasks import BASE_PLAN, GROUPS, INTENTS, ORDER, extra_checks, working
 from evalsuite.domains.mobile_service.tools import DOMAIN
-from evalsuite.tasks.composition import Composite, Entity, Subtask, compose, subsample, verify
-from evalsuite.worlds.domain import ToolContext, ToolError
 from evalsuite.sourcing.policies import load_policy
+from evalsuite.tasks.composition import Composite, Entity, Subtask, compose, subsample, verify
+from evalsuite.worlds.domain import ToolContext
 from evalsuite.worlds.world import DEFAULT_CLOCK, World
 
 PERSONAS = ("none", "easy", "hard")

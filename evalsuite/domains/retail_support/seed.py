@@ -119,8 +119,9 @@ def write_csv(dest: str | Path) -> list[Path]:
 
 def tables(tau2_source: str | Path) -> Mapping[str, list[dict[str, Any]]]:
     """A world's rows: tau2's Parquet exports as they are, and the authored rows."""
-    from evalsuite.sourcing.snapshot import frame_rows  # pandas only where a world is built from files
     import pandas as pd
+
+    from evalsuite.sourcing.snapshot import frame_rows  # pandas only where a world is built from files
 
     rows: dict[str, list[dict[str, Any]]] = {n: frame_rows(pd.read_parquet(Path(tau2_source) / f"{n}.parquet"))
                                              for n in sorted(INHERITED)}

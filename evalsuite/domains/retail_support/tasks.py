@@ -8,9 +8,22 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from evalsuite.core.records import (Assertion, DomainCheck, Environment, FaultPlanSpec, FaultSpec, GoalState,
-                                    MaskedField, NegativeControl, Provenance, SuiteRef, TaskRecord, ToolCall,
-                                    TrialProtocol, Trigger)
+from evalsuite.core.records import (
+    Assertion,
+    DomainCheck,
+    Environment,
+    FaultPlanSpec,
+    FaultSpec,
+    GoalState,
+    MaskedField,
+    NegativeControl,
+    Provenance,
+    SuiteRef,
+    TaskRecord,
+    ToolCall,
+    TrialProtocol,
+    Trigger,
+)
 from evalsuite.domains.retail_support.seed import CASES, POLICY_OF, ids
 from evalsuite.domains.retail_support.tools import ROLE
 from evalsuite.sourcing.policies import load_policy

@@ -17,8 +17,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from evalsuite.core.records import Role
-from evalsuite.domains.tau2_retail import DOMAIN as TAU2
 from evalsuite.domains.retail_support.schema import metadata
+from evalsuite.domains.tau2_retail import DOMAIN as TAU2
 from evalsuite.worlds.domain import Domain, ToolContext, ToolError
 
 DOMAIN = Domain(name="retail_support", version="1.0.0", metadata=metadata)
@@ -177,7 +177,7 @@ def _check_refund(ctx: ToolContext, case: dict[str, Any], args: RefundArgs) -> N
     if not consent or not _consent_covers(consent[0], args):
         raise ToolError(f"refused: consent {args.consent_id} is not a current consent to this refund")
     if args.authorization_id is None:
-        raise ToolError(f"refused: no policy clause grants this refund; it needs a trusted exception authorization"
+        raise ToolError("refused: no policy clause grants this refund; it needs a trusted exception authorization"
                         + (f" ({args.policy_clause} does not)" if args.policy_clause else ""))
     auth = ctx.rows("SELECT * FROM authorizations WHERE authorization_id = ? AND case_id = ?",
                  (args.authorization_id, case["case_id"]))

@@ -15,9 +15,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from evalsuite.core.records import Role, TraceEvent
 from evalsuite.domains.tau2_retail import calculator, convert, store
 from evalsuite.domains.tau2_retail.schema import ADDRESS_FIELDS, metadata
-from evalsuite.core.records import Role, TraceEvent
 from evalsuite.worlds.domain import Domain, ToolContext, ToolError
 
 DOMAIN = Domain(name="tau2_retail", version="1.0.0", metadata=metadata)

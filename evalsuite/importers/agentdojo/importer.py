@@ -15,9 +15,22 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel
 
-from evalsuite.core.records import (Attack, DomainCheck, Environment, GoalState, InjectedValue, MaskedField, Policy,
-                                    Provenance,
-                                    RequiredOutput, SuiteRef, TaskRecord, ToolCall, Trigger, TrialProtocol)
+from evalsuite.core.records import (
+    Attack,
+    DomainCheck,
+    Environment,
+    GoalState,
+    InjectedValue,
+    MaskedField,
+    Policy,
+    Provenance,
+    RequiredOutput,
+    SuiteRef,
+    TaskRecord,
+    ToolCall,
+    TrialProtocol,
+    Trigger,
+)
 from evalsuite.domains.agentdojo_banking import DOMAIN, ROLE, BankingEnvironment, build_world, load_environment
 from evalsuite.domains.agentdojo_banking.environment import from_rows, to_rows
 from evalsuite.grading.grader import grade_trial
@@ -26,8 +39,14 @@ from evalsuite.importers.agentdojo.peer_checks import peer_check
 from evalsuite.importers.agentdojo.peer_tasks import ALL_TASKS, ATT, PeerTask, overview
 from evalsuite.importers.gold import replay_gold
 from evalsuite.importers.source_files import pinned_files
-from evalsuite.importers.suite_folder import (IMPORTED_USES, replay_reference, write_parquet, write_rights,
-                                              write_suite, written_files)
+from evalsuite.importers.suite_folder import (
+    IMPORTED_USES,
+    replay_reference,
+    write_parquet,
+    write_rights,
+    write_suite,
+    written_files,
+)
 from evalsuite.sourcing.policies import load_policy
 from evalsuite.sourcing.rights import RightsManifest
 from evalsuite.sourcing.spec import Acceptance

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from evalsuite.domains.agentdojo_banking.environment import BankingEnvironment as Env, Transaction
+from evalsuite.domains.agentdojo_banking.environment import BankingEnvironment as Env
+from evalsuite.domains.agentdojo_banking.environment import Transaction
 from evalsuite.importers.agentdojo.peer_tasks import ATT, FRIEND, companion, overview, phone, service
 
 Check = Callable[[str, Env, Env], bool]

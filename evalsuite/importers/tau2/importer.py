@@ -18,17 +18,23 @@ import pyarrow as pa
 from pydantic import BaseModel
 from sqlalchemy import Boolean, Float, Integer
 
-from evalsuite.grading.grader import grade_trial
+from evalsuite.core.records import Policy, Simulator, SuiteRef, TaskRecord
 from evalsuite.domains.tau2_retail import DOMAIN, build_world, tau2_hash
 from evalsuite.domains.tau2_retail.convert import from_nested, to_nested
+from evalsuite.grading.grader import grade_trial
 from evalsuite.importers.gold import GoldReplayError
 from evalsuite.importers.source_files import pinned_files
-from evalsuite.importers.suite_folder import (IMPORTED_USES, replay_reference, write_parquet, write_rights,
-                                              write_suite, written_files)
+from evalsuite.importers.suite_folder import (
+    IMPORTED_USES,
+    replay_reference,
+    write_parquet,
+    write_rights,
+    write_suite,
+    written_files,
+)
 from evalsuite.importers.tau2.policy import clause_ids, versioned_policy
 from evalsuite.importers.tau2.tasks import task_record
 from evalsuite.sourcing.policies import load_policy
-from evalsuite.core.records import Policy, Simulator, SuiteRef, TaskRecord
 from evalsuite.sourcing.rights import RightsManifest
 from evalsuite.sourcing.spec import Acceptance
 from evalsuite.tasks.taskfile import write_tasks

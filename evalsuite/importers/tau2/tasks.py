@@ -4,10 +4,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from evalsuite.core.records import (
+    Environment,
+    GoalState,
+    Policy,
+    Provenance,
+    RequiredOutput,
+    Simulator,
+    SuiteRef,
+    TaskRecord,
+    ToolCall,
+    TrialProtocol,
+    Trigger,
+    UserScenario,
+)
 from evalsuite.domains.tau2_retail import ROLE, tau2_hash
 from evalsuite.importers.gold import GoldReplay, replay_gold
-from evalsuite.core.records import (Environment, GoalState, Policy, Provenance, RequiredOutput, Simulator, SuiteRef,
-                               TaskRecord, ToolCall, Trigger, TrialProtocol, UserScenario)
 from evalsuite.worlds.world import World
 
 # Which policy section governs each write tool (titles as tau2_policy derives them).

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from evalsuite.core.hashing import file_sha256
 from evalsuite.core.home import home_dir
+from evalsuite.core.identity import RunIdentity
 from evalsuite.core.io import atomic_write, write_json
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.present import Markdown, md_table
@@ -15,7 +16,6 @@ from evalsuite.pipeline.stages import derived
 from evalsuite.scoring.acceptance import GATES, AcceptanceReport, Runner, audit_markdown, run_acceptance
 from evalsuite.sourcing.spec import SuiteSpec
 from evalsuite.tasks.reviews import LEDGER_NAME, Ledger, ReviewEntry, ReviewError, review_counts, review_state
-from evalsuite.core.identity import RunIdentity
 from evalsuite.trials.harness import acceptance_runner
 from evalsuite.worlds.ref import WorldRef
 from evalsuite.worlds.registry import get_domain

@@ -5,15 +5,14 @@ import base64
 import io
 
 from evalsuite.core.hashing import file_sha256
+from evalsuite.core.io import write_json
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.present import Markdown, image_markdown, md_table
 from evalsuite.pipeline.stage import StageOutput
-from evalsuite.core.io import write_json
 from evalsuite.releases.release import Release, ReleaseError
 from evalsuite.scoring.compare import COMPARE_FILE, pairwise
 from evalsuite.scoring.compare import to_markdown as compare_markdown
-from evalsuite.scoring.render import cost_cells, passk_cell
-from evalsuite.scoring.render import write_scorecard
+from evalsuite.scoring.render import cost_cells, passk_cell, write_scorecard
 from evalsuite.scoring.scorecard import Scorecard, build_scorecard, load_records
 from evalsuite.sourcing.spec import SuiteSpec
 

@@ -9,11 +9,11 @@ from pydantic import BaseModel
 
 from evalsuite.core.hashing import file_sha256
 from evalsuite.core.io import write_json
+from evalsuite.deid.rules import load_rules
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.present import md_list, md_table
 from evalsuite.pipeline.stage import Gate, GateError, Stage, StageOutput, Verdict, blocked, passed, require
 from evalsuite.pipeline.stages import rights
-from evalsuite.deid.rules import load_rules
 from evalsuite.sourcing import pii_scan
 from evalsuite.sourcing.quality import QualityReport, TableExpectations, check_tables, load_expectations
 from evalsuite.sourcing.rights import load_manifest

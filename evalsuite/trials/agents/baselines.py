@@ -8,8 +8,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from evalsuite.core.identity import AgentConfig
-from evalsuite.trials.agents.base import AgentEnv
 from evalsuite.core.records import TaskRecord
+from evalsuite.trials.agents.base import AgentEnv
 
 
 class ReferenceAgent:

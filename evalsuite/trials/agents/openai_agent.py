@@ -24,10 +24,9 @@ from typing import Any
 
 from openai import OpenAI
 
-from evalsuite.trials.agents.endpoint import current_endpoint
-
-from evalsuite.trials.agents.base import AgentEnv
 from evalsuite.core.records import ModelCall, TaskRecord, Usage
+from evalsuite.trials.agents.base import AgentEnv
+from evalsuite.trials.agents.endpoint import current_endpoint
 
 SYSTEM = ("You are {role}, an agent working a business queue. Follow the policy exactly; use the tools to read "
           "and change records; when done, reply with a short closing note stating your decision and the figures "

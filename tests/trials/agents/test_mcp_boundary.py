@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from harness_support import make_release
 
 from evalsuite.core.identity import AgentConfig
 from evalsuite.core.records import TrialProtocol
@@ -15,7 +16,6 @@ from evalsuite.trials.agents.mcp_agent import MCPAgent
 from evalsuite.trials.harness import run_trials
 from evalsuite.trials.sandbox import Sandbox
 from evalsuite.trials.trial import run_trial
-from harness_support import make_release
 
 HERE = Path(__file__).parent
 PROBE, STALE, LOOPBACK = HERE / "state_probe_agent.py", HERE / "stale_session_agent.py", HERE / "loopback_agent.py"

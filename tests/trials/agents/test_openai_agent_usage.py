@@ -6,6 +6,8 @@ import json
 from decimal import Decimal
 
 import pytest
+from harness_support import make_release
+from scripted_model import serve_reference
 from typer.testing import CliRunner
 
 from evalsuite.cli import app
@@ -16,8 +18,6 @@ from evalsuite.trials.agents.baselines import make_agent
 from evalsuite.trials.agents.endpoint import Endpoint, endpoint
 from evalsuite.trials.agents.openai_agent import OpenAIAgent
 from evalsuite.trials.trial import run_trial
-from harness_support import make_release
-from scripted_model import serve_reference
 
 MODEL = "gpt-4o-mini"
 

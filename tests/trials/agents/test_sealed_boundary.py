@@ -13,6 +13,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from harness_support import make_release
 
 from evalsuite.core.identity import AgentConfig
 from evalsuite.releases.release import Release
@@ -22,7 +23,6 @@ from evalsuite.trials.agents.baselines import make_agent
 from evalsuite.trials.agents.mcp_agent import BASE_ENV, URL_VAR, MCPAgent
 from evalsuite.trials.harness import run_trials
 from evalsuite.trials.trial import run_trial
-from harness_support import make_release
 
 HOSTILE = Path(__file__).with_name("hostile_agent.py")
 AGENT = Path(__file__).parents[3] / "examples" / "mcp_reference_agent.py"
