@@ -18,7 +18,7 @@ class EvalsuiteHome(dg.ConfigurableResource):
     home: str = ""
 
     def root(self) -> Path:
-        return Path(self.home).resolve() if self.home else home_dir()
+        return home_dir(self.home)
 
     def paths(self, spec: SuiteSpec) -> Paths:
         return Paths(spec, self.root())

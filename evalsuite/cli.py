@@ -421,7 +421,7 @@ def _reviewed(spec_path: Path, home: Path | None):
     from evalsuite.tasks.taskfile import read_tasks
 
     spec = load_spec(spec_path)
-    root = Path(home).resolve() if home else home_dir()
+    root = home_dir(home)
     if not (root / "suites" / spec.name / "tasks.jsonl").is_file():  # checked before Paths, which creates the home
         raise ReviewError(f"suite {spec.name} has not been built in {root} (run `evalsuite build {spec_path}` first)")
     paths = Paths(spec, root)
@@ -589,7 +589,7 @@ def _release_root(spec_path: Path, home: Path | None) -> tuple[Path, str]:
     from evalsuite.core.home import home_dir
     from evalsuite.sourcing.spec import load_spec
 
-    return (Path(home).resolve() if home else home_dir()) / "releases", load_spec(spec_path).name
+    return (home_dir(home)) / "releases", load_spec(spec_path).name
 
 
 @releases_app.command("list")
@@ -636,7 +636,7 @@ def leaderboard_cmd(spec: Path = typer.Argument(..., help="a suite spec (YAML) w
         if sort_by not in leaderboard.SORTS:
             raise typer.BadParameter(f"expected one of {', '.join(leaderboard.SORTS)}", param_hint="--sort-by")
         suite = load_spec(spec)
-        runs = (Path(home).resolve() if home else home_dir()) / "runs" / suite.name
+        runs = (home_dir(home)) / "runs" / suite.name
         if not any(runs.glob("*/scorecard.json")):  # checked before Paths, which creates the home
             raise SpecError(f"{runs}: no scored release of suite {suite.name} (the scorecard asset writes one)")
         out = leaderboard.run(suite, Paths(suite, runs.parent.parent), sort_by)

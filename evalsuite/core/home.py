@@ -8,9 +8,10 @@ from pathlib import Path
 PRIVATE = 0o700  # answers live below the home (goal states, reference solutions): no one else may enter it
 
 
-def home_dir() -> Path:
-    """EVALSUITE_HOME, or ./.evalsuite when it is unset."""
-    return Path(os.environ.get("EVALSUITE_HOME", ".evalsuite")).resolve()
+def home_dir(home: str | Path | None = None) -> Path:
+    """The home folder, resolved and not created: `home` when given (a --home option, a resource setting),
+    else EVALSUITE_HOME, else ./.evalsuite. The one place that rule is written."""
+    return Path(home or os.environ.get("EVALSUITE_HOME", ".evalsuite")).resolve()
 
 
 def private_home(home: str | Path | None = None) -> Path:
@@ -19,7 +20,7 @@ def private_home(home: str | Path | None = None) -> Path:
 
     An existing home that others may enter is tightened to 0700; one we may not chmod raises.
     """
-    path = Path(home).resolve() if home is not None else home_dir()
+    path = home_dir(home)
     path.mkdir(mode=PRIVATE, parents=True, exist_ok=True)  # the mode applies to the home itself, not its parents
     if stat.S_IMODE(path.stat().st_mode) != PRIVATE:
         path.chmod(PRIVATE)

@@ -11,7 +11,7 @@ class Paths:
     """The files each stage writes, and the release and run folders of the suite."""
 
     def __init__(self, spec: SuiteSpec, home: Path | None = None):
-        self.home = Path(home or home_dir())
+        self.home = home_dir(home)
         private_home(self.home)  # the first stage to write creates it: 0700 from the start
         self.root = self.home / "suites" / spec.name
         self.seed, self.deid = self.root / "seed", self.root / "deidentified"
