@@ -4,10 +4,10 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 export EVALSUITE_HOME ?= $(CURDIR)/.evalsuite
 export DAGSTER_HOME ?= $(EVALSUITE_HOME)/dagster
-# The PUBLISHED DEMO de-identification key, which protects nothing. Used only when EVALSUITE_DEID_KEY is unset and
-# only on the bundled suites: by `make demo` (assets/demo.py) and by `make ui` without EVALSUITE_SUITES. Any other
-# build needs your own secret in EVALSUITE_DEID_KEY and stops with one line naming the variable without it.
-DEMO_KEY := demo-key-not-a-secret-0001
+# The PUBLISHED DEMO de-identification key (evalsuite.deid.keys.DEMO_KEY), which protects nothing: used only when
+# EVALSUITE_DEID_KEY is unset and only on the bundled suites, by `make demo` and by `make ui` without EVALSUITE_SUITES.
+# Any other build needs your own secret in EVALSUITE_DEID_KEY and stops with one line naming the variable without it.
+DEMO_KEY = $(shell $(PY) -c 'from evalsuite.deid.keys import DEMO_KEY; print(DEMO_KEY)')
 
 .PHONY: demo test ui bench bench-pipeline clean instance mutation system peers
 

@@ -17,11 +17,11 @@ from assets import driver
 from assets.definitions import GRAPHS, INVALID, SUITES, defs
 from assets.resources import EvalsuiteHome
 from assets.site import publish as publish_site
+from evalsuite.deid.keys import DEMO_KEY
 from evalsuite.pipeline import registry
 from evalsuite.scoring.render import console_table
 from evalsuite.scoring.scorecard import Scorecard
 
-DEMO_KEY = "demo-key-not-a-secret-0001"
 LOCATION = "assets.definitions"  # the code location workspace.yaml loads: group pages live under its name
 console = Console(width=None if sys.stdout.isatty() else 110)
 

@@ -33,7 +33,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 import benchlib  # noqa: E402
 from suite_support import copy_suite  # noqa: E402  (the bundled AP suite, as the tests copy it)
 
-KEY = "demo-key-not-a-secret-0001"
+from evalsuite.deid.keys import DEMO_KEY  # noqa: E402
+
+KEY = DEMO_KEY
 AGENT = "reference"
 SUITE = "ap_exceptions"  # the op names of its celery job carry it
 

@@ -37,9 +37,11 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from evalsuite.deid.keys import DEMO_KEY
+
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = "ap_exceptions"
-KEY = "demo-key-not-a-secret-0001"
+KEY = DEMO_KEY
 
 
 def copy_suite(dest: Path) -> Path:

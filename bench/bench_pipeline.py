@@ -32,8 +32,10 @@ from pathlib import Path
 
 import yaml
 
+from evalsuite.deid.keys import DEMO_KEY
+
 ROOT = Path(__file__).resolve().parents[1]
-KEY = "demo-key-not-a-secret-0001"
+KEY = DEMO_KEY
 
 LIBRARY_BUILD = """
 import json, sys

@@ -28,11 +28,13 @@ from typer.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-os.environ.setdefault("EVALSUITE_DEID_KEY", "demo-key-not-a-secret-0001")
 
 from suite_support import copy_suite  # noqa: E402
 
 from evalsuite.cli import app  # noqa: E402
+from evalsuite.deid.keys import DEMO_KEY  # noqa: E402
+
+os.environ.setdefault("EVALSUITE_DEID_KEY", DEMO_KEY)
 
 RUNNER = CliRunner()
 

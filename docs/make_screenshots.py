@@ -18,6 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from evalsuite.deid.keys import DEMO_KEY
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "assets")]
 from browser_support import CHROMIUM, fill_tool_form  # noqa: E402  (the tests' way of filling a tool's form)
@@ -35,7 +37,7 @@ def main() -> None:
 
 def make(tmp: Path) -> None:
     os.environ["EVALSUITE_HOME"] = str(tmp / "home")  # nothing lands in the checkout or the user's home
-    os.environ.setdefault("EVALSUITE_DEID_KEY", "demo-key-not-a-secret-0001")
+    os.environ.setdefault("EVALSUITE_DEID_KEY", DEMO_KEY)
     from playwright.sync_api import sync_playwright
 
     from evalsuite.pipeline.driver import resolve_release

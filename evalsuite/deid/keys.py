@@ -9,6 +9,9 @@ from collections.abc import Mapping
 from evalsuite.deid.rules import DeidError, DeidRules, PseudonymRule
 
 MIN_KEY_BYTES = 16
+# The PUBLISHED demo key, which protects nothing: `make demo` and `make ui` use it on the bundled suites only, when
+# EVALSUITE_DEID_KEY is unset; tests and benchmarks use it for their copies of those suites. The one copy of it.
+DEMO_KEY = "demo-key-not-a-secret-0001"
 
 
 class DeidKeyError(DeidError):

@@ -8,6 +8,7 @@ import pytest
 import yaml
 from suite_support import SUITE, copy_suite
 
+from evalsuite.deid.keys import DEMO_KEY
 from evalsuite.sourcing.snapshot import read_sources
 from evalsuite.sourcing.spec import SpecError, load_spec
 
@@ -61,7 +62,7 @@ def test_a_file_that_is_not_parquet_is_one_line(suite):
 def test_the_build_command_answers_a_failing_query_with_exit_2_and_one_line(suite, monkeypatch):
     spec, _, db = suite
     _payments_from(spec, {"url": f"sqlite:///{db}", "query": "SELECT * FROM payment"})
-    monkeypatch.setenv("EVALSUITE_DEID_KEY", "demo-key-not-a-secret-0001")
+    monkeypatch.setenv("EVALSUITE_DEID_KEY", DEMO_KEY)
     done = subprocess.run([sys.executable, "-m", "evalsuite.cli", "build", str(spec)], capture_output=True, text=True)
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().count("\n") == 0 and "no such table: payment" in done.stderr
