@@ -51,11 +51,14 @@ $(PEERS)/.installed:
 	  || echo "note: could not install agentdojo==0.1.35 into $(PEERS); the AgentDojo differential test skips"
 peers: $(PEERS)/.installed
 
+# The docs site first (mkdocs.yml, docs/): warnings are errors, so a page outside the nav, a broken link or a
+# missing anchor stops here. Built into ./site (git-ignored); `.venv/bin/mkdocs serve` shows it while editing.
 test: $(VENV)/.installed system $(PEERS)/.installed
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 	$(PY) -m pytest -n 2
 
 # Every bench/bench_*.py that takes --json (bench/benchlib.py), one after another: bench/results.json and the
-# table in README's Scaling section. About 15 minutes on 2 cores.
+# table on the docs' scaling page (docs/scaling/index.md). About 15 minutes on 2 cores.
 bench: $(VENV)/.installed
 	$(PY) bench/run_all.py
 

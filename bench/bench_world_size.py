@@ -13,7 +13,7 @@ digests), the reference solution's tool calls, and the row-level grade. Per size
 filters on a non-key column (indexed), the first reset (the whole image), and, as the baseline a whole-world
 compare costs, sha256 of the sorted JSON of every row. For τ², a tool call through the trial next to the
 same lookup in an in-memory dict (tau2's own store). Figures are medians over every trial of every repeat,
-with min and max; a plot of cost against size is written to bench/world_size.png.
+with min and max; a plot of cost against size is written to docs/img/world_size.png.
 """
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ from evalsuite.worlds.domain import Domain
 
 ROOT = Path(__file__).resolve().parents[1]
 TAU2_SRC = ROOT / "third_party" / "tau2_retail"
-PLOT = ROOT / "bench" / "world_size.png"
+PLOT = ROOT / "docs" / "img" / "world_size.png"  # shown on the docs' scaling page
 
 
 @dataclass

@@ -1,12 +1,13 @@
-"""`make bench`: run every benchmark that follows the convention, write bench/results.json and the README table.
+"""`make bench`: run every benchmark that follows the convention, write bench/results.json and the docs' table.
 
-    .venv/bin/python bench/run_all.py [--only NAME,...] [--timeout 900] [--no-readme]
+    .venv/bin/python bench/run_all.py [--only NAME,...] [--timeout 900] [--no-page]
 
 A benchmark follows the convention (bench/benchlib.py) when it is a bench/bench_*.py that takes `--json PATH`
 (declares the option, or builds its parser with `benchlib.parser`) and writes its result document there. Each runs in its own process with its defaults, one after another (two
 at once would measure each other). A script that fails or times out is recorded with the tail of its output,
-the others still run, and the exit status is 1. The README table goes between the `bench:table` markers of
-the Scaling section: first every figure with a target (met or missed, by how much), then all figures.
+the others still run, and the exit status is 1. The table goes between the `bench:table` markers of the
+scaling page of the docs (docs/scaling/index.md): first every figure with a target (met or missed, by how
+much), then all figures.
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 RESULTS = BENCH / "results.json"
-README = ROOT / "README.md"
+PAGE = ROOT / "docs" / "scaling" / "index.md"  # the docs' scaling page holds the table
 START, END = "<!-- bench:table:start -->", "<!-- bench:table:end -->"
 FULL_RUN = ("finished", "total_seconds", "load_average_before", "load_average_after")  # of the last whole run
 
@@ -75,7 +76,7 @@ def _cell(row: dict[str, Any]) -> tuple[str, str]:
 
 
 def table(results: dict[str, Any]) -> str:
-    """The Markdown the README shows: targets first, then every figure, each with its command and load."""
+    """The Markdown the scaling page shows: targets first, then every figure, each with its command and load."""
     targets, everything = [], []
     for name, entry in results["scripts"].items():
         doc = entry.get("result")
@@ -103,25 +104,25 @@ def table(results: dict[str, Any]) -> str:
         f"the load, CPU-time rows do not).{reruns} Medians with min–max over the samples named in "
         "`bench/results.json`.",
         "", "| what | median | min–max | target | verdict | note |", "|---|---:|---|---|---|---|", *targets,
-        "", "<details><summary>Every figure</summary>", "",
+        "", "<details markdown><summary>Every figure</summary>", "",
         "| what | median | min–max | load | note |", "|---|---:|---|---|---|", *everything, "", "</details>", "",
         "Reproduce one figure with its script:", "", commands, "", f"Not run: {skipped}." if skipped else ""])
 
 
-def write_readme(markdown: str) -> None:
-    text = README.read_text(encoding="utf-8")
+def write_page(markdown: str) -> None:
+    text = PAGE.read_text(encoding="utf-8")
     if text.count(START) != 1 or text.count(END) != 1:
-        raise SystemExit(f"{README}: expected one {START} and one {END} marker in the Scaling section")
+        raise SystemExit(f"{PAGE}: expected one {START} and one {END} marker")
     head, rest = text.split(START)
     _, tail = rest.split(END)
-    README.write_text(f"{head}{START}\n{markdown}\n{END}{tail}", encoding="utf-8")
+    PAGE.write_text(f"{head}{START}\n{markdown}\n{END}{tail}", encoding="utf-8")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", help="comma-separated script names (bench_trial,...): rerun these, keep the rest")
     ap.add_argument("--timeout", type=float, default=1500, help="seconds per script")
-    ap.add_argument("--no-readme", action="store_true", help="write bench/results.json only")
+    ap.add_argument("--no-page", action="store_true", help="write bench/results.json only, not the docs' table")
     args = ap.parse_args()
     scripts, skipped = discover()
     if args.only:
@@ -155,8 +156,8 @@ def main() -> int:
         results["full_run"] = {k: results[k] for k in FULL_RUN}
     RESULTS.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     markdown = table(results)
-    if not args.no_readme:
-        write_readme(markdown)
+    if not args.no_page:
+        write_page(markdown)
     print(markdown)
     return 1 if any("error" in e for e in results["scripts"].values()) else 0
 

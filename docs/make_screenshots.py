@@ -1,5 +1,5 @@
-"""Make the README's screenshots: docs/img/play_task.png and docs/img/scorecard_human.png of `evalsuite play`,
-and docs/img/blocked_not_run.png of the Dagster UI after a gate blocked a build.
+"""Make the docs' screenshots: docs/img/play_task.png and docs/img/scorecard_human.png of `evalsuite play` (on the
+people page), and docs/img/blocked_not_run.png of the Dagster UI after a gate blocked a build (the pipeline page).
 
 Builds the bundled AP suite into a temporary home, runs the reference and
 no-op agents, then plays the part of two people in headless chromium on a

@@ -4,6 +4,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from docs_support import page, section
+
 from evalsuite.pipeline.code_versions import LIBRARY, imported_modules
 
 # Lower first; a package imports only packages of a lower rank (siblings of one rank stay apart).
@@ -28,10 +30,10 @@ def test_every_module_says_its_job_in_a_docstring():
     assert missing == []
 
 
-def test_every_package_has_a_rank_and_the_readme_layout_names_it():
+def test_every_package_has_a_rank_and_the_docs_layout_names_it():
     packages = {package(m) for m in modules()} - {""}
     assert packages == set(RANKS)
-    layout = (LIBRARY.parent / "README.md").read_text().split("## Layout", 1)[1].split("\n## ", 1)[0]
+    layout = section(page("architecture.md"), "## Layout")
     for p in packages:
         assert f"  {p}" in layout, p
 

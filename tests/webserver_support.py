@@ -1,4 +1,4 @@
-"""dagster-webserver for the UI tests and the README's screenshots: started on a free loopback port over an
+"""dagster-webserver for the UI tests and the docs' screenshots: started on a free loopback port over an
 instance and a suite, waited for until its code location loads, stopped with its process group."""
 from __future__ import annotations
 

@@ -9,10 +9,13 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+import yaml
+from docs_support import code_blocks, page, section
 from pipeline_support import service_or_skip
 from suite_support import ROOT, SUITE, copy_suite
 
-from assets.celery_trials import LocalWorkers, celery_run_config, job_for_spec, local_workers
+from assets.celery_trials import LocalWorkers, celery_run_config, celery_trials_job, job_for_spec, local_workers
+from assets.suite_graph import build_suite_graph
 from evalsuite.pipeline import driver
 from evalsuite.releases.release import Release
 from evalsuite.releases.runs import run_release
@@ -129,3 +132,13 @@ def test_the_job_resumes_a_run_folder_without_rerunning_recorded_trials(tmp_path
     assert (run_dir / "traces.jsonl").read_text().splitlines(keepends=True)[:40] == lines[:40]
     assert _trials(run_dir) == _trials(expected)
     assert (run_dir / "scorecard.json").read_text() == (expected / "scorecard.json").read_text()
+
+
+def test_the_run_config_on_the_docs_page_is_one_the_job_accepts(tmp_path):
+    """The Celery run config of the scaling docs, copied into the launchpad as it stands, names the job's real op
+    (`<suite>__plan_chunks`) and its fields: Dagster's own validation of the run config accepts it."""
+    (block,) = code_blocks(section(page("scaling/several-machines.md"), "## Trials on Celery"), "yaml")
+    job = celery_trials_job(build_suite_graph(ROOT / "suites" / f"{SUITE}.yaml"), tmp_path / "home")
+    config = yaml.safe_load(block)
+    dg.validate_run_config(job, config)  # raises DagsterInvalidConfigError naming the op or field it does not know
+    assert config["ops"] == celery_run_config(SUITE, "r728ec4c7f7e6", "reference")["ops"]

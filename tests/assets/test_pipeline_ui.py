@@ -5,6 +5,7 @@ import re
 
 import pytest
 from browser_support import browser_page
+from docs_support import page
 from pipeline_support import open_project_instance
 from suite_support import ROOT, SUITE, copy_suite, expire_license
 from webserver_support import get, serve, wait
@@ -34,9 +35,9 @@ def webserver(built, tmp_path):
         yield base
 
 
-def readme_lineage_paths() -> tuple[str, str]:
-    """The paths of the README's lineage links, the build's and the trials'; the demo prints the same two."""
-    links = re.findall(r"http://127\.0\.0\.1:3000(/\S+/lineage)", (ROOT / "README.md").read_text())
+def docs_lineage_paths() -> tuple[str, str]:
+    """The paths of the docs' lineage links, the build's and the trials'; the demo prints the same two."""
+    links = re.findall(r"http://127\.0\.0\.1:3000(/\S+/lineage)", page("pipeline/index.md"))
     assert links == [lineage_path(SUITE), lineage_path(f"{SUITE}_trials")], links
     return links[0], links[1]
 
@@ -62,7 +63,7 @@ def test_ui_shows_the_suite_graph_checks_and_lineage(webserver, built, tmp_path)
 
     shot = tmp_path / "lineage.png"
     with browser_page() as page:
-        build_link, trials_link = readme_lineage_paths()
+        build_link, trials_link = docs_lineage_paths()
         page.goto(webserver + trials_link, wait_until="domcontentloaded")
         if nux:  # "Join the Dagster community" covers the page on a first visit
             page.get_by_role("button", name="Skip").click(timeout=60_000)

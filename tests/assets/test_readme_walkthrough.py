@@ -1,23 +1,20 @@
-"""The README's "Build a suite from your own records" walkthrough, run exactly as written."""
+"""The walkthrough "Build a suite from your own records" (docs/build-a-suite.md), run exactly as written."""
 from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 
-from suite_support import DEMO_KEY, ROOT
-
-SECTION = "## Build a suite from your own records"
+from docs_support import code_blocks, page
+from suite_support import DEMO_KEY
 
 
 def walkthrough_commands() -> list[str]:
-    readme = (ROOT / "README.md").read_text()
-    assert SECTION in readme
-    section = readme.split(SECTION, 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```bash\n(.*?)```", section, flags=re.S)
+    text = page("build-a-suite.md")
+    assert text.startswith("# Build a suite from your own records\n")
+    return code_blocks(text, "bash")
 
 
 def test_walkthrough_builds_releases_and_scores(tmp_path):

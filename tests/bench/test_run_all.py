@@ -1,5 +1,5 @@
 """`make bench`'s runner: it runs exactly the scripts that follow the --json convention, records failures without
-stopping, writes results.json and puts the table between the README markers, targets first."""
+stopping, writes results.json and puts the table between the markers of the docs' scaling page, targets first."""
 from __future__ import annotations
 
 import importlib.util
@@ -35,17 +35,17 @@ def run_all(tmp_path, monkeypatch):
     (bench / "bench_fake.py").write_text(FAKE)
     (bench / "bench_broken.py").write_text('import sys\nprint("boom")\nsys.exit(3)  # takes "--json" but fails\n')
     (bench / "bench_old.py").write_text("print('no convention here')\n")
-    readme = tmp_path / "README.md"
-    readme.write_text("# x\n\n## Scaling\n\n<!-- bench:table:start -->\nold\n<!-- bench:table:end -->\n\n## Next\n")
+    page = tmp_path / "scaling.md"
+    page.write_text("# x\n\n## Scaling\n\n<!-- bench:table:start -->\nold\n<!-- bench:table:end -->\n\n## Next\n")
     monkeypatch.setattr(module, "BENCH", bench)
     monkeypatch.setattr(module, "RESULTS", bench / "results.json")
-    monkeypatch.setattr(module, "README", readme)
+    monkeypatch.setattr(module, "PAGE", page)
     monkeypatch.setattr(sys, "argv", ["run_all.py"])
-    return module, bench, readme
+    return module, bench, page
 
 
-def test_runs_the_convention_scripts_and_writes_results_and_the_readme_table(run_all):
-    module, bench, readme = run_all
+def test_runs_the_convention_scripts_and_writes_results_and_the_page_table(run_all):
+    module, bench, page = run_all
     assert module.main() == 1  # bench_broken failed, and says so in the exit status
     results = json.loads((bench / "results.json").read_text())
     assert set(results["scripts"]) == {"bench_fake", "bench_broken"}
@@ -56,17 +56,17 @@ def test_runs_the_convention_scripts_and_writes_results_and_the_readme_table(run
     assert len(fake["load_average_before"]) == 3 and "bench_fake.py" in fake["command"]
     broken = results["scripts"]["bench_broken"]
     assert broken["error"].startswith("exit status 3") and "boom" in broken["output_tail"]
-    text = readme.read_text()
+    text = page.read_text()
     assert text.startswith("# x\n\n## Scaling\n\n<!-- bench:table:start -->\n") and text.endswith(
         "<!-- bench:table:end -->\n\n## Next\n") and "\nold\n" not in text
-    targets = text.split("| what | median | min–max | target |")[1].split("<details>")[0]
+    targets = text.split("| what | median | min–max | target |")[1].split("<details")[0]
     assert "| fake reset | 2 ms | 1–3 | ≤ 1.5 ms | **missed** | 1.3× the target |" in targets
     assert "fake rate" not in targets and "| fake rate | 15 trials/s | 10–20 |" in text
     assert "**failed: exit status 3" in text
 
 
 def test_only_reruns_the_named_scripts_and_keeps_the_others(run_all, monkeypatch):
-    module, bench, readme = run_all
+    module, bench, page = run_all
     module.main()
     (bench / "bench_broken.py").write_text("# takes '--json' and now works\n" + FAKE)
     monkeypatch.setattr(sys, "argv", ["run_all.py", "--only", "bench_broken"])
@@ -76,12 +76,12 @@ def test_only_reruns_the_named_scripts_and_keeps_the_others(run_all, monkeypatch
     # the header still dates the whole run, and names what was rerun since and when
     full, rerun = results["full_run"]["finished"], results["reruns"][0]
     assert rerun["scripts"] == ["bench_broken"]
-    assert f"Measured by `make bench` on {full} in " in readme.read_text()
-    assert f"Rerun since with `--only` on {rerun['finished']}" in readme.read_text()
+    assert f"Measured by `make bench` on {full} in " in page.read_text()
+    assert f"Rerun since with `--only` on {rerun['finished']}" in page.read_text()
 
 
-def test_a_readme_without_the_markers_is_refused(run_all):
-    module, bench, readme = run_all
-    readme.write_text("# no markers\n")
+def test_a_page_without_the_markers_is_refused(run_all):
+    module, bench, page = run_all
+    page.write_text("# no markers\n")
     with pytest.raises(SystemExit, match="marker"):
         module.main()

@@ -10,7 +10,8 @@ import sys
 import pandas as pd
 import pytest
 import yaml
-from suite_support import DEMO_KEY, ROOT, copy_suite, deny_personal_data, expire_license, leak_email
+from docs_support import page, section
+from suite_support import DEMO_KEY, copy_suite, deny_personal_data, expire_license, leak_email
 
 from evalsuite.core.records import Assertion, Role, ToolCall
 from evalsuite.pipeline import driver, registry
@@ -24,8 +25,6 @@ from evalsuite.trials.agents.baselines import AdversaryAgent, ReferenceAgent
 from evalsuite.trials.trial import run_trial
 from evalsuite.worlds.registry import get_domain
 from evalsuite.worlds.world import World
-
-README_GATES = "## The gates"
 
 
 @pytest.fixture
@@ -51,14 +50,14 @@ def test_every_gate_is_declared_once_with_its_stage_and_one_sentence():
         assert g.description.endswith(".") and g.description.count(". ") == 0, g.name
 
 
-def test_the_cli_and_the_readme_list_exactly_the_registry():
+def test_the_cli_and_the_docs_list_exactly_the_registry():
     run = subprocess.run([sys.executable, "-m", "evalsuite.cli", "gates"], capture_output=True, text=True,
                          timeout=60, env={"COLUMNS": "250", "PATH": ""})
     assert run.returncode == 0, run.stderr
     for g in registry.GATES.values():
         assert g.name in run.stdout and g.stage in run.stdout
-    section = (ROOT / "README.md").read_text().split(README_GATES, 1)[1].split("\n## ", 1)[0]
-    rows = [r.split("|")[1:4] for r in section.splitlines() if r.startswith("| `")]
+    table = section(page("pipeline/gates.md"), "# The gates")
+    rows = [r.split("|")[1:4] for r in table.splitlines() if r.startswith("| `")]
     assert [[c.strip().strip("`") for c in r] for r in rows] == [[g.name, g.stage, g.description]
                                                                  for g in registry.GATES.values()]
 
