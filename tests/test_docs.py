@@ -35,6 +35,13 @@ def test_the_readme_is_short():
     assert len(lines) < 200, f"README.md has {len(lines)} lines; move sections into docs/"
 
 
+
+def test_the_readme_python_example_is_the_one_the_api_page_runs():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (example,) = code_blocks(section(readme, "## From Python"), "python")
+    assert example == code_blocks(section(page("python-api.md"), "## In ten lines"), "python")[0]
+    assert len(example.splitlines()) <= 12
+
 def test_every_page_is_in_the_nav_and_every_nav_entry_is_a_page():
     on_disk = sorted(str(p.relative_to(DOCS)) for p in DOCS.rglob("*.md"))
     nav = nav_pages()
