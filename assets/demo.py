@@ -20,6 +20,7 @@ from assets.site import publish as publish_site
 from evalsuite.deid.keys import DEMO_KEY
 from evalsuite.pipeline import registry
 from evalsuite.scoring.render import console_table
+from evalsuite.scoring.runlog import PASSK_PNG, SCORECARD_JSON, SCORECARD_MD
 from evalsuite.scoring.scorecard import Scorecard
 
 LOCATION = "assets.definitions"  # the code location workspace.yaml loads: group pages live under its name
@@ -53,8 +54,8 @@ def main(suite: str = "ap_exceptions") -> int:
         driver.run_trials(defs, g, instance)
         driver.score(defs, g, instance, out.version)
         site = publish_site(defs, g, instance, out.version)  # the public evidence site (assets/site.py)
-    _print_scorecard(paths.runs / out.version / "scorecard.json")
-    console.print(f"scorecard: {paths.runs / out.version / 'scorecard.md'} (passk.png beside it); "
+    _print_scorecard(paths.runs / out.version / SCORECARD_JSON)
+    console.print(f"scorecard: {paths.runs / out.version / SCORECARD_MD} ({PASSK_PNG} beside it); "
                   f"leaderboard: {paths.runs / 'leaderboard.md'}")
     console.print(f"evidence site (static files; open in a browser): [bold]{site}[/]")
     console.print(f"done in {time.perf_counter() - start:.1f} s. Open the UI with [bold]make ui[/], then "

@@ -125,19 +125,17 @@ def modes(run_dirs: list[Path] = typer.Argument(..., help="run folders of one ag
           out: Path = typer.Option(..., "--out", help="folder for modes.md and modes.png"),
           resamples: int = typer.Option(2000, min=1, help="task-bootstrap resamples for intervals")) -> None:
     """Put an agent's runs in the three trial modes side by side: pass^k per mode, pass^k by required actions."""
-    from evalsuite.releases.runs import TASKS, RunFolderError
     from evalsuite.scoring.modes import compare_modes, plot, to_markdown
-    from evalsuite.scoring.scorecard import load_records
-    from evalsuite.tasks.taskfile import read_tasks
+    from evalsuite.scoring.runlog import RunFolderError, read_records, read_run_tasks
 
     with _run_errors():
         runs, tasks = {}, None
         for folder in run_dirs:
-            tasks = read_tasks(folder / TASKS)
+            tasks = read_run_tasks(folder)
             found = {t.trial_protocol.mode or "default" for t in tasks}
             if len(found) != 1 or next(iter(found)) in runs:
                 raise RunFolderError(f"{folder}: one run folder per mode, each in one mode (found {sorted(found)})")
-            runs[next(iter(found))] = load_records(folder)
+            runs[next(iter(found))] = read_records(folder)
         try:
             cmp = compare_modes(runs, tasks, resamples=resamples)
         except ValueError as exc:  # runs of other tasks, agents or modes: the folders given do not fit together
@@ -172,11 +170,11 @@ def compare(
     """Paired comparison of two agents on the tasks both ran: A - B with a paired task-bootstrap interval and a
     verdict (A better, B better, or not distinguishable with the tasks that would be needed)."""
     from evalsuite.scoring import compare as cmp
-    from evalsuite.scoring.scorecard import load_records
+    from evalsuite.scoring.runlog import read_records
 
     with _run_errors():
-        records_a = load_records(run_a)
-        records_b = load_records(run_b) if run_b else None
+        records_a = read_records(run_a)
+        records_b = read_records(run_b) if run_b else None
         try:
             a, b = cmp.pick_agents(records_a, records_b, agent)
             result = cmp.compare_records(records_a, a, records_b or records_a, b, k=k, resamples=resamples, seed=seed)
@@ -201,13 +199,11 @@ def users_sample(run_dir: Path = typer.Argument(..., help="a run folder written 
                  ) -> None:
     """Write a seeded sample of the run's conversations with an LLM user, one per line, each with its transcript
     and an empty `error_class` (none, benign, task-critical) and `note` for the reviewer to fill in."""
-    from evalsuite.releases.runs import TASKS, RunFolderError
-    from evalsuite.scoring.scorecard import load_records
+    from evalsuite.scoring.runlog import RunFolderError, read_records, read_run_tasks
     from evalsuite.scoring.user_review import conversations, sample_sheet
-    from evalsuite.tasks.taskfile import read_tasks
 
     with _run_errors():
-        items = conversations(load_records(run_dir), read_tasks(Path(run_dir) / TASKS), llm_only=not scripted)
+        items = conversations(read_records(run_dir), read_run_tasks(run_dir), llm_only=not scripted)
         if not items:
             raise RunFolderError(f"{run_dir}: no conversation with an LLM user to review (--scripted for all)")
         chosen = sample_sheet(items, n, seed, out)
@@ -254,7 +250,7 @@ def play(
 def _run_errors() -> Iterator[None]:
     """Bad input (a spec, release or run folder): one line on stderr and exit 2, as for a build; a harness that
     failed is one line and exit 1; anything else keeps its traceback."""
-    from evalsuite.releases.runs import RunFolderError
+    from evalsuite.scoring.runlog import RunFolderError
     from evalsuite.trials.pool import HarnessError
     from evalsuite.trials.tracelog import TraceLogError
 
@@ -268,9 +264,10 @@ def _run_errors() -> Iterator[None]:
 
 def _print_scorecard(card, out: Path) -> None:
     from evalsuite.scoring.render import console_table
+    from evalsuite.scoring.runlog import PASSK_PNG, SCORECARD_JSON
 
     console.print(console_table(card))
-    console.print(f"scorecard: {Path(out) / 'scorecard.json'}  (.md, passk.png beside it)")
+    console.print(f"scorecard: {Path(out) / SCORECARD_JSON}  (.md, {PASSK_PNG} beside it)")
 
 
 @app.command("audit")
@@ -651,11 +648,12 @@ def site(sources: list[Path] = typer.Argument(..., help="release folders, run fo
     """The public evidence site: static pages of releases and scorecards and a replay of every published trial.
     Only de-identified values; held-out tasks only as counts; a page holding an original personal value or a
     configured secret stops the build (exit 2) and nothing is written."""
+    from evalsuite.scoring.runlog import RunFolderError
     from evalsuite.site.build import build_site
     from evalsuite.site.sanitize import SiteError
     from evalsuite.trials.tracelog import TraceLogError
 
-    with _build_errors(SiteError, TraceLogError):
+    with _build_errors(SiteError, RunFolderError, TraceLogError):
         s = build_site(sources, out, progress=Console(stderr=True).is_terminal if progress is None else progress)
     typer.echo(f"site: {s.out.resolve() / 'index.html'}  ({s.releases} release page(s), {s.scorecards} scorecard(s), "
                f"{s.traces} trace replay(s); {s.files_scanned} files checked for original values and secrets)")

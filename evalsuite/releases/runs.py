@@ -1,54 +1,37 @@
 """Run folders: score a release into DIR, and rescore DIR later from what it stores.
 
-DIR holds run.json (release path, identity with the config of every agent
-run into it, run seed, bootstrap settings, acceptance, the plan of agents and
-trials), a verbatim copy of the release's
-tasks.jsonl, traces.jsonl, summary.parquet and the scorecard files. Rescoring
-needs nothing outside DIR, so a scorecard can be checked after the release
-has moved or gone.
+What DIR holds, and every read and write of it, is evalsuite.scoring.runlog's; this module runs agents into it.
 """
 from __future__ import annotations
 
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
-
-from pydantic import BaseModel, Field
+from typing import TYPE_CHECKING
 
 from evalsuite.core.identity import AgentConfig, RunIdentity, agent_configs
-from evalsuite.core.io import model_from, parse_json, read_text, write_json
 from evalsuite.core.records import TaskRecord
 from evalsuite.releases.release import Release
 from evalsuite.scoring.modes import mode_identity, with_mode
-from evalsuite.scoring.render import write_scorecard
-from evalsuite.scoring.scorecard import Scorecard, build_scorecard, load_records, sample_plan
-from evalsuite.tasks.taskfile import read_tasks, write_tasks
+from evalsuite.scoring.runlog import (
+    RUN_JSON,
+    TASKS,
+    RunFolderError,
+    RunMeta,
+    folder_lock,
+    is_run_folder,
+    read_meta,
+    read_records,
+    read_run_tasks,
+    write_meta,
+    write_run_tasks,
+    write_scorecard,
+)
+from evalsuite.scoring.scorecard import Scorecard, build_scorecard, sample_plan
 from evalsuite.trials.harness import run_trials
 from evalsuite.trials.tracelog import TrialRecord
 
 if TYPE_CHECKING:
     from evalsuite.trials.play import Desk
-
-RUN_JSON = "run.json"
-TASKS = "tasks.jsonl"
-
-
-class RunFolderError(RuntimeError):
-    """A run folder that does not match the run asked for, or cannot be scored yet."""
-
-
-class _RunMeta(BaseModel):
-    """What run.json must hold for a run to resume or be rescored (checked, then used as the plain mapping)."""
-
-    release: str
-    identity: dict
-    run_seed: int
-    resamples: int = Field(ge=1)
-    bootstrap_seed: int
-    acceptance: dict
-    plan: dict[str, Annotated[int, Field(ge=1)] | None]
-
 
 def run_release(release: Release, agents: Sequence[str | AgentConfig], out_dir: Path, *, trials: int | None = None,
                 workers: int | None = None, seed: int = 0, progress: bool = False, resamples: int = 2000,
@@ -69,10 +52,13 @@ def run_release(release: Release, agents: Sequence[str | AgentConfig], out_dir: 
     if mode is not None:
         tasks = with_mode(tasks, mode)
         identity = mode_identity(identity, tasks)
-    _prepare(release, identity, out_dir, trials, seed, resamples, bootstrap_seed, tasks if mode is not None else None)
-    run_trials(release.world_ref(), tasks, list(configs.values()), trials, out_dir=out_dir,
-               workers=workers, progress=progress, identity=identity, seed=seed)
-    return rescore(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with folder_lock(out_dir):  # from run.json to the scorecard: a second writer would run the same trials again
+        _prepare(release, identity, out_dir, trials, seed, resamples, bootstrap_seed,
+                 tasks if mode is not None else None)
+        run_trials(release.world_ref(), tasks, list(configs.values()), trials, out_dir=out_dir,
+                   workers=workers, progress=progress, identity=identity, seed=seed)
+        return rescore(out_dir)
 
 
 def play_desk(release: Release, out_dir: Path, sample: int | None = None) -> Desk:
@@ -84,10 +70,13 @@ def play_desk(release: Release, out_dir: Path, sample: int | None = None) -> Des
     from evalsuite.trials.play import PURPOSE, Desk, playable  # here: the web stack loads only for `play`
 
     out_dir = Path(out_dir)
-    old = _read_meta(out_dir) if (out_dir / RUN_JSON).is_file() else {}
-    seed = old.get("run_seed", 0)
+    old = read_meta(out_dir) if is_run_folder(out_dir) else None
+    seed = old.run_seed if old else 0
     identity = release.run_identity()
-    _prepare(release, identity, out_dir, None, seed, old.get("resamples", 2000), old.get("bootstrap_seed", 0))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with folder_lock(out_dir):
+        _prepare(release, identity, out_dir, None, seed, old.resamples if old else 2000,
+                 old.bootstrap_seed if old else 0)
     tasks = playable(release.tasks(purpose=PURPOSE))
     m = release.manifest
     return Desk(label=f"{m.suite} {m.version}", tasks=sample_plan(tasks, sample, seed) if sample else tasks,
@@ -97,54 +86,45 @@ def play_desk(release: Release, out_dir: Path, sample: int | None = None) -> Des
 def rescore(out_dir: Path) -> Scorecard:
     """Recompute the scorecard from DIR alone; refuses a run whose plan is not complete."""
     out_dir = Path(out_dir)
-    meta = _read_meta(out_dir)
-    tasks = read_tasks(out_dir / TASKS)
-    records = load_records(out_dir)
-    _check_complete(records, tasks, meta["plan"], out_dir)
-    card = build_scorecard(records, tasks, meta["acceptance"], resamples=meta["resamples"], seed=meta["bootstrap_seed"])
-    write_scorecard(card, out_dir)
+    with folder_lock(out_dir):
+        meta = read_meta(out_dir)
+        tasks = read_run_tasks(out_dir)
+        records = read_records(out_dir)
+        _check_complete(records, tasks, meta.plan, out_dir)
+        card = build_scorecard(records, tasks, meta.acceptance, resamples=meta.resamples, seed=meta.bootstrap_seed)
+        write_scorecard(card, out_dir)
     return card
 
 
 def _prepare(release: Release, identity: RunIdentity, out_dir: Path, trials: int | None, seed: int,
              resamples: int, bootstrap_seed: int, moded: list[TaskRecord] | None = None) -> None:
     """Check an existing run.json agrees, copy the tasks (or write `moded`, the tasks as they run in another
-    trial mode), and write the updated run.json.
-
-    Agents may be added to a run folder later; an agent already in it must come back with the same config.
-    """
-    out_dir.mkdir(parents=True, exist_ok=True)
-    meta = {"release": str(release.path.resolve()), "identity": identity.model_dump(mode="json"), "run_seed": seed,
-            "resamples": resamples, "bootstrap_seed": bootstrap_seed, "acceptance": release.manifest.acceptance,
-            "plan": {}}
-    if (out_dir / RUN_JSON).is_file():
-        old = _read_meta(out_dir)
-        old_configs = old["identity"].pop("agent_configs", {})
-        new_configs = meta["identity"].pop("agent_configs")
-        diff = [k for k in ("identity", "run_seed", "resamples", "bootstrap_seed") if old[k] != meta[k]]
-        diff += [f"agent_config of {a}" for a in new_configs if a in old_configs and old_configs[a] != new_configs[a]]
-        if diff:
-            raise RunFolderError(f"{out_dir / RUN_JSON}: this folder holds another run ({', '.join(diff)} differ); "
-                                 "use a new --out")
-        meta["identity"]["agent_configs"] = {**old_configs, **new_configs}
-        meta["plan"] = old["plan"]
-    meta["plan"].update({a: trials for a in identity.agent_configs})
-    if moded is None:
-        shutil.copyfile(release.path / TASKS, out_dir / TASKS)
-    else:
-        write_tasks(out_dir / TASKS, moded)
-    # run.json is written before any trial so an interrupted folder still says what it was running;
-    # replaced in one step so a kill never leaves half of it
-    write_json(out_dir / RUN_JSON, meta)
+    trial mode), and write the updated run.json; the caller holds the folder's lock."""
+    meta = RunMeta(release=str(release.path.resolve()), identity=identity.model_dump(mode="json"), run_seed=seed,
+                   resamples=resamples, bootstrap_seed=bootstrap_seed, acceptance=release.manifest.acceptance,
+                   plan={})
+    if is_run_folder(out_dir):
+        meta = _continued(read_meta(out_dir), meta, out_dir)
+    meta.plan.update({a: trials for a in identity.agent_configs})
+    write_run_tasks(out_dir, release.path / TASKS if moded is None else moded)
+    # run.json is written before any trial so an interrupted folder still says what it was running
+    write_meta(out_dir, meta)
 
 
-def _read_meta(out_dir: Path) -> dict:
-    path = out_dir / RUN_JSON
-    if not path.is_file():
-        raise RunFolderError(f"{path}: not a run folder (no {RUN_JSON})")
-    meta = parse_json(read_text(path, RunFolderError), str(path), RunFolderError)
-    model_from(path, meta, _RunMeta, RunFolderError)
-    return meta
+def _continued(old: RunMeta, new: RunMeta, out_dir: Path) -> RunMeta:
+    """new, run into a folder that holds old: agents may be added later, but an agent already in it must come
+    back with the same config, and the run's identity, seeds and bootstrap settings stay."""
+    old_configs = old.identity.get("agent_configs", {})
+    new_configs = new.identity.get("agent_configs", {})
+    bare = [{k: v for k, v in m.identity.items() if k != "agent_configs"} for m in (old, new)]
+    diff = ["identity"] if bare[0] != bare[1] else []
+    diff += [k for k in ("run_seed", "resamples", "bootstrap_seed") if getattr(old, k) != getattr(new, k)]
+    diff += [f"agent_config of {a}" for a in new_configs if a in old_configs and old_configs[a] != new_configs[a]]
+    if diff:
+        raise RunFolderError(f"{out_dir / RUN_JSON}: this folder holds another run ({', '.join(diff)} differ); "
+                             "use a new --out")
+    return new.model_copy(update={"identity": {**new.identity, "agent_configs": {**old_configs, **new_configs}},
+                                  "plan": dict(old.plan)})
 
 
 def _check_complete(records: list[TrialRecord], tasks: list[TaskRecord], plan: dict[str, int | None],

@@ -23,7 +23,6 @@ from evalsuite.scoring.render import interval_cell, markdown_table
 from evalsuite.trials.tracelog import TrialRecord
 
 RELEASE_IDENTITY = ("suite", "suite_version", "task_set_sha256")
-COMPARE_FILE = "compare.json"  # every pair of a release's agents, written beside its scorecard.json
 UNDECIDED = "not distinguishable at this sample size"
 Verdict = Literal["A better", "B better", "not distinguishable at this sample size"]
 NEEDED_METHOD = ("n ≈ (1.96 · sd / |diff|)², sd the standard deviation of the per-task differences: a normal "

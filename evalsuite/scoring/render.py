@@ -1,4 +1,4 @@
-"""A scorecard for people and on disk: Markdown tables, the pass^k plot, the terminal table, the scorecard files.
+"""A scorecard for people: Markdown tables, the pass^k plot, the terminal table (written by evalsuite.scoring.runlog).
 
 The plot uses matplotlib's Agg canvas directly, not pyplot, so rendering
 never touches a display or the caller's global backend.
@@ -9,7 +9,6 @@ import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from evalsuite.core.io import atomic_write, write_json, write_with
 from evalsuite.scoring.cost import money
 from evalsuite.scoring.metrics import KPoint
 from evalsuite.scoring.scorecard import AgentScore, HumanScore, Scorecard
@@ -221,13 +220,3 @@ def plot_passk(card: Scorecard, path: Path) -> None:
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, format="png")
-
-
-def write_scorecard(scorecard: Scorecard, out_dir: str | Path) -> dict[str, Path]:
-    """scorecard.json (the numbers), scorecard.md (for people), passk.png (pass^k against k), each written whole."""
-    out = Path(out_dir)
-    paths = {"json": out / "scorecard.json", "md": out / "scorecard.md", "png": out / "passk.png"}
-    write_json(paths["json"], scorecard.model_dump(mode="json"))
-    atomic_write(paths["md"], to_markdown(scorecard))
-    write_with(paths["png"], lambda tmp: plot_passk(scorecard, tmp))
-    return paths

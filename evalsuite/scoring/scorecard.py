@@ -23,7 +23,7 @@ from evalsuite.core.records import TaskRecord
 from evalsuite.scoring.cost import AgentCost, PricedTable, agent_cost, load_prices
 from evalsuite.scoring.metrics import KPoint, slice_table, suite_pass_curve, wilson_interval
 from evalsuite.scoring.security import SecurityScore, security_scores
-from evalsuite.trials.tracelog import TRACES, TraceLogError, TrialRecord, read_traces, summary_frame
+from evalsuite.trials.tracelog import TrialRecord, summary_frame
 from evalsuite.worlds.registry import get_domain, get_user_domain
 
 MIN_TASKS_TO_RANK = 30
@@ -272,15 +272,3 @@ def _plain(row: dict) -> dict:
             v = None
         out[k] = v.item() if hasattr(v, "item") else v
     return out
-
-
-def load_records(out_dir: str | Path) -> list[TrialRecord]:
-    """The trial records of a run folder; a truncated tail means the run is unfinished, an error here."""
-    path = Path(out_dir) / TRACES
-    if not path.is_file():
-        raise TraceLogError(f"{path}: no traces (not a run folder)")
-    read = read_traces(path)
-    if read.truncated_tail:
-        raise TraceLogError(f"{path}: final line is truncated (the run was interrupted); "
-                            "rerun `evalsuite run` with the same arguments to resume it")
-    return read.records

@@ -7,13 +7,13 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evalsuite.core.io import model_from, parse_json, read_text
 from evalsuite.core.records import TaskRecord
 from evalsuite.releases.release import Release
-from evalsuite.scoring.scorecard import Scorecard, load_records
+from evalsuite.scoring import runlog
+from evalsuite.scoring.runlog import RUN_JSON, SCORECARD_JSON, is_run_folder, is_scorecard_folder
+from evalsuite.scoring.scorecard import Scorecard
 from evalsuite.site.sanitize import SiteError
 from evalsuite.tasks.heldout import log_read
-from evalsuite.tasks.taskfile import read_tasks
 from evalsuite.trials.tracelog import TrialRecord
 
 PURPOSE = "publication"  # the access log's word for a site build reading held-out tasks (to leave them out)
@@ -46,8 +46,8 @@ def collect(paths: list[Path]) -> Sources:
         path = Path(raw)
         if (path / "manifest.json").is_file():
             _add_release(out, Release(path))
-        elif (path / "run.json").is_file() or (path / "agents").is_dir():
-            run = read_run(path)
+        elif is_run_folder(path) or is_scorecard_folder(path):
+            run = read_source(path)
             if any(r.folder.resolve() == run.folder.resolve() for r in out.runs):
                 continue  # named twice
             stem = slug(f"{run.card.suite}-{run.card.suite_version}-{run.folder.name}")
@@ -57,8 +57,8 @@ def collect(paths: list[Path]) -> Sources:
             if (run.release_path / "manifest.json").is_file():
                 _add_release(out, Release(run.release_path))
         else:
-            raise SiteError(f"{path}: neither a release folder (manifest.json), a run folder (run.json) "
-                            "nor a scorecard folder (scorecard.json and agents/)")
+            raise SiteError(f"{path}: neither a release folder (manifest.json), a run folder ({RUN_JSON}) "
+                            f"nor a scorecard folder ({SCORECARD_JSON} and {runlog.AGENTS}/)")
     if not out.releases and not out.runs:
         raise SiteError("nothing to publish: name at least one release or run folder")
     return out
@@ -75,28 +75,14 @@ def _add_release(out: Sources, release: Release) -> None:
     out.releases.setdefault((release.manifest.suite, release.manifest.version), release)
 
 
-def read_run(folder: Path) -> RunSource:
-    """A run folder, or a scorecard folder whose agents each have a run folder under agents/."""
+def read_source(folder: Path) -> RunSource:
+    """A scored run folder, or a scorecard folder whose agents each have a run folder under agents/."""
     folder = Path(folder)
-    card_file = folder / "scorecard.json"
-    if not card_file.is_file():
-        raise SiteError(f"{card_file}: no scorecard yet; score the run first (`evalsuite score {folder}`)")
-    card = model_from(card_file, _json(card_file), Scorecard, SiteError)
-    parts = [folder] if (folder / "run.json").is_file() else sorted(p for p in (folder / "agents").iterdir()
-                                                                     if (p / "run.json").is_file())
-    if not parts:
-        raise SiteError(f"{folder / 'agents'}: no agent run folder (run.json) under it")
-    metas = [_json(p / "run.json") for p in parts]
-    records = [r for p in parts for r in load_records(p)]
-    tasks = read_tasks(parts[0] / "tasks.jsonl")
-    log_read(tasks, PURPOSE, f"{card.suite}/{card.suite_version} run {folder.name}")  # read to be left out
-    identity = dict(metas[0].get("identity") or {})
-    identity["agent_configs"] = {k: v for m in metas for k, v in (m.get("identity") or {}).get("agent_configs", {}).items()}
-    compare = _json(folder / "compare.json") if (folder / "compare.json").is_file() else []
-    return RunSource(folder=folder, card=card, records=records, tasks=tasks, identity=identity,
-                     release_path=Path(metas[0].get("release", "")), compare=compare)
-
-
-def _json(path: Path):
-    return parse_json(read_text(path, SiteError), str(path), SiteError)
-
+    if not (folder / SCORECARD_JSON).is_file():
+        raise SiteError(f"{folder / SCORECARD_JSON}: no scorecard yet; score the run first "
+                        f"(`evalsuite score {folder}`)")
+    run = runlog.read_run(folder)
+    card = run.scorecard
+    log_read(run.tasks, PURPOSE, f"{card.suite}/{card.suite_version} run {folder.name}")  # read to be left out
+    return RunSource(folder=folder, card=card, records=run.records, tasks=run.tasks, identity=run.meta.identity,
+                     release_path=Path(run.meta.release), compare=run.compare)

@@ -19,7 +19,7 @@ from evalsuite.core.identity import AgentConfig, RunIdentity
 from evalsuite.core.records import TaskRecord
 from evalsuite.trials.agents.endpoint import Endpoint, endpoint
 from evalsuite.trials.harness import run_trials
-from evalsuite.trials.tracelog import TRACES, TraceWriter, TrialRecord, repair_traces
+from evalsuite.trials.tracelog import TRACES, TraceWriter, TrialRecord, folder_lock, repair_traces
 from evalsuite.worlds.ref import WorldRef
 
 
@@ -81,19 +81,20 @@ def merge_records(out_dir: Path, records: Iterable[TrialRecord]) -> int:
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    have = _recorded(out_dir)
-    new: dict[tuple, TrialRecord] = {}
-    for r in records:
-        if r.key in new:
-            raise ValueError(f"trial {r.key} came back from two chunks")
-        if r.key not in have:
-            new[r.key] = r
-    writer = TraceWriter(out_dir / TRACES)
-    try:
-        for r in new.values():
-            writer.write(r)
-    finally:
-        writer.close()
+    with folder_lock(out_dir):  # what is recorded is read and appended to by one writer at a time
+        have = _recorded(out_dir)
+        new: dict[tuple, TrialRecord] = {}
+        for r in records:
+            if r.key in new:
+                raise ValueError(f"trial {r.key} came back from two chunks")
+            if r.key not in have:
+                new[r.key] = r
+        writer = TraceWriter(out_dir / TRACES)
+        try:
+            for r in new.values():
+                writer.write(r)
+        finally:
+            writer.close()
     return len(new)
 
 

@@ -7,14 +7,22 @@ truncated tail is told apart from corruption: an unterminated final line that
 does not parse is dropped explicitly; any other unparseable line is an error
 naming the file and line, because silently skipping it would drop a trial from
 a score.
+
+Only one process writes a run folder at a time (folder_lock): two writers would
+each see a trial unrecorded, both run it and both append it. The folder's
+other files and its model are evalsuite.scoring.runlog's; the names of the
+files the trial loop writes stand here, below it.
 """
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+from filelock import FileLock, Timeout
 from pydantic import ConfigDict, ValidationError
 
 from evalsuite.core.identity import AgentConfig, SuiteVersion
@@ -27,10 +35,39 @@ if TYPE_CHECKING:
 
 TRACES = "traces.jsonl"
 SUMMARY = "summary.parquet"
+LOCK = "run.lock"  # held by the one process writing the folder
 
 
 class TraceLogError(ValueError):
     """A traces file that cannot be trusted; the message names the file and line."""
+
+
+class FolderBusyError(TraceLogError):
+    """Another process is writing the run folder; one line naming it."""
+
+
+@contextmanager
+def folder_lock(folder: Path) -> Iterator[None]:
+    """Hold the run folder's lock (the folder must exist) while writing it; a second writer stops at once with a
+    one-line error.
+
+    Stopping rather than waiting: a run can take hours, and a writer that waits would then rerun nothing
+    anyway. Taking it again in the same thread (a run's trials inside the run) is reentrant; the kernel
+    drops it when its holder dies, so a killed run never blocks the next one.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise TraceLogError(f"{folder}: not a run folder (no such folder)")
+    lock = FileLock(folder.resolve() / LOCK, is_singleton=True)  # one instance per folder, however it is named
+    try:
+        lock.acquire(blocking=False)
+    except Timeout:
+        raise FolderBusyError(f"{folder}: another process is writing this run folder (it holds {folder / LOCK}); "
+                              "wait for it to finish, or use another --out") from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 class TrialRecord(TrialResult, SuiteVersion):
@@ -121,11 +158,20 @@ class TraceWriter:
         self._fh: IO[str] = open(path, "a", encoding="utf-8")
 
     def write(self, record: TrialRecord) -> None:
-        self._fh.write(record.model_dump_json() + "\n")
+        self._fh.write(_line(record))
         self._fh.flush()
 
     def close(self) -> None:
         self._fh.close()
+
+
+def write_traces(path: Path, records: list[TrialRecord]) -> None:
+    """A whole traces file, replaced in one step (a copy of a run; the trial loop appends with TraceWriter)."""
+    atomic_write(path, "".join(_line(r) for r in records))
+
+
+def _line(record: TrialRecord) -> str:
+    return record.model_dump_json() + "\n"
 
 
 def summary_frame(records: list[TrialRecord]) -> pd.DataFrame:

@@ -15,7 +15,7 @@ from evalsuite.releases.release import Release
 from evalsuite.releases.runs import run_release
 from evalsuite.scoring.compare import UNDECIDED, CompareError, compare_counts, compare_records
 from evalsuite.scoring.metrics import task_bootstrap
-from evalsuite.scoring.scorecard import load_records
+from evalsuite.scoring.runlog import read_records
 from evalsuite.sourcing.spec import load_spec
 
 
@@ -80,7 +80,7 @@ def run(ap, tmp_path_factory):
 
 
 def test_records_of_another_release_are_refused_in_one_line(run):
-    records = load_records(run[0])
+    records = read_records(run[0])
     other = [r.model_copy(update={"suite_version": "t2"}) for r in records if r.agent == "noop"]
     with pytest.raises(CompareError) as exc:
         compare_records(records, "reference", other, "noop")

@@ -14,8 +14,8 @@ from evalsuite.core.identity import AgentConfig
 from evalsuite.releases.release import Release
 from evalsuite.releases.runs import run_release
 from evalsuite.scoring.metrics import pass_hat_k
-from evalsuite.scoring.render import write_scorecard
-from evalsuite.scoring.scorecard import SLICES, build_scorecard, load_records, required_actions
+from evalsuite.scoring.runlog import read_records, write_scorecard
+from evalsuite.scoring.scorecard import SLICES, build_scorecard, required_actions
 from evalsuite.trials.harness import run_trials
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -102,7 +102,7 @@ def test_passk_png_is_a_valid_png(run_dir):
 
 def test_parquet_summary_and_trace_records_give_the_same_scorecard(run_dir, release):
     tasks, acceptance = release.tasks(), release.manifest.acceptance
-    from_records = build_scorecard(load_records(run_dir), tasks, acceptance, resamples=200)
+    from_records = build_scorecard(read_records(run_dir), tasks, acceptance, resamples=200)
     from_parquet = build_scorecard(pd.read_parquet(run_dir / "summary.parquet"), tasks, acceptance, resamples=200)
     assert from_records == from_parquet
 
@@ -124,13 +124,13 @@ def test_crashed_trials_are_shown_as_infra_errors_and_count_as_failures(release,
 
 def test_a_task_without_trials_is_refused_not_dropped(run_dir, release):
     tasks = release.tasks()
-    records = [r for r in load_records(run_dir) if r.task_id != tasks[0].task_id]
+    records = [r for r in read_records(run_dir) if r.task_id != tasks[0].task_id]
     with pytest.raises(ValueError, match="no trials for 1 task"):
         build_scorecard(records, tasks, None, resamples=10)
 
 
 def test_records_of_different_runs_are_not_pooled(run_dir, release):
-    records = load_records(run_dir)
+    records = read_records(run_dir)
     records[0] = records[0].model_copy(update={"run_seed": 99})
     with pytest.raises(ValueError, match="run_seed"):
         build_scorecard(records, release.tasks(), None, resamples=10)
@@ -145,7 +145,7 @@ def test_two_configs_of_one_agent_name_are_never_pooled(ap, endpoint, tmp_path):
     cards = [run_release(small, [c], tmp_path / f"t{c.temperature}", trials=1, workers=1) for c in (cool, hot)]
     assert [card.agents[0].agent_config for card in cards] == [cool.model_dump(mode="json"), hot.model_dump(mode="json")]
     assert cards[0].agents[0].identity_sha256 != cards[1].agents[0].identity_sha256
-    pooled = [r for c in (cool, hot) for r in load_records(tmp_path / f"t{c.temperature}")]
+    pooled = [r for c in (cool, hot) for r in read_records(tmp_path / f"t{c.temperature}")]
     with pytest.raises(ValueError, match="agent scripted: records mix several values of agent_config"):
         build_scorecard(pooled, small.tasks(), None, resamples=10)
     one_trial_each = [r for r in pooled if (r.agent_config == cool) == (r.task_id == small.tasks()[0].task_id)]

@@ -15,9 +15,10 @@ from evalsuite.core.io import atomic_write, write_json, write_with
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.present import image_markdown, md_table
 from evalsuite.pipeline.stage import StageOutput
-from evalsuite.scoring.compare import COMPARE_FILE, UNDECIDED
+from evalsuite.scoring.compare import UNDECIDED
 from evalsuite.scoring.cost import money
 from evalsuite.scoring.render import interval_cell
+from evalsuite.scoring.runlog import COMPARE_JSON, SCORECARD_JSON
 from evalsuite.sourcing.spec import SuiteSpec
 
 SortBy = Literal["pass_k", "cost_per_trial", "cost_per_success"]
@@ -43,7 +44,7 @@ class LeaderRow(BaseModel):
 
 def _ties(rows: list[LeaderRow], card_file: Path) -> list[LeaderRow]:
     """Mark each agent whose pass^k the paired comparison (compare.json, if present) cannot tell from the one above."""
-    path = card_file.parent / COMPARE_FILE
+    path = card_file.parent / COMPARE_JSON
     if not rows or not path.is_file():
         return rows
     undecided = {frozenset((c["agent_a"], c["agent_b"])) for c in json.loads(path.read_text())
@@ -112,7 +113,7 @@ def run(spec: SuiteSpec, paths: Paths, sort_by: SortBy = "pass_k") -> StageOutpu
     """Newest release first; within a release ordered by sort_by."""
     if sort_by not in SORTS:
         raise ValueError(f"sort_by: expected one of {', '.join(SORTS)}, got {sort_by!r}")
-    cards = sorted(paths.runs.glob("*/scorecard.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    cards = sorted(paths.runs.glob(f"*/{SCORECARD_JSON}"), key=lambda p: p.stat().st_mtime, reverse=True)
     by_card = [(_ties(_rows(json.loads(f.read_text())), f), f) for f in cards]  # ties: pass^k neighbours
     rows = [r for ranked, _ in by_card for r in _order(ranked, sort_by)]
     body = [r.model_dump(mode="json") for r in rows]

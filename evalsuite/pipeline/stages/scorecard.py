@@ -10,10 +10,11 @@ from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.present import Markdown, image_markdown, md_table
 from evalsuite.pipeline.stage import StageOutput
 from evalsuite.releases.release import Release, ReleaseError
-from evalsuite.scoring.compare import COMPARE_FILE, pairwise
+from evalsuite.scoring.compare import pairwise
 from evalsuite.scoring.compare import to_markdown as compare_markdown
-from evalsuite.scoring.render import cost_cells, passk_cell, write_scorecard
-from evalsuite.scoring.scorecard import Scorecard, build_scorecard, load_records
+from evalsuite.scoring.render import cost_cells, passk_cell
+from evalsuite.scoring.runlog import COMPARE_JSON, TRACES, read_records, write_scorecard
+from evalsuite.scoring.scorecard import Scorecard, build_scorecard
 from evalsuite.sourcing.spec import SuiteSpec
 
 
@@ -93,14 +94,14 @@ def cost_scores(card: Scorecard) -> dict[str, float]:
 
 def run(spec: SuiteSpec, paths: Paths, version: str) -> StageOutput:
     rel = Release(paths.release(spec.name, version))
-    agents = [a.name for a in spec.agents if (paths.agent_run(version, a.name) / "traces.jsonl").is_file()]
+    agents = [a.name for a in spec.agents if (paths.agent_run(version, a.name) / TRACES).is_file()]
     if not agents:
         raise ReleaseError(f"no trial traces for release {version} of {spec.name}")
-    records = [r for a in agents for r in load_records(paths.agent_run(version, a))]
+    records = [r for a in agents for r in read_records(paths.agent_run(version, a))]
     card = build_scorecard(records, rel.tasks(), rel.manifest.acceptance)
     files = write_scorecard(card, paths.runs / version)
     pairs = pairwise(records, agents)  # beside the scorecard: the leaderboard marks ties from it
-    write_json(paths.runs / version / COMPARE_FILE, [c.model_dump() for c in pairs])
+    write_json(paths.runs / version / COMPARE_JSON, [c.model_dump() for c in pairs])
     missing = sorted({a.name for a in spec.agents} - set(agents))
     return StageOutput(file_sha256(files["json"]), {
         "suite_version": version, "agents": ", ".join(agents), "agents_without_traces": ", ".join(missing) or "none",

@@ -14,7 +14,7 @@ from evalsuite.pipeline.stage import StageOutput
 from evalsuite.releases.release import Release
 from evalsuite.releases.runs import run_release
 from evalsuite.scoring.cost import money
-from evalsuite.scoring.scorecard import load_records
+from evalsuite.scoring.runlog import TRACES, read_records
 from evalsuite.sourcing.spec import SuiteSpec
 from evalsuite.trials.agents.endpoint import Endpoint, endpoint
 from evalsuite.trials.harness import default_workers
@@ -30,7 +30,7 @@ def run(spec: SuiteSpec, paths: Paths, version: str, agent: str, workers: int | 
     n_trials = sum(t.trial_protocol.trials for t in rel.tasks())
     with endpoint(model_endpoint or Endpoint()):  # agents are built inside: they take the key from here
         card = run_release(rel, [configs[agent]], out, workers=workers or default_workers(n_trials), progress=False)
-    records = load_records(out)
+    records = read_records(out)
     a = card.agents[0]
     digest = json_sha256([a.identity_sha256, sorted((r.task_id, r.trial, r.outcome) for r in records)])
     return StageOutput(digest, {
@@ -38,7 +38,7 @@ def run(spec: SuiteSpec, paths: Paths, version: str, agent: str, workers: int | 
         "tasks": a.tasks, "passed": sum(r.passed for r in records),
         "outcomes": dict(Counter(r.outcome for r in records)), "infra_errors": a.outcomes["infra_error"],
         "pass^1": round(a.curve[0].pass_hat, 4), **_cost(a.cost),
-        "identity_sha256": a.identity_sha256, "traces": out / "traces.jsonl"})
+        "identity_sha256": a.identity_sha256, "traces": out / TRACES})
 
 
 def _cost(cost) -> dict:
