@@ -34,6 +34,7 @@ import benchlib  # noqa: E402
 from suite_support import copy_suite  # noqa: E402  (the bundled AP suite, as the tests copy it)
 
 from evalsuite.deid.keys import DEMO_KEY  # noqa: E402
+from evalsuite.scoring.runlog import TRACES  # noqa: E402
 
 KEY = DEMO_KEY
 AGENT = "reference"
@@ -63,7 +64,7 @@ def chunk_trial_seconds(out_dir: Path, chunk: int, tasks) -> dict[str, float]:
     from evalsuite.trials.tracelog import read_traces
 
     seconds: dict[str, float] = {}
-    for r in read_traces(out_dir / "traces.jsonl").records:
+    for r in read_traces(out_dir / TRACES).records:
         seconds[r.task_id] = seconds.get(r.task_id, 0.0) + r.seconds
     return {f"{SUITE}__run_chunk[chunk_{c.index}]": sum(seconds[t] for t in c.task_ids)
             for c in plan_chunks(tasks, AGENT, chunk)}

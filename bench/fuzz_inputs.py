@@ -33,6 +33,7 @@ from suite_support import copy_suite  # noqa: E402
 
 from evalsuite.cli import app  # noqa: E402
 from evalsuite.deid.keys import DEMO_KEY  # noqa: E402
+from evalsuite.scoring.runlog import RUN_JSON, TASKS, TRACES  # noqa: E402
 
 os.environ.setdefault("EVALSUITE_DEID_KEY", DEMO_KEY)
 
@@ -297,11 +298,11 @@ def folder_cases(release: Path, run: Path) -> dict[str, Callable[[Path, random.R
         "release_tasks": in_release("tasks.jsonl", replace),
         "release_tasks_cut": in_release("tasks.jsonl", truncate),
         "release_tasks_twice": in_release("tasks.jsonl", duplicate_line),
-        "run_json": in_run("run.json", replace),
-        "run_json_cut": in_run("run.json", truncate),
-        "run_tasks": in_run("tasks.jsonl", replace),
-        "run_traces_garbage": in_run("traces.jsonl", append_garbage),
-        "run_traces_cut": in_run("traces.jsonl", truncate),
+        "run_json": in_run(RUN_JSON, replace),
+        "run_json_cut": in_run(RUN_JSON, truncate),
+        "run_tasks": in_run(TASKS, replace),
+        "run_traces_garbage": in_run(TRACES, append_garbage),
+        "run_traces_cut": in_run(TRACES, truncate),
     }
 
 

@@ -1,1 +1,87 @@
-"""evalsuite: agent test suites built from sourced business records, and agents scored on them."""
+"""evalsuite: agent test suites built from sourced business records, and agents scored on them.
+
+The Python API (docs/python-api.md), the library's own functions under short names:
+
+    import evalsuite
+    release = evalsuite.build("suites/ap_exceptions.yaml")        # a suite spec built into a release
+    run = evalsuite.run(release, ["reference", "noop"], out="runs/ap")
+    print(evalsuite.read_run("runs/ap").pass_hat())               # {agent: {k: pass^k}}
+
+Importing this package loads nothing else: each name imports its module on first use (the build pulls in the
+pipeline, a run the trial harness), so `import evalsuite` stays as cheap as the command line needs it.
+"""
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which would double this import's time
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from evalsuite.core.identity import AgentConfig
+    from evalsuite.releases.release import Release
+    from evalsuite.scoring.runlog import Run
+
+__all__ = ["DEMO_KEY", "AgentConfig", "Release", "Run", "RunMeta", "Scorecard", "build", "open_release", "read_run",
+           "rescore", "run", "write_run"]
+
+# name -> the module it lives in, imported when the name is first used
+_LAZY = {"DEMO_KEY": "evalsuite.deid.keys", "AgentConfig": "evalsuite.core.identity",
+         "Release": "evalsuite.releases.release", "Run": "evalsuite.scoring.runlog",
+         "RunMeta": "evalsuite.scoring.runlog", "Scorecard": "evalsuite.scoring.scorecard",
+         "read_run": "evalsuite.scoring.runlog", "write_run": "evalsuite.scoring.runlog"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'evalsuite' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value  # looked up once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+def build(spec: str | Path, home: str | Path | None = None) -> Release:
+    """Build a suite spec into a release (the pipeline without Dagster: evalsuite.pipeline.driver.build) under
+    home (default EVALSUITE_HOME, else ./.evalsuite); a gate that blocks raises GateError naming it."""
+    from evalsuite.pipeline.driver import build as build_suite
+    from evalsuite.releases.release import Release
+
+    return Release(Path(build_suite(spec, Path(home) if home is not None else None).release))
+
+
+def open_release(folder: str | Path) -> Release:
+    """A release folder (its manifest checked on first use), as `build` returns it."""
+    from evalsuite.releases.release import Release
+
+    return Release(Path(folder))
+
+
+def run(release: Release | str | Path, agents: Sequence[str | AgentConfig], out: str | Path, *,
+        trials: int | None = None, workers: int | None = None, seed: int = 0, mode: str | None = None,
+        progress: bool = False) -> Run:
+    """Run (or resume) agents on a release (or a release folder) into the run folder out, score it, and return
+    the run (evalsuite.releases.runs.run_release, then read_run). trials=None runs each task's own trial count;
+    workers=None uses every core, 1 runs in this process."""
+    from evalsuite.releases.release import Release
+    from evalsuite.releases.runs import run_release
+    from evalsuite.scoring.runlog import read_run
+
+    rel = release if isinstance(release, Release) else Release(Path(release))
+    run_release(rel, list(agents), Path(out), trials=trials, workers=workers, seed=seed, mode=mode,
+                progress=progress)
+    return read_run(out)
+
+
+def rescore(folder: str | Path) -> Run:
+    """Recompute a run folder's scorecard from what it stores (nothing is rerun) and return the run."""
+    from evalsuite.releases.runs import rescore as rescore_folder
+    from evalsuite.scoring.runlog import read_run
+
+    rescore_folder(Path(folder))
+    return read_run(folder)

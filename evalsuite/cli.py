@@ -627,6 +627,7 @@ def leaderboard_cmd(spec: Path = typer.Argument(..., help="a suite spec (YAML) w
     from evalsuite.core.home import home_dir
     from evalsuite.pipeline.paths import Paths
     from evalsuite.pipeline.stages import leaderboard
+    from evalsuite.scoring.runlog import SCORECARD_JSON
     from evalsuite.sourcing.spec import SpecError, load_spec
 
     with _build_errors():
@@ -634,7 +635,7 @@ def leaderboard_cmd(spec: Path = typer.Argument(..., help="a suite spec (YAML) w
             raise typer.BadParameter(f"expected one of {', '.join(leaderboard.SORTS)}", param_hint="--sort-by")
         suite = load_spec(spec)
         runs = (home_dir(home)) / "runs" / suite.name
-        if not any(runs.glob("*/scorecard.json")):  # checked before Paths, which creates the home
+        if not any(runs.glob(f"*/{SCORECARD_JSON}")):  # checked before Paths, which creates the home
             raise SpecError(f"{runs}: no scored release of suite {suite.name} (the scorecard asset writes one)")
         out = leaderboard.run(suite, Paths(suite, runs.parent.parent), sort_by)
     typer.echo(f"{out.metadata['leaderboard']}\n\nleaderboard: {out.metadata['file']}  plot: {out.metadata['plot']}")

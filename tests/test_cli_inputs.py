@@ -18,6 +18,7 @@ from suite_support import DEMO_KEY, ROOT, copy_suite
 from typer.testing import CliRunner
 
 from evalsuite.cli import app
+from evalsuite.scoring.runlog import RUN_JSON, TASKS
 
 RUNNER = CliRunner()
 BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
@@ -193,21 +194,23 @@ def test_run_refuses_a_folder_that_is_no_release(tmp_path):
     assert "not a release (no manifest.json)" in line
 
 
-RUN_JSON = {"release": "/r", "identity": {}, "run_seed": 0, "resamples": 10, "bootstrap_seed": 0,
-            "acceptance": {}, "plan": {"noop": None}}
+META = {"release": "/r", "identity": {}, "run_seed": 0, "resamples": 10, "bootstrap_seed": 0,
+        "acceptance": {}, "plan": {"noop": None}}
 
 
 @pytest.mark.parametrize("name, body, says", [
-    ("run.json", b"{", "run.json:1: invalid JSON"),
-    ("run.json", b"\x00\xff", "run.json:1: not UTF-8 text"),
-    ("run.json", json.dumps({**RUN_JSON, "plan": 3}).encode(), "run.json: plan: Input should be a valid dictionary"),
-    ("run.json", json.dumps({k: v for k, v in RUN_JSON.items() if k != "plan"}).encode(), "run.json: plan: Field required"),
-    ("tasks.jsonl", b"\xff", "tasks.jsonl:1: not UTF-8 text"),
+    (RUN_JSON, b"{", f"{RUN_JSON}:1: invalid JSON"),
+    (RUN_JSON, b"\x00\xff", f"{RUN_JSON}:1: not UTF-8 text"),
+    (RUN_JSON, json.dumps({**META, "plan": 3}).encode(), f"{RUN_JSON}: plan: Input should be a valid dictionary"),
+    (RUN_JSON, json.dumps({k: v for k, v in META.items() if k != "plan"}).encode(), f"{RUN_JSON}: plan: Field required"),
+    (RUN_JSON, json.dumps({**META, "schema_version": 2}).encode(),
+     f"{RUN_JSON}: schema_version: Value error, this evalsuite reads run folders of schema 1 to 1, not 2"),
+    (TASKS, b"\xff", f"{TASKS}:1: not UTF-8 text"),
 ])
 def test_score_refuses_a_broken_run_folder(tmp_path, name, body, says):
     run = tmp_path / "run"
     run.mkdir()
-    (run / "run.json").write_text(json.dumps(RUN_JSON))
+    (run / RUN_JSON).write_text(json.dumps(META))
     (run / name).write_bytes(body)
     assert says in refused(["score", run], run / name)
 

@@ -19,6 +19,7 @@ from assets.suite_graph import build_suite_graph
 from evalsuite.pipeline import driver
 from evalsuite.releases.release import Release
 from evalsuite.releases.runs import run_release
+from evalsuite.scoring.runlog import SCORECARD_JSON, TRACES
 from evalsuite.sourcing.spec import load_spec
 from evalsuite.trials.tracelog import read_traces
 
@@ -38,7 +39,7 @@ def _celery_workers_of(instance: dg.DagsterInstance, run_id: str) -> dict[str, s
 
 def _trials(out_dir) -> list[tuple]:
     return sorted((r.task_id, r.trial, r.trial_seed, r.outcome, r.identity_sha256)
-                  for r in read_traces(out_dir / "traces.jsonl").records)
+                  for r in read_traces(out_dir / TRACES).records)
 
 
 @dataclass
@@ -108,8 +109,8 @@ def test_trial_job_on_two_celery_workers_gives_the_in_process_scorecard(tmp_path
     in_process = _in_process(built, AGENT, tmp_path / "in_process")
     assert len(_trials(celery_dir)) == 98
     assert _trials(celery_dir) == _trials(in_process)
-    card = (celery_dir / "scorecard.json").read_text()
-    assert card == (in_process / "scorecard.json").read_text()
+    card = (celery_dir / SCORECARD_JSON).read_text()
+    assert card == (in_process / SCORECARD_JSON).read_text()
     assert json.loads(card)["agents"][0]["agent"] == AGENT
 
 
@@ -118,10 +119,10 @@ def test_the_job_resumes_a_run_folder_without_rerunning_recorded_trials(tmp_path
     were, and the scorecard is the in-process one. The graph runs in process here (execute_in_process): the
     chunking and merging are the same whichever executor runs the steps."""
     expected = _in_process(built, "reference", tmp_path / "in_process")
-    lines = (expected / "traces.jsonl").read_text().splitlines(keepends=True)
+    lines = (expected / TRACES).read_text().splitlines(keepends=True)
     run_dir = built.home / "runs" / SUITE / built.version / "agents" / "reference"
     run_dir.mkdir(parents=True)
-    (run_dir / "traces.jsonl").write_text("".join(lines[:40]))  # 20 tasks x 2 trials, as a killed run leaves them
+    (run_dir / TRACES).write_text("".join(lines[:40]))  # 20 tasks x 2 trials, as a killed run leaves them
     job = job_for_spec(str(built.spec), str(built.home))
     config = celery_run_config(SUITE, built.version, "reference", chunk_trials=20)
     del config["execution"]  # execute_in_process runs every step in this process, whatever the job's executor
@@ -129,9 +130,9 @@ def test_the_job_resumes_a_run_folder_without_rerunning_recorded_trials(tmp_path
         result = job.execute_in_process(run_config=config, instance=instance)
     steps = {e.step_key for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_SUCCESS}
     assert sorted(k for k in steps if k.startswith(f"{SUITE}__run_chunk[")) == [f"{SUITE}__run_chunk[chunk_{i}]" for i in range(3)]
-    assert (run_dir / "traces.jsonl").read_text().splitlines(keepends=True)[:40] == lines[:40]
+    assert (run_dir / TRACES).read_text().splitlines(keepends=True)[:40] == lines[:40]
     assert _trials(run_dir) == _trials(expected)
-    assert (run_dir / "scorecard.json").read_text() == (expected / "scorecard.json").read_text()
+    assert (run_dir / SCORECARD_JSON).read_text() == (expected / SCORECARD_JSON).read_text()
 
 
 def test_the_run_config_on_the_docs_page_is_one_the_job_accepts(tmp_path):

@@ -27,6 +27,7 @@ from evalsuite.pipeline import driver
 from evalsuite.pipeline.paths import Paths
 from evalsuite.releases.release import Release
 from evalsuite.scoring.cost import load_prices
+from evalsuite.scoring.runlog import SCORECARD_JSON
 from evalsuite.sourcing.spec import load_spec
 
 SECRET = "sk-evalsuite-test-Zq8UvT3rWm"  # must reach the endpoint and nothing else
@@ -96,7 +97,7 @@ def test_openai_and_mcp_agents_run_through_the_trial_asset_and_are_scored_with_t
 
     assert set(billing.auth) == {f"Bearer {SECRET}"}  # the key reached the endpoint, from the resource
     assert billing.failed.count(tasks[0].trigger.text) == 1  # the 503 was retried, once
-    card = json.loads((Paths(load_spec(spec), home).runs / version / "scorecard.json").read_text())
+    card = json.loads((Paths(load_spec(spec), home).runs / version / SCORECARD_JSON).read_text())
     by_agent = {a["agent"]: a for a in card["agents"]}
     scripted, plain = by_agent["scripted"], by_agent["mcp-plain"]
     assert scripted["outcomes"] == {"pass": 1, "fail": 0, "budget_exhausted": 0, "infra_error": 1}

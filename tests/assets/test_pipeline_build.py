@@ -9,6 +9,7 @@ from suite_support import SUITE
 
 from assets.automation import new_release_sensor
 from evalsuite.core.hashing import file_sha256
+from evalsuite.scoring.runlog import PASSK_PNG, SCORECARD_JSON
 
 
 def test_clean_suite_releases(built):
@@ -73,10 +74,10 @@ def test_trials_per_agent_partition_and_scorecard(built):
     assert sorted(built.trial_partitions) == sorted(f"{a}|{version}" for a in agents)
     for a in agents:
         assert latest(s.instance, s.graph.key("trial_traces"), dg.MultiPartitionKey({"version": version, "agent": a}))
-    card = json.loads((s.home / "runs" / SUITE / version / "scorecard.json").read_text())
+    card = json.loads((s.home / "runs" / SUITE / version / SCORECARD_JSON).read_text())
     first = {a["agent"]: a["curve"][0]["pass_hat"] for a in card["agents"]}
     assert first == {"reference": 1.0, "noop": 0.0, "adversary": 0.0}
-    assert (s.home / "runs" / SUITE / version / "passk.png").is_file()
+    assert (s.home / "runs" / SUITE / version / PASSK_PNG).is_file()
 
 
 def test_new_release_sensor_requests_trials_once_per_agent(built):

@@ -10,6 +10,8 @@ from pathlib import Path
 from docs_support import code_blocks, page
 from suite_support import DEMO_KEY
 
+from evalsuite.scoring.runlog import SCORECARD_JSON
+
 
 def walkthrough_commands() -> list[str]:
     text = page("build-a-suite.md")
@@ -29,7 +31,7 @@ def test_walkthrough_builds_releases_and_scores(tmp_path):
     release = Path(built["release"])
     assert release.parent == tmp_path / "my_home" / "releases" / "my_suite" and (release / "manifest.json").is_file()
     assert built["accepted"] > 0
-    card = json.loads((tmp_path / "my_run" / "scorecard.json").read_text())
+    card = json.loads((tmp_path / "my_run" / SCORECARD_JSON).read_text())
     assert card["suite"] == "my_suite" and {a["agent"] for a in card["agents"]} == {"reference", "noop", "adversary"}
     # The Dagster build of the same inputs released the same version: still one folder.
     assert [p.name for p in release.parent.iterdir()] == [built["version"]]

@@ -21,6 +21,7 @@ from evalsuite.pipeline import driver
 from evalsuite.pipeline.locks import LockError, lock_path, suite_lock, sweep
 from evalsuite.pipeline.paths import Paths
 from evalsuite.releases.release import Release, ReleaseError, latest_release
+from evalsuite.scoring.runlog import SUMMARY
 from evalsuite.sourcing.spec import load_spec
 from evalsuite.tasks.taskfile import read_tasks
 from evalsuite.worlds.world import World
@@ -241,7 +242,7 @@ def test_the_sweep_removes_only_what_a_killed_writer_of_this_suite_left(paths):
             make(releases / "r0123456789ab", folder=True),
             make(home / "suites" / "other" / f".seed-{HEX}.tmp", folder=True),  # another suite's build may be writing
             make(home / "releases" / "other" / f".r1-{HEX}.tmp", folder=True),
-            make(home / "runs" / SUITE / f".summary.parquet-{HEX}.tmp")]  # trial runs do not take the build lock
+            make(home / "runs" / SUITE / f".{SUMMARY}-{HEX}.tmp")]  # trial runs do not take the build lock
     assert sorted(sweep(paths)) == sorted(ours)
     assert not any(p.exists() for p in ours)
     assert all(p.exists() for p in kept)

@@ -7,6 +7,7 @@ from evalsuite.core.identity import RunIdentity
 from evalsuite.domains.mobile_service.generate import sample_world
 from evalsuite.scoring.modes import compare_modes, mode_identity, plot, to_markdown, with_mode
 from evalsuite.scoring.render import to_markdown as scorecard_markdown
+from evalsuite.scoring.runlog import SCORECARD_MD
 from evalsuite.scoring.scorecard import build_scorecard, required_actions
 from evalsuite.tasks.taskfile import task_set_sha256
 from evalsuite.trials.agents.baselines import make_agent
@@ -78,7 +79,7 @@ def test_the_command_line_runs_a_release_in_each_mode_and_puts_them_side_by_side
         done = cli.invoke(app, ["run", str(release), "--agent", "reference", "--trials", "1", "--workers", "1",
                                 "--mode", mode, "--out", str(tmp_path / mode), "--no-progress", "--resamples", "50"])
         assert done.exit_code == 0, done.output
-        assert f"- trial mode: {mode}" in (tmp_path / mode / "scorecard.md").read_text()
+        assert f"- trial mode: {mode}" in (tmp_path / mode / SCORECARD_MD).read_text()
     runs = [str(tmp_path / m) for m in ("default", "no_user", "oracle_plan")]
     done = cli.invoke(app, ["modes", *runs, "--out", str(tmp_path / "cmp"), "--resamples", "50"])
     assert done.exit_code == 0, done.output

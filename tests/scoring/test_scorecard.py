@@ -14,7 +14,7 @@ from evalsuite.core.identity import AgentConfig
 from evalsuite.releases.release import Release
 from evalsuite.releases.runs import run_release
 from evalsuite.scoring.metrics import pass_hat_k
-from evalsuite.scoring.runlog import read_records, write_scorecard
+from evalsuite.scoring.runlog import PASSK_PNG, SCORECARD_JSON, SCORECARD_MD, SUMMARY, read_records, write_scorecard
 from evalsuite.scoring.scorecard import SLICES, build_scorecard, required_actions
 from evalsuite.trials.harness import run_trials
 
@@ -39,17 +39,17 @@ def run_dir(release, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def card(run_dir):
-    return json.loads((run_dir / "scorecard.json").read_text())
+    return json.loads((run_dir / SCORECARD_JSON).read_text())
 
 
 def test_score_reproduces_the_scorecard_exactly(run_dir):
-    before = {name: (run_dir / name).read_bytes() for name in ("scorecard.json", "scorecard.md")}
-    for name in ("scorecard.json", "scorecard.md", "passk.png"):
+    before = {name: (run_dir / name).read_bytes() for name in (SCORECARD_JSON, SCORECARD_MD)}
+    for name in (SCORECARD_JSON, SCORECARD_MD, PASSK_PNG):
         (run_dir / name).unlink()
     result = CliRunner().invoke(app, ["score", str(run_dir)])
     assert result.exit_code == 0, result.output
     assert {name: (run_dir / name).read_bytes() for name in before} == before
-    assert (run_dir / "passk.png").is_file()
+    assert (run_dir / PASSK_PNG).is_file()
 
 
 def test_scorecard_carries_identity_bootstrap_settings_and_acceptance(card, release):
@@ -94,16 +94,16 @@ def test_queue_and_conversation_tasks_are_always_reported_separately(card):
 
 
 def test_passk_png_is_a_valid_png(run_dir):
-    data = (run_dir / "passk.png").read_bytes()
+    data = (run_dir / PASSK_PNG).read_bytes()
     assert data.startswith(PNG_SIGNATURE) and data[12:16] == b"IHDR" and data[-8:-4] == b"IEND"
-    pixels = matplotlib.image.imread(run_dir / "passk.png")
+    pixels = matplotlib.image.imread(run_dir / PASSK_PNG)
     assert pixels.ndim == 3 and pixels.shape[0] > 100 and pixels.shape[1] > 100
 
 
 def test_parquet_summary_and_trace_records_give_the_same_scorecard(run_dir, release):
     tasks, acceptance = release.tasks(), release.manifest.acceptance
     from_records = build_scorecard(read_records(run_dir), tasks, acceptance, resamples=200)
-    from_parquet = build_scorecard(pd.read_parquet(run_dir / "summary.parquet"), tasks, acceptance, resamples=200)
+    from_parquet = build_scorecard(pd.read_parquet(run_dir / SUMMARY), tasks, acceptance, resamples=200)
     assert from_records == from_parquet
 
 

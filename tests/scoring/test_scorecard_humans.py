@@ -15,6 +15,7 @@ from evalsuite.releases.release import Release
 from evalsuite.releases.runs import play_desk, rescore, run_release
 from evalsuite.scoring.metrics import wilson_interval
 from evalsuite.scoring.render import console_table
+from evalsuite.scoring.runlog import PASSK_PNG, SCORECARD_JSON, SCORECARD_MD, TRACES
 from evalsuite.scoring.scorecard import SLICES, _plain, sample_plan, task_attributes
 from evalsuite.trials.play import play_app, playable
 from evalsuite.trials.tracelog import read_traces
@@ -53,7 +54,7 @@ def test_the_human_row_counts_people_and_attempts_with_a_wilson_interval(run):
     assert (h.people, h.attempts, h.tasks) == (2, 3, 2)
     assert h.outcomes == {"pass": 2, "fail": 1, "budget_exhausted": 0, "infra_error": 0}
     assert (h.pass_at_1, (h.wilson_low, h.wilson_high)) == (2 / 3, wilson_interval(2, 3))
-    seconds = [r.seconds for r in read_traces(out / "traces.jsonl").records if r.agent.startswith("human:")]
+    seconds = [r.seconds for r in read_traces(out / TRACES).records if r.agent.startswith("human:")]
     assert h.median_seconds == statistics.median(seconds)
     assert h.agents_on_same_tasks == {"noop": 0.0, "reference": 1.0}
     assert "humans" in card.policy
@@ -71,10 +72,10 @@ def test_score_shows_the_human_row_beside_the_agents(run):
     assert result.exit_code == 0, result.output
     # the terminal table's width follows the terminal the test process has: check its cells, not its layout
     assert "human" in result.output and "people" in result.output and "0.667" in result.output
-    md = (out / "scorecard.md").read_text()
+    md = (out / SCORECARD_MD).read_text()
     assert "| human (2 people) | 2 | 3 | 0 | 0.667 [0.21, 0.94] (pass@1, Wilson) | — |" in md
     assert "## People (`evalsuite play`)" in md and "| reference | 1.000 |" in md
-    assert json.loads((out / "scorecard.json").read_text())["humans"]["attempts"] == 3
+    assert json.loads((out / SCORECARD_JSON).read_text())["humans"]["attempts"] == 3
 
 
 def test_a_run_folder_of_people_alone_scores(release, tmp_path):
@@ -82,7 +83,7 @@ def test_a_run_folder_of_people_alone_scores(release, tmp_path):
     card = rescore(tmp_path)
     assert card.agents == [] and card.humans.attempts == 1 and card.humans.agents_on_same_tasks == {}
     assert console_table(card).columns[-1].header == "human (1 person)"
-    assert (tmp_path / "passk.png").is_file()
+    assert (tmp_path / PASSK_PNG).is_file()
 
 
 def counts(tasks, attrs, by):

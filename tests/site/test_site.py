@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from evalsuite.cli import app
 from evalsuite.releases.release import latest_release
 from evalsuite.releases.runs import run_release
+from evalsuite.scoring.runlog import TRACES
 from evalsuite.site.build import build_site
 from evalsuite.site.inputs import collect
 from evalsuite.site.sanitize import SiteError, load_originals
@@ -61,7 +62,7 @@ def _serve(folder: Path):
 
 def test_pages_render_a_trace_replays_to_its_verdict_and_nothing_outside_the_site_is_requested(published):
     release, run, site, summary, _ = published
-    records = {(r.agent, r.task_id): r for r in read_traces(run / "traces.jsonl").records}
+    records = {(r.agent, r.task_id): r for r in read_traces(run / TRACES).records}
     held = {t.task_id for t in release.tasks() if t.split == "held_out"}
     ref = next(r for (a, t), r in records.items() if a == "reference" and r.trace[-1].actor == "user")
     noop = records[("noop", ref.task_id)]
@@ -161,7 +162,7 @@ def _original(home: Path, table: str, column: str) -> str:
 def _edit_first(run: Path, agent: str, edit) -> None:
     """Apply edit(record) to the first recorded trial of agent on a published (not held-out) task."""
     held = {t.task_id for t in read_tasks(run / "tasks.jsonl") if t.split == "held_out"}
-    path = run / "traces.jsonl"
+    path = run / TRACES
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     edit(next(r for r in lines if r["task_id"] not in held and r["agent"] == agent))
     path.write_text("".join(json.dumps(r) + "\n" for r in lines))

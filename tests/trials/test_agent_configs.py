@@ -11,6 +11,7 @@ from scripted_model import Always
 from evalsuite.core.identity import AgentConfig, identity_sha256
 from evalsuite.releases.release import Release
 from evalsuite.releases.runs import RunFolderError, run_release
+from evalsuite.scoring.runlog import RUN_JSON, TRACES
 from evalsuite.trials.harness import run_trials
 from evalsuite.trials.pool import HarnessError
 
@@ -66,7 +67,7 @@ def test_each_agent_of_a_run_is_stamped_with_its_own_config(release, tmp_path):
     mcp = f"mcp:{sys.executable} {MCP_AGENT}"
     card = run_release(release, ["reference", mcp], tmp_path, trials=1, workers=1)
     task_count = len(release.tasks())
-    records = [json.loads(line) for line in (tmp_path / "traces.jsonl").read_text().splitlines()]
+    records = [json.loads(line) for line in (tmp_path / TRACES).read_text().splitlines()]
     assert len(records) == 2 * task_count
     configs = {r["agent"]: r["agent_config"] for r in records}
     assert configs["reference"] == AgentConfig(name="reference", kind="baseline").model_dump(mode="json")
@@ -74,7 +75,7 @@ def test_each_agent_of_a_run_is_stamped_with_its_own_config(release, tmp_path):
         mode="json")
     assert all(r["outcome"] != "infra_error" for r in records if r["agent"] == mcp)  # the program itself ran
     assert {a.agent: a.agent_config for a in card.agents} == configs
-    run = json.loads((tmp_path / "run.json").read_text())
+    run = json.loads((tmp_path / RUN_JSON).read_text())
     assert run["identity"]["agent_configs"] == configs
 
 

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from evalsuite.cli import app
 from evalsuite.core.identity import trial_seed
 from evalsuite.releases.release import Release
+from evalsuite.scoring.runlog import SCORECARD_JSON, SUMMARY, TRACES
 from evalsuite.trials.harness import run_trials
 from evalsuite.trials.pool import HarnessError
 from evalsuite.trials.tracelog import IDENTITY_COLUMNS, TraceLogError
@@ -56,7 +57,7 @@ def test_every_record_and_summary_row_carries_the_identity(run_args, tmp_path):
         assert r.tool_schemas_sha256 == identity.tool_schemas_sha256 and r.agent_config.name == r.agent
         assert r.run_seed == 3 and r.trial_seed == trial_seed(3, r.task_id, r.agent, r.trial)
         assert len(r.identity_sha256) == 64
-    summary = pd.read_parquet(tmp_path / "summary.parquet")
+    summary = pd.read_parquet(tmp_path / SUMMARY)
     assert len(summary) == len(records)
     assert summary[[c for c in IDENTITY_COLUMNS if c != "simulator"]].notna().all().all()
     assert {"task_id", "agent", "trial", "outcome", "passed", "seconds"} <= set(summary.columns)
@@ -113,7 +114,7 @@ def test_a_worker_that_cannot_start_stops_the_run_with_its_cause(run_args, tmp_p
 def test_resume_skips_recorded_trials_and_drops_a_truncated_tail(run_args, tmp_path):
     world, tasks, identity = run_args
     first = run_trials(world, tasks[:3], ["reference"], 2, workers=1, identity=identity, out_dir=tmp_path)
-    traces = tmp_path / "traces.jsonl"
+    traces = tmp_path / TRACES
     lines = traces.read_text().splitlines(keepends=True)
     traces.write_text("".join(lines[:4]) + lines[4][:100])  # as if killed while writing line 5
     again = run_trials(world, tasks[:3], ["reference"], 2, workers=1, identity=identity, out_dir=tmp_path)
@@ -127,7 +128,7 @@ def test_resume_skips_recorded_trials_and_drops_a_truncated_tail(run_args, tmp_p
 def test_a_corrupt_line_is_an_error_naming_file_and_line(run_args, tmp_path):
     world, tasks, identity = run_args
     run_trials(world, tasks[:2], ["noop"], 2, workers=1, identity=identity, out_dir=tmp_path)
-    traces = tmp_path / "traces.jsonl"
+    traces = tmp_path / TRACES
     lines = traces.read_text().splitlines(keepends=True)
     lines[1] = lines[1][:50] + "\n"
     traces.write_text("".join(lines))
@@ -155,7 +156,7 @@ def test_a_killed_run_resumes_without_rerunning_and_scores_like_an_uninterrupted
     total = len(release.tasks()) * 2 * 3
     proc = subprocess.Popen([sys.executable, "-m", "evalsuite.cli", *_cli(release, killed)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    traces = killed / "traces.jsonl"
+    traces = killed / TRACES
     deadline = time.monotonic() + 30
     while not (traces.exists() and traces.read_bytes().count(b"\n") >= 40):
         assert proc.poll() is None, proc.stderr.read().decode()
@@ -179,7 +180,7 @@ def test_a_killed_run_resumes_without_rerunning_and_scores_like_an_uninterrupted
 
     fresh = runner.invoke(app, _cli(release, clean))
     assert fresh.exit_code == 0, fresh.output
-    assert (killed / "scorecard.json").read_text() == (clean / "scorecard.json").read_text()
-    a, b = (pd.read_parquet(d / "summary.parquet") for d in (killed, clean))
+    assert (killed / SCORECARD_JSON).read_text() == (clean / SCORECARD_JSON).read_text()
+    a, b = (pd.read_parquet(d / SUMMARY) for d in (killed, clean))
     cols = ["task_id", "agent", "trial", "outcome", "passed", "trial_seed", "identity_sha256"]
     pd.testing.assert_frame_equal(a[cols], b[cols])

@@ -21,6 +21,7 @@ from evalsuite.cli import app
 from evalsuite.core.records import ToolCall
 from evalsuite.releases.release import Release
 from evalsuite.releases.runs import play_desk
+from evalsuite.scoring.runlog import SUMMARY, TRACES
 from evalsuite.tasks.heldout import access_log_path
 from evalsuite.trials.play import form_arguments, form_fields, play_app, serving
 from evalsuite.trials.tracelog import read_traces
@@ -66,7 +67,7 @@ def solve(client: TestClient, task, answer: str | None = None, calls=None) -> st
 
 
 def records(out: Path) -> dict:
-    return {(r.agent, r.task_id): r for r in read_traces(out / "traces.jsonl").records}
+    return {(r.agent, r.task_id): r for r in read_traces(out / TRACES).records}
 
 
 def test_a_reference_attempt_passes_and_a_wrong_one_fails_graded_like_an_agent(release, tmp_path):
@@ -83,7 +84,7 @@ def test_a_reference_attempt_passes_and_a_wrong_one_fails_graded_like_an_agent(r
     assert ok.agent_config.kind == "human" and ok.seconds > 0 and ok.trial == 0
     assert ok.reset_sha256 == release.manifest.seed_sha256 and ok.suite_version == release.manifest.version
     assert len(set(ok.identity_sha256 for ok in got.values())) == 2  # one config, one identity, per person
-    assert (tmp_path / "summary.parquet").is_file()
+    assert (tmp_path / SUMMARY).is_file()
 
 
 def test_every_offered_ap_task_passes_when_its_forms_are_filled_as_its_reference_solution(release, tmp_path):

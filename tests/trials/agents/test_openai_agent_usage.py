@@ -14,6 +14,7 @@ from evalsuite.cli import app
 from evalsuite.releases.release import Release
 from evalsuite.releases.runs import run_release
 from evalsuite.scoring.cost import load_prices
+from evalsuite.scoring.runlog import SCORECARD_JSON, SCORECARD_MD
 from evalsuite.trials.agents.baselines import make_agent
 from evalsuite.trials.agents.endpoint import Endpoint, endpoint
 from evalsuite.trials.agents.openai_agent import OpenAIAgent
@@ -71,7 +72,7 @@ def test_a_run_prices_its_tokens_in_the_scorecard_and_rescoring_gives_the_same_c
     billing.down = {release.tasks()[2].trigger.text}
     out = tmp_path / "run"
     run_release(release, [f"openai:{MODEL}", "reference"], out, trials=1, workers=1)
-    card = json.loads((out / "scorecard.json").read_text())
+    card = json.loads((out / SCORECARD_JSON).read_text())
     by_agent = {a["agent"]: a for a in card["agents"]}
     cost, ref = by_agent[f"openai:{MODEL}"]["cost"], by_agent["reference"]["cost"]
     price = load_prices().table.models[MODEL]
@@ -82,8 +83,8 @@ def test_a_run_prices_its_tokens_in_the_scorecard_and_rescoring_gives_the_same_c
     assert by_agent[f"openai:{MODEL}"]["outcomes"]["infra_error"] == 1  # scored as a failure, not dropped
     assert ref["cost"] is None and ref["trials_with_usage"] == 0  # a baseline reports no tokens: unknown, not 0
     assert card["prices"]["sha256"] == load_prices().sha256
-    md = (out / "scorecard.md").read_text()
+    md = (out / SCORECARD_MD).read_text()
     assert "## Cost and latency" in md and f"{(exact / 3).quantize(Decimal('0.000001'))} USD" in md
-    before = (out / "scorecard.json").read_bytes()
+    before = (out / SCORECARD_JSON).read_bytes()
     assert CliRunner().invoke(app, ["score", str(out)]).exit_code == 0
-    assert (out / "scorecard.json").read_bytes() == before
+    assert (out / SCORECARD_JSON).read_bytes() == before

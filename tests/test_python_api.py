@@ -1,0 +1,60 @@
+"""The Python API: `import evalsuite` stays cheap, every exported name resolves, and the notebook example in
+docs/python-api.md runs as written."""
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import subprocess
+import sys
+
+import pytest
+from suite_support import ROOT
+
+import evalsuite
+from evalsuite.scoring.runlog import SCORECARD_JSON
+
+PAGE = ROOT / "docs" / "python-api.md"
+
+
+def example() -> str:
+    blocks = re.findall(r"```python\n(.*?)```", PAGE.read_text(), flags=re.S)
+    assert len(blocks) == 1, "docs/python-api.md holds one Python example"
+    return blocks[0]
+
+
+def test_importing_evalsuite_loads_no_other_module_and_no_dagster():
+    code = "import sys, evalsuite; print(sorted(m for m in sys.modules if m.startswith(('evalsuite', 'dagster'))))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['evalsuite']"
+
+
+def test_every_exported_name_resolves_and_the_reference_names_each_one():
+    page = PAGE.read_text()
+    for name in evalsuite.__all__:
+        assert getattr(evalsuite, name) is not None
+        assert f"`{name}" in page, name
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        evalsuite.nope  # noqa: B018
+
+
+def test_the_notebook_example_runs_as_written(tmp_path, monkeypatch):
+    (tmp_path / "suites").symlink_to(ROOT / "suites")  # the example runs from a checkout: its paths are relative
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("EVALSUITE_DEID_KEY", "restored-after-the-test")
+    monkeypatch.delenv("EVALSUITE_DEID_KEY")  # the example sets the demo key itself
+    printed = io.StringIO()
+    namespace: dict = {}
+    with contextlib.redirect_stdout(printed):
+        exec(compile(example(), str(PAGE), "exec"), namespace)
+    run = namespace["run"]
+    assert (tmp_path / run.folder / SCORECARD_JSON).is_file() and run.scorecard is not None
+    assert {r.agent for r in run.records} == {"reference", "noop"}
+    tasks = {t.task_id for t in run.tasks}
+    for agent in ("reference", "noop"):  # every task, twice, for each agent
+        assert sorted((r.task_id, r.trial) for r in run.records if r.agent == agent) == \
+            sorted((t, i) for t in tasks for i in range(2))
+    assert run.pass_hat() == {"noop": {1: 0.0, 2: 0.0}, "reference": {1: 1.0, 2: 1.0}}
+    assert "reference {'pass^1': 1.0, 'pass^2': 1.0}" in printed.getvalue()
+    assert "noop {'pass^1': 0.0, 'pass^2': 0.0}" in printed.getvalue()
+    assert not (ROOT / "runs" / "ap_demo").exists()  # nothing written into the checkout
