@@ -202,9 +202,10 @@ META = {"release": "/r", "identity": {}, "run_seed": 0, "resamples": 10, "bootst
     (RUN_JSON, b"{", f"{RUN_JSON}:1: invalid JSON"),
     (RUN_JSON, b"\x00\xff", f"{RUN_JSON}:1: not UTF-8 text"),
     (RUN_JSON, json.dumps({**META, "plan": 3}).encode(), f"{RUN_JSON}: plan: Input should be a valid dictionary"),
-    (RUN_JSON, json.dumps({k: v for k, v in META.items() if k != "plan"}).encode(), f"{RUN_JSON}: plan: Field required"),
+    (RUN_JSON, json.dumps({k: v for k, v in META.items() if k != "plan"}).encode(),
+     f"{RUN_JSON}: plan: Field required"),
     (RUN_JSON, json.dumps({**META, "schema_version": 2}).encode(),
-     f"{RUN_JSON}: schema_version: Value error, this evalsuite reads run folders of schema 1 to 1, not 2"),
+     f"{RUN_JSON}: schema_version: written by a newer evalsuite (version 2); this one reads up to 1"),
     (TASKS, b"\xff", f"{TASKS}:1: not UTF-8 text"),
 ])
 def test_score_refuses_a_broken_run_folder(tmp_path, name, body, says):

@@ -70,8 +70,10 @@ class RunMeta(BaseModel):
     @field_validator("schema_version")
     @classmethod
     def _readable(cls, version: int) -> int:
-        if not 1 <= version <= SCHEMA_VERSION:
-            raise ValueError(f"this evalsuite reads run folders of schema 1 to {SCHEMA_VERSION}, not {version}")
+        if version > SCHEMA_VERSION:
+            raise ValueError(f"written by a newer evalsuite (version {version}); this one reads up to {SCHEMA_VERSION}")
+        if version < 1:
+            raise ValueError(f"expected a version from 1, got {version}")
         return version
 
 
