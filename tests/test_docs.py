@@ -15,6 +15,7 @@ import yaml
 from docs_support import DOCS, ROOT, code_blocks, nav_pages, page, section
 from suite_support import DEMO_KEY, SUITE, copy_suite
 
+from evalsuite.scoring.runlog import TRACES
 from evalsuite.trials import sandbox
 
 TOP_LEVEL = {p.name for p in ROOT.iterdir() if p.name not in (".git", ".venv", ".venv-peers", "site")}
@@ -96,7 +97,7 @@ def test_the_connect_command_of_an_external_agent_runs_as_written(built, tmp_pat
     run = subprocess.run(["bash", "-c", "set -euo pipefail\n" + block], cwd=tmp_path, env=env, capture_output=True,
                          text=True, timeout=600)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    records = [json.loads(line) for line in (tmp_path / "runs" / "mcp" / "traces.jsonl").read_text().splitlines()]
+    records = [json.loads(line) for line in (tmp_path / "runs" / "mcp" / TRACES).read_text().splitlines()]
     assert [r["outcome"] for r in records if r["outcome"] == "infra_error"] == []
     assert [r["task_id"] for r in records if r["passed"]] == ["ap-exc-02e1240841"]
     assert {r["agent_config"]["boundary"] for r in records} == {"zygote"}

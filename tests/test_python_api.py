@@ -4,23 +4,21 @@ from __future__ import annotations
 
 import contextlib
 import io
-import re
 import subprocess
 import sys
 
 import pytest
-from suite_support import ROOT
+from docs_support import DOCS, ROOT, code_blocks, page, section
 
 import evalsuite
 from evalsuite.scoring.runlog import SCORECARD_JSON
 
-PAGE = ROOT / "docs" / "python-api.md"
+PAGE = "python-api.md"
 
 
 def example() -> str:
-    blocks = re.findall(r"```python\n(.*?)```", PAGE.read_text(), flags=re.S)
-    assert len(blocks) == 1, "docs/python-api.md holds one Python example"
-    return blocks[0]
+    (block,) = code_blocks(section(page(PAGE), "## In ten lines"), "python")
+    return block
 
 
 def test_importing_evalsuite_loads_no_other_module_and_no_dagster():
@@ -30,10 +28,10 @@ def test_importing_evalsuite_loads_no_other_module_and_no_dagster():
 
 
 def test_every_exported_name_resolves_and_the_reference_names_each_one():
-    page = PAGE.read_text()
+    reference = section(page(PAGE), "## Reference")
     for name in evalsuite.__all__:
         assert getattr(evalsuite, name) is not None
-        assert f"`{name}" in page, name
+        assert f"| `{name}" in reference, name
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         evalsuite.nope  # noqa: B018
 
@@ -46,7 +44,7 @@ def test_the_notebook_example_runs_as_written(tmp_path, monkeypatch):
     printed = io.StringIO()
     namespace: dict = {}
     with contextlib.redirect_stdout(printed):
-        exec(compile(example(), str(PAGE), "exec"), namespace)
+        exec(compile(example(), str(DOCS / PAGE), "exec"), namespace)
     run = namespace["run"]
     assert (tmp_path / run.folder / SCORECARD_JSON).is_file() and run.scorecard is not None
     assert {r.agent for r in run.records} == {"reference", "noop"}
