@@ -2,7 +2,10 @@
 
 - `<suite>__schedule` rebuilds the suite on the spec's cron string.
 - `<suite>__drop_folder` hashes the files in the spec's drop folder; its cursor
-  holds their content hashes, so a touched but unchanged file triggers nothing.
+  holds their content hashes, so a touched but unchanged file triggers nothing,
+  nor do the files found at its first look.
+- Both build only a suite that was built on this instance before: loading a
+  suite (`make ui` loads every bundled one) starts no run.
 - `<suite>__new_release` registers a newly released version (and the spec's
   agent configs) as dynamic partitions and requests one trial run per agent.
 - `evalsuite_automation` evaluates the assets' AutomationConditions (scorecards
@@ -22,9 +25,26 @@ SENSOR_INTERVAL = 30  # seconds
 def schedule(g: SuiteGraph) -> dg.ScheduleDefinition | None:
     if not g.spec.schedule:
         return None
-    return dg.ScheduleDefinition(name=f"{g.spec.name}__schedule", cron_schedule=g.spec.schedule, job_name=g.build_job,
-                                 default_status=dg.DefaultScheduleStatus.RUNNING,
-                                 description=f"Rebuild {g.spec.name} on the spec's schedule ({g.spec.schedule})")
+
+    @dg.schedule(name=f"{g.spec.name}__schedule", cron_schedule=g.spec.schedule, job_name=g.build_job,
+                 default_status=dg.DefaultScheduleStatus.RUNNING,
+                 description=f"Rebuild {g.spec.name} on the spec's schedule ({g.spec.schedule}) once it was built here")
+    def _schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest | dg.SkipReason:
+        if not built_here(g, context.instance):
+            return dg.SkipReason(not_chosen(g))
+        return dg.RunRequest()
+
+    return _schedule
+
+
+def built_here(g: SuiteGraph, instance: dg.DagsterInstance) -> bool:
+    """The user chose this suite: it was built on this instance once. A suite that was only loaded (every bundled
+    suite is) is never built by a schedule or sensor, so `make ui` starts nothing the user did not ask for."""
+    return instance.get_latest_materialization_event(g.key("rights_review")) is not None
+
+
+def not_chosen(g: SuiteGraph) -> str:
+    return f"{g.spec.name} was never built here: build it once (Materialize all), then it is kept up to date"
 
 
 def drop_folder_sensor(g: SuiteGraph) -> dg.SensorDefinition | None:
@@ -34,18 +54,19 @@ def drop_folder_sensor(g: SuiteGraph) -> dg.SensorDefinition | None:
 
     @dg.sensor(name=f"{spec.name}__drop_folder", job_name=g.build_job, minimum_interval_seconds=SENSOR_INTERVAL,
                default_status=dg.DefaultSensorStatus.RUNNING,
-               description=f"Rebuild {spec.name} when files in {spec.sources.drop_folder} are added or change content")
+               description=f"Rebuild {spec.name} when files in {spec.sources.drop_folder} are added or change "
+                           "content, once the suite was built here")
     def _sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult:
         previous = json.loads(context.cursor) if context.cursor else None
         state = drop_folder_state(spec, previous)
         cursor = json.dumps(state, sort_keys=True)
-        if previous is None:  # first look: build only if this suite was never built here
-            if context.instance.get_latest_materialization_event(g.key("rights_review")) is None:
-                return dg.SensorResult([_build_request(state, sorted(state))], cursor=cursor)
+        if previous is None:  # the files found at the first look are no new drop
             return dg.SensorResult(skip_reason="first look at the drop folder: cursor recorded", cursor=cursor)
         changed = drop_folder_changes(previous, state)
         if not changed:
             return dg.SensorResult(skip_reason="no file added, removed or changed in content", cursor=cursor)
+        if not built_here(g, context.instance):
+            return dg.SensorResult(skip_reason=not_chosen(g), cursor=cursor)
         return dg.SensorResult([_build_request(state, changed)], cursor=cursor)
 
     return _sensor
