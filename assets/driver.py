@@ -23,7 +23,7 @@ class BuildOutcome:
     blocked: list[tuple[str, str]] = field(default_factory=list)  # (gate or step, reason)
     checks: dict[str, tuple[bool, str]] = field(default_factory=dict)  # gate -> (passed, severity)
     materialized: list[str] = field(default_factory=list)
-    held_back: list[str] = field(default_factory=list)  # assets not run because a gate blocked their input
+    held_back: list[str] = field(default_factory=list)  # assets not run: a gate blocked their input, or no key
 
 
 def execute(defs: dg.Definitions, job: str, instance: dg.DagsterInstance, partition_key: str | None = None,
@@ -45,12 +45,14 @@ def build(defs: dg.Definitions, g: SuiteGraph, instance: dg.DagsterInstance,
             out.checks[e.check_name] = (e.passed, e.severity.value)
             if not e.passed and e.severity == dg.AssetCheckSeverity.ERROR:
                 out.blocked.append((e.check_name, e.description or ""))
-        elif ev.event_type == dg.DagsterEventType.ASSET_OBSERVATION:  # held back by a gate (assets/held_back.py)
+        elif ev.event_type == dg.DagsterEventType.ASSET_OBSERVATION:  # held back (assets/held_back.py)
             meta = ev.event_specific_data.asset_observation.metadata
-            if "gate" in meta:
+            if "not_run" in meta:
                 out.held_back.append(ev.event_specific_data.asset_observation.asset_key.path[-1])
-                if meta["gate"].value not in dict(out.blocked):
-                    out.blocked.append((meta["gate"].value, meta["gate_reason"].value))
+                cause = (meta["gate"].value, meta["gate_reason"].value) if "gate" in meta else (
+                    ev.step_key, meta["not_run"].value)
+                if cause[0] not in dict(out.blocked):
+                    out.blocked.append(cause)
         elif ev.event_type == dg.DagsterEventType.ASSET_MATERIALIZATION:
             m = ev.event_specific_data.materialization
             out.materialized.append(m.asset_key.path[-1])

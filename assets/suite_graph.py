@@ -18,9 +18,10 @@ from pathlib import Path
 import dagster as dg
 
 from assets.checks import suite_checks
-from assets.held_back import held_back, planned_below, upstream_block
+from assets.held_back import NOT_RUN_TAG, held_back, key_missing, planned_below, upstream_block
 from assets.metadata import gate_failure, materialized, run_stage, to_metadata
 from assets.resources import EvalsuiteHome, ModelEndpoint
+from evalsuite.deid.keys import DeidKeyError
 from evalsuite.deid.rules import DeidError
 from evalsuite.pipeline import code_versions, registry
 from evalsuite.pipeline.locks import suite_lock
@@ -28,11 +29,13 @@ from evalsuite.pipeline.stage import GateError, Stage
 from evalsuite.pipeline.stages import generation, leaderboard, scorecard, sources, trials
 from evalsuite.sourcing.spec import SuiteSpec, load_spec
 
-# Materialize when upstream changed, but never past a gate (asset check) that has not passed. The gates do not
-# fail their run (assets/held_back.py), so the condition looks at every check, not Dagster's blocking ones.
-GATES_PASSED = dg.AutomationCondition.all_deps_match(dg.AutomationCondition.all_checks_match(
+# Materialize when upstream changed, but never past a gate (asset check) that has not passed, nor below a step
+# that held its assets back (no key): its run succeeded, and it runs again when asked, not by itself. The gates do
+# not fail their run (assets/held_back.py), so the condition looks at every check, not Dagster's blocking ones.
+GATES_PASSED = dg.AutomationCondition.all_deps_match((dg.AutomationCondition.all_checks_match(
     dg.AutomationCondition.check_passed() | dg.AutomationCondition.will_be_requested(), blocking_only=False,
-).with_label("all_gates_passed")).with_label("all_deps_gates_passed")
+) & ~dg.AutomationCondition.executed_with_tags(tag_keys={NOT_RUN_TAG})).with_label("all_gates_passed")
+).with_label("all_deps_gates_passed")
 GATED = dg.AutomationCondition.eager() & GATES_PASSED
 BUILD_STAGES = [s.name for s in registry.BUILD]
 
@@ -103,6 +106,9 @@ def _gated_step(g: SuiteGraph, stage: Stage, context: dg.AssetExecutionContext, 
         if not upstream_block(stage, exc):
             raise gate_failure(exc) from exc
         yield from held_back(context, planned_below(context, g.key(stage.name)), exc)
+        return
+    except DeidKeyError as exc:  # the user's secret is not set: nothing ran, nothing to retry until it is
+        yield from key_missing(context, planned_below(context, g.key(stage.name)), exc)
         return
     except DeidError as exc:  # a missing key or bad rules: the one line `evalsuite build` prints, no traceback
         raise dg.Failure(description=str(exc), allow_retries=False) from None
