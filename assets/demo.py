@@ -2,15 +2,19 @@
 
 Runs on the embedded instance in DAGSTER_HOME (SQLite; the Makefile puts it
 under the home folder and copies the top-level dagster.yaml there), so
-everything it did is in the UI afterwards: `make ui`.
+everything it did is in the UI afterwards: `make ui`. The runs execute in this
+process, so a progress bar per run shows its steps as they go (StageProgress).
 """
 import json
 import os
 import sys
+import threading
 import time
+from datetime import datetime, timezone
 
 import dagster as dg
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from assets import driver
@@ -38,7 +42,8 @@ def main(suite: str = "ap_exceptions") -> int:
     paths = EvalsuiteHome().paths(g.spec)
     with dg.DagsterInstance.get() as instance:
         console.print(f"Building suite [bold]{suite}[/] through the asset graph (Dagster instance {instance.root_directory})")
-        out = driver.build(defs, g, instance)
+        with StageProgress(instance, console, prefix=suite):
+            out = driver.build(defs, g, instance)
         _print_gates(out, g.spec)
         if not out.success:
             for gate, reason in out.blocked:
@@ -51,9 +56,10 @@ def main(suite: str = "ap_exceptions") -> int:
         console.print(f"derivation: {derived.metadata['summary'].value} (details: {paths.derivation})")
         _print_acceptance(paths.acceptance / "audit.json")
         console.print(f"Running the baseline agents: {', '.join(a.name for a in g.spec.agents)}")
-        driver.run_trials(defs, g, instance)
-        driver.score(defs, g, instance, out.version)
-        site = publish_site(defs, g, instance, out.version)  # the public evidence site (assets/site.py)
+        with StageProgress(instance, console, prefix=suite):
+            driver.run_trials(defs, g, instance)
+            driver.score(defs, g, instance, out.version)
+            site = publish_site(defs, g, instance, out.version)  # the public evidence site (assets/site.py)
     _print_scorecard(paths.runs / out.version / SCORECARD_JSON)
     console.print(f"scorecard: {paths.runs / out.version / SCORECARD_MD} ({PASSK_PNG} beside it); "
                   f"leaderboard: {paths.runs / 'leaderboard.md'}")
@@ -102,6 +108,66 @@ def _print_acceptance(audit_file) -> None:
 
 def _print_scorecard(card_file) -> None:
     console.print(console_table(Scorecard.model_validate_json(card_file.read_text())))
+
+
+STEP_EVENTS = {dg.DagsterEventType.STEP_START, dg.DagsterEventType.STEP_SUCCESS, dg.DagsterEventType.STEP_FAILURE,
+               dg.DagsterEventType.STEP_SKIPPED}
+POLL = 0.25  # seconds between two reads of the event log
+
+
+class StageProgress:
+    """While inside, every run created on `instance` gets a bar of its steps: the job, the steps done out of the
+    plan's and those running now, read from the event log (which the runs write as they go) by a thread."""
+
+    def __init__(self, instance: dg.DagsterInstance, console: Console, prefix: str = ""):
+        self.instance, self.prefix = instance, prefix  # prefix: stripped from step keys (the suite's name)
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TimeElapsedColumn(), console=console, transient=False)
+        self.since = datetime.now(timezone.utc)
+        self.tasks: dict[str, int] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, name="stage-progress", daemon=True)
+
+    def __enter__(self) -> "StageProgress":
+        self.progress.start()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.update()  # the last steps, whatever the thread saw
+        self.progress.stop()
+
+    def _poll(self) -> None:
+        while not self._stop.wait(POLL):
+            self.update()
+
+    def update(self) -> None:
+        for run in reversed(self.instance.get_runs(dg.RunsFilter(created_after=self.since))):
+            started, finished = self._steps(run.run_id)
+            total = self._planned(run)
+            if run.run_id not in self.tasks:
+                self.tasks[run.run_id] = self.progress.add_task(run.job_name, total=total)
+            running = [self._name(k) for k in started if k not in finished]
+            label = f"{self._name(run.job_name)}: {', '.join(running) if running else run.status.value.lower()}"
+            self.progress.update(self.tasks[run.run_id], completed=len(finished), total=total, description=label)
+
+    def _steps(self, run_id: str) -> tuple[list[str], set[str]]:
+        records = self.instance.get_records_for_run(run_id, of_type=STEP_EVENTS).records
+        started = [r.event_log_entry.step_key for r in records
+                   if r.event_log_entry.dagster_event_type == dg.DagsterEventType.STEP_START]
+        return started, {r.event_log_entry.step_key for r in records
+                         if r.event_log_entry.dagster_event_type != dg.DagsterEventType.STEP_START}
+
+    def _planned(self, run: dg.DagsterRun) -> int | None:
+        if not run.execution_plan_snapshot_id:
+            return None
+        plan = self.instance.get_execution_plan_snapshot(run.execution_plan_snapshot_id)
+        return len(plan.step_keys_to_execute) or None
+
+    def _name(self, key: str) -> str:
+        return key.removeprefix(f"{self.prefix}__") if self.prefix else key
 
 
 if __name__ == "__main__":
