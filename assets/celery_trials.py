@@ -38,6 +38,9 @@ from evalsuite.trials.tracelog import TrialRecord
 CELERY_CONFIG_DIR = Path(__file__).resolve().parent.parent / "deploy" / "celery"  # workers' PYTHONPATH entry
 # Where the job's run config points the executor unless told otherwise (the Redis on this machine and in CI).
 DEFAULT_BROKER = "redis://127.0.0.1:6379/0"
+# The workers print the steps' INFO and above (the run's event log in the UI keeps every event): at DEBUG, each
+# step start, output and resource init is a line in every worker's log.
+WORKER_LOGS = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
 
 
 class CeleryTrialsConfig(dg.Config):
@@ -52,11 +55,11 @@ def celery_run_config(suite: str, version: str, agent: str, chunk_trials: int = 
                       backend: str | None = None) -> dict:
     """Run config of a `<suite>__celery_trials_job` run. Broker and backend default to EVALSUITE_CELERY_BROKER
     (else the local Redis) and EVALSUITE_CELERY_BACKEND (else the broker), as deploy/celery/dagster_celery_config.py
-    sets them for the workers."""
+    sets them for the workers; the console logger at INFO keeps the workers' logs to what matters."""
     broker = broker or os.environ.get("EVALSUITE_CELERY_BROKER", DEFAULT_BROKER)
     backend = backend or os.environ.get("EVALSUITE_CELERY_BACKEND", broker)
-    return {"ops": {f"{suite}__plan_chunks": {"config": {"version": version, "agent": agent, "chunk_trials": chunk_trials}}},
-            "execution": {"config": {"broker": broker, "backend": backend}}}
+    ops = {f"{suite}__plan_chunks": {"config": {"version": version, "agent": agent, "chunk_trials": chunk_trials}}}
+    return {"ops": ops, "execution": {"config": {"broker": broker, "backend": backend}}, **WORKER_LOGS}
 
 
 def worker_command(name: str, python: str = sys.executable) -> list[str]:

@@ -8,3 +8,7 @@ import os
 
 broker_url = os.environ.get("EVALSUITE_CELERY_BROKER", "redis://127.0.0.1:6379/0")
 result_backend = os.environ.get("EVALSUITE_CELERY_BACKEND", broker_url)
+
+# Dagster's console logger writes each step's events to stderr; Celery's default redirects a task's stderr into its
+# own log at WARNING, so every event (DEBUG included) read as a warning. Left alone, the lines keep Dagster's level.
+worker_redirect_stdouts = False

@@ -104,6 +104,8 @@ def test_trial_job_on_two_celery_workers_gives_the_in_process_scorecard(tmp_path
     assert chunk_steps == [f"{SUITE}__run_chunk[chunk_{i}]" for i in range(4)]  # 98 trials in chunks of 26 (whole tasks)
     assert {w.split("@")[0] for w in ran_on.values()} == set(names)  # both workers ran steps, nothing else did
     assert trace_event, "the trial_traces partition of the run is not recorded as materialized"
+    logs = [line for n in names for line in (celery.workers.log_dir / f"{n}.log").read_text().splitlines()]
+    assert not [line for line in logs if " - dagster - " in line and ("WARNING/" in line or " - DEBUG - " in line)]
 
     celery_dir = home / "runs" / SUITE / version / "agents" / AGENT
     in_process = _in_process(built, AGENT, tmp_path / "in_process")
