@@ -35,7 +35,7 @@ def site_parts(g: SuiteGraph) -> tuple:
             raise dg.Failure(description=str(exc), allow_retries=False) from None
         return dg.MaterializeResult(
             data_version=dg.DataVersion(file_sha256(out / MARKER)),
-            metadata={"site": dg.MetadataValue.path(str(out / "index.html")), "release_pages": s.releases,
+            metadata={"site": dg.MetadataValue.url((out / "index.html").as_uri()), "release_pages": s.releases,
                       "scorecards": s.scorecards, "trace_replays": s.traces, "files_checked": s.files_scanned})
 
     return _asset, dg.define_asset_job(site_job_name(g), selection=[g.key(NAME)],
@@ -43,7 +43,7 @@ def site_parts(g: SuiteGraph) -> tuple:
 
 
 def publish(defs: dg.Definitions, g: SuiteGraph, instance: dg.DagsterInstance, version: str) -> str:
-    """Materialize one release's site through its job (as `make demo` does); returns its index.html."""
+    """Materialize one release's site through its job (as `make demo` does); returns its index.html as a link."""
     from assets.driver import execute, first_error
 
     run = execute(defs, site_job_name(g), instance, partition_key=version)

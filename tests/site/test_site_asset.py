@@ -35,7 +35,7 @@ def test_the_asset_publishes_the_scored_release_downstream_of_its_scorecard(buil
     assert result.success
     meta = result.asset_materializations_for_node(asset.op.name)[0].metadata
     index = home / "sites" / g.spec.name / version / "index.html"
-    assert meta["site"].value == str(index) and index.is_file()
+    assert meta["site"].value == index.as_uri() and index.is_file()  # a link in the UI
     assert meta["release_pages"].value == 1 and meta["scorecards"].value == 1 and meta["trace_replays"].value > 0
     listed = json.loads((index.parent / "site.json").read_text())["files"]
     assert any(f.startswith("traces/") and "/noop/" in f for f in listed)
