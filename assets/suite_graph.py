@@ -110,7 +110,7 @@ def _gated_step(g: SuiteGraph, stage: Stage, context: dg.AssetExecutionContext, 
     except DeidKeyError as exc:  # the user's secret is not set: nothing ran, nothing to retry until it is
         yield from key_missing(context, planned_below(context, g.key(stage.name)), exc)
         return
-    except DeidError as exc:  # a missing key or bad rules: the one line `evalsuite build` prints, no traceback
+    except DeidError as exc:  # bad rules or values: the one line `evalsuite build` prints, no traceback
         raise dg.Failure(description=str(exc), allow_retries=False) from None
     yield materialized(out)
 

@@ -220,3 +220,32 @@ def plot_passk(card: Scorecard, path: Path) -> None:
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, format="png")
+
+
+# The in-place plot: short colour names, and the plot box (left, top, right, bottom) inside SVG_SIZE, with room
+# on the right for the legend.
+SVG_COLORS = ("blue", "orange", "green", "red", "purple", "brown", "hotpink", "gray", "olive", "teal")
+SVG_SIZE, SVG_BOX = (480, 200), (40, 26, 330, 170)
+
+
+def passk_svg(card: Scorecard) -> str:
+    """pass^k against k as a small SVG with readable axes and the legend beside it: text in an SVG costs a few
+    bytes, so the plot stays short enough for the Dagster UI to show in place. passk.png has the intervals."""
+    (w, h), (x0, y0, x1, y1) = SVG_SIZE, SVG_BOX
+    top = max((len(a.curve) for a in card.agents), default=1)
+    x = lambda k: round(x0 + (x1 - x0) * ((k - 1) / (top - 1) if top > 1 else 0.5))  # noqa: E731
+    y = lambda v: round(y1 - (y1 - y0) * v)  # noqa: E731
+    ys = "".join(f"<text x='{x0 - 4}' y='{y(v) + 4}'>{v:g}</text>" for v in (0, 0.5, 1))
+    xs = "".join(f"<text x='{x(k)}' y='{y1 + 14}'>{k}</text>" for k in range(1, top + 1))
+    n, lines, legend = len(card.agents), [], []
+    for i, a in enumerate(card.agents):
+        color, lift = SVG_COLORS[i % len(SVG_COLORS)], (i - (n - 1) / 2) * 0.02  # equal scores side by side
+        lines.append(f"<polyline points='{' '.join(f'{x(p.k)},{y(p.pass_hat + lift)}' for p in a.curve)}' "
+                     f"stroke='{color}'/>")
+        legend.append(f"<text x='{x1 + 12}' y='{y0 + 12 + 16 * i}' fill='{color}'>{a.agent}</text>")
+    return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}' font-family='sans-serif' "
+            f"font-size='12'>"
+            f"<path d='M{x0} {y0}V{y1}H{x1}' stroke='black' fill='none'/><text x='4' y='12'>pass^k</text>"
+            f"<g text-anchor='end'>{ys}</g><g text-anchor='middle'>{xs}<text x='{(x0 + x1) // 2}' y='{h - 2}'>"
+            f"k</text></g><g fill='none' stroke-width='2'>{''.join(lines)}</g>{''.join(legend)}</svg>")
+

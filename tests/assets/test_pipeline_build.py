@@ -53,7 +53,7 @@ def test_metadata_a_reviewer_reads_without_opening_files(built):
     assert meta("acceptance_results")["quarantined_tasks"].value == "No task quarantined."
     card = meta("scorecard", built.first.version)
     assert "| pass^1 |" in card["pass^k"].value
-    assert card["pass^k_plot"].value.startswith("![pass^k](data:image/png;base64,")
+    assert card["pass^k_plot"].value.startswith("![pass^k](data:image/svg+xml,")
     assert "| " + built.first.version + " | reference |" in meta("leaderboard")["leaderboard"].value
 
 

@@ -23,4 +23,4 @@ def test_scorecard_has_numeric_pass_rates_per_agent_and_an_inline_plot(built):
             assert meta[f"pass^{k} {agent}"] == dg.FloatMetadataValue(expected)
     plot = meta["pass^k_plot"]
     assert isinstance(plot, dg.MarkdownMetadataValue) and len(plot.value) < INLINE_MARKDOWN
-    assert plot.value.startswith("![pass^k](data:image/png;base64,") and "orange noop" in plot.value
+    assert plot.value.startswith("![pass^k](data:image/svg+xml,") and "fill='orange'>noop<" in plot.value

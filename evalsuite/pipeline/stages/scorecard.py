@@ -1,8 +1,7 @@
 """The scorecard of one release: every agent of the spec that has traces for it, with the pass^k table and plot."""
 from __future__ import annotations
 
-import base64
-import io
+from urllib.parse import quote
 
 from evalsuite.core.hashing import file_sha256
 from evalsuite.core.io import write_json
@@ -12,52 +11,28 @@ from evalsuite.pipeline.stage import StageOutput
 from evalsuite.releases.release import Release, ReleaseError
 from evalsuite.scoring.compare import pairwise
 from evalsuite.scoring.compare import to_markdown as compare_markdown
-from evalsuite.scoring.render import cost_cells, passk_cell
+from evalsuite.scoring.render import cost_cells, passk_cell, passk_svg
 from evalsuite.scoring.runlog import COMPARE_JSON, TRACES, read_records, write_scorecard
 from evalsuite.scoring.scorecard import Scorecard, build_scorecard
 from evalsuite.sourcing.spec import SuiteSpec
 
 
 def passk_table(card: Scorecard) -> Markdown:
-    """Rows k, a column per agent: pass^k [95% task-bootstrap interval]."""
+    """A row per agent, a column per k: pass^k [95% task-bootstrap interval] (agents are many and k few, and the
+    UI's value column is narrow)."""
     ks = range(1, max(len(a.curve) for a in card.agents) + 1)
-    return md_table(["k", *(a.agent for a in card.agents)],
-                    [[f"pass^{k}", *(passk_cell(a.curve, k) for a in card.agents)] for k in ks])
+    return md_table(["agent", *(f"pass^{k}" for k in ks)], [[a.agent, *(passk_cell(a.curve, k) for k in ks)]
+                                                           for a in card.agents])
 
 
 # The Dagster UI shows Markdown metadata in place only when it is shorter than this; longer needs a click.
 INLINE_MARKDOWN = 1000
-COLORS = ("blue", "orange", "green", "red", "purple", "brown", "pink", "gray", "olive", "cyan")  # matplotlib C0-C9
 
 
 def inline_plot(card: Scorecard) -> Markdown:
-    """pass^k against k in a few hundred bytes (no text, 8 colours), with its legend: short enough for the UI
-    to show in place. The full plot, with intervals and labels, is passk.png."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-    from PIL import Image  # matplotlib's own dependency
-
-    fig = Figure(figsize=(3.6, 1.6), dpi=60)
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    n = len(card.agents)
-    for i, a in enumerate(card.agents):
-        lift = (i - (n - 1) / 2) * 0.025  # agents with equal scores stay visible side by side, as stripes
-        ax.plot([p.k for p in a.curve], [p.pass_hat + lift for p in a.curve], color=f"C{i % 10}", lw=1.5,
-                antialiased=False)
-    top = max((len(a.curve) for a in card.agents), default=1)
-    ax.set_ylim(-0.06, 1.06)
-    ax.set_xticks([1, top] if top > 1 else [1])
-    ax.set_yticks([0, 1])
-    ax.tick_params(labelsize=8, length=2, pad=1)
-    fig.tight_layout(pad=0.2)
-    raw = io.BytesIO()
-    fig.savefig(raw, format="png")
-    small = io.BytesIO()
-    Image.open(raw).convert("RGB").quantize(colors=8).save(small, format="PNG", optimize=True)
-    legend = ", ".join(f"{COLORS[i % 10]} {a.agent}" for i, a in enumerate(card.agents))
-    return Markdown(f"![pass^k](data:image/png;base64,{base64.b64encode(small.getvalue()).decode()})\n\n"
-                    f"pass^k for k = 1…{top} (0 to 1): {legend}")
+    """pass^k against k, short enough for the UI to show in place (render.passk_svg); passk.png has the intervals."""
+    svg = quote(passk_svg(card), safe="<>/='.,:^")  # spaces and the rest escaped: shorter than base64
+    return Markdown(f"![pass^k](data:image/svg+xml,{svg})")
 
 
 def agent_scores(card: Scorecard) -> dict[str, float]:
