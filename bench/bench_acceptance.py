@@ -35,9 +35,10 @@ def main() -> None:
     identity = RunIdentity(suite="ap_exceptions", suite_version="bench", task_set_sha256=task_set_sha256(ex.tasks),
                            seed_sha256=ex.world.seed_sha256, environment_image=domain.image,
                            tool_schemas_sha256=domain.tool_schemas_sha256())
+    ref = WorldRef.from_world(ex.world)
     runners = {"in-process (1 core)": in_process_runner(ex.world),
-               f"parallel ({args.workers} workers)": acceptance_runner(WorldRef.from_world(ex.world), identity, args.workers),
-               "default (what builds use)": acceptance_runner(WorldRef.from_world(ex.world), identity)}
+               f"parallel ({args.workers} workers)": acceptance_runner(ref, identity, args.workers),
+               "default (what builds use)": acceptance_runner(ref, identity)}
     res = benchlib.Result("acceptance", benchlib.command_line())
     for label, runner in runners.items():
         rates, cpu_rates = [], []

@@ -76,7 +76,8 @@ def timed(cmd: list[str], **kw) -> tuple[float, subprocess.CompletedProcess]:
     proc = subprocess.run(cmd, capture_output=True, text=True, **kw)
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd[:3])}… failed ({proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
+        raise SystemExit(f"{' '.join(cmd[:3])}… failed ({proc.returncode}):\n"
+                         f"{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
     return elapsed, proc
 
 
@@ -144,7 +145,8 @@ def main() -> None:
     if not args.skip_big:
         spec = make_big_suite(Path(tempfile.mkdtemp(prefix="bench-big-")), args.cases)
         runs = [bench_big(spec, sys.executable) for _ in range(args.build_repeats)]
-        r = {k: statistics.median(x[k] for x in runs) for k in ("library_s", "dagster_s", "run_seconds", "step_seconds")}
+        r = {k: statistics.median(x[k] for x in runs)
+             for k in ("library_s", "dagster_s", "run_seconds", "step_seconds")}
         share = (r["dagster_s"] - r["library_s"]) / r["dagster_s"]
         print(f"{runs[0]['tasks']}-task suite build to release: through Dagster {r['dagster_s']:.1f} s, "
               f"library alone {r['library_s']:.1f} s; Dagster overhead {share:.1%} of the Dagster wall time "

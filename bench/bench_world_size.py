@@ -188,7 +188,8 @@ def run_domain(res: benchlib.Result, base: Base, sizes: list[int], repeats: int,
             res.add(f"{label}: {k} per trial", costs[k], "ms")
         res.add(f"{label}: per tool call", costs["per tool call"], "µs")
         res.add(f"{label}: per tool call CPU", costs["per tool call CPU"], "µs")
-        res.add(f"{label}: {base.filter_call[0]} (indexed non-key filter)", filter_call_us(world, base.filter_call), "µs")
+        res.add(f"{label}: {base.filter_call[0]} (indexed non-key filter)", filter_call_us(world, base.filter_call),
+                "µs")
         res.add(f"{label}: first reset (whole image)", [t_image], "ms")
         baseline = whole_world_json_ms(world, 1 if size >= 1_000_000 else 3)
         res.add(f"{label}: baseline whole-world sorted-JSON sha256", baseline, "ms",

@@ -191,9 +191,11 @@ def spec_cases() -> dict[str, Callable[[Path, random.Random], Path | None]]:
 
     def policy_bad(spec, rng):
         pol = suite(spec) / "bad_policy.md"
-        pol.write_bytes(rng.choice([b"\xff\xfe\x00junk", "---\neffective_from: 2026-02-30\n---\n## AP-1 X\nx\n".encode(),
-                                    b"---\n[1, 2]\n---\n## AP-1 X\nx\n", b"---\ndoc: ''\nversion: v\n"
-                                    b"effective_from: 2026-01-01\n---\n## AP-1 X\nx\n", b"no front matter\n"]))
+        pol.write_bytes(rng.choice([b"\xff\xfe\x00junk",
+                                    "---\neffective_from: 2026-02-30\n---\n## AP-1 X\nx\n".encode(),
+                                    b"---\n[1, 2]\n---\n## AP-1 X\nx\n",
+                                    b"---\ndoc: ''\nversion: v\neffective_from: 2026-01-01\n---\n## AP-1 X\nx\n",
+                                    b"no front matter\n"]))
         _yaml_edit(spec, lambda raw: raw["policies"].append("ap_exceptions/bad_policy.md"))
         return pol
 
@@ -238,7 +240,8 @@ def spec_cases() -> dict[str, Callable[[Path, random.Random], Path | None]]:
                           "licensor: x\npermitted_uses: 3\npersonal_data: maybe\ndeidentification_required: 2\n", BOMB,
                           ""),
         "deid_bad": aux("deid.yaml", "just a string\n", "tables: {vendor_master: {columns: {email: {rule: nope}}}}\n",
-                        b"\x89PNG\r\n\x1a\n\x00\x00", BOMB, "tables: {vendor_master: {columns: {email: {rule: pseudonym,"
+                        b"\x89PNG\r\n\x1a\n\x00\x00", BOMB,
+                        "tables: {vendor_master: {columns: {email: {rule: pseudonym,"
                         " length: 99999999999999999999999}}}}\n"),
         "policy_bad": policy_bad,
         "deep_yaml": deep_yaml,
@@ -248,9 +251,12 @@ def spec_cases() -> dict[str, Callable[[Path, random.Random], Path | None]]:
     }
 
 
-# ---------------------------------------------------------------- release and run folders: class -> (command, broken file)
+# ---------------------------------------------------------------- release/run folders: class -> (command, broken file)
 
-def folder_cases(release: Path, run: Path) -> dict[str, Callable[[Path, random.Random], tuple[list[str], Path, bool | None]]]:
+FolderCase = Callable[[Path, random.Random], tuple[list[str], Path, bool | None]]
+
+
+def folder_cases(release: Path, run: Path) -> dict[str, FolderCase]:
     """Each copies the built release or run folder into a case folder, breaks one file, and returns the command,
     the file its answer must name and whether the folder is still valid (None: it may be)."""
     def garbage(rng):

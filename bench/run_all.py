@@ -3,11 +3,11 @@
     .venv/bin/python bench/run_all.py [--only NAME,...] [--timeout 900] [--no-page]
 
 A benchmark follows the convention (bench/benchlib.py) when it is a bench/bench_*.py that takes `--json PATH`
-(declares the option, or builds its parser with `benchlib.parser`) and writes its result document there. Each runs in its own process with its defaults, one after another (two
-at once would measure each other). A script that fails or times out is recorded with the tail of its output,
-the others still run, and the exit status is 1. The table goes between the `bench:table` markers of the
-scaling page of the docs (docs/scaling/index.md): first every figure with a target (met or missed, by how
-much), then all figures.
+(declares the option, or builds its parser with `benchlib.parser`) and writes its result document there. Each
+runs in its own process with its defaults, one after another (two at once would measure each other). A script
+that fails or times out is recorded with the tail of its output, the others still run, and the exit status is 1.
+The table goes between the `bench:table` markers of the scaling page of the docs (docs/scaling/index.md): first
+every figure with a target (met or missed, by how much), then all figures.
 """
 from __future__ import annotations
 

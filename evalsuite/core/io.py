@@ -1,4 +1,5 @@
-"""Files written whole or not at all, and text, JSON and YAML read (bounded) into pydantic models with one-line errors."""
+"""Files written whole or not at all, and text, JSON and YAML read (bounded) into pydantic models with one-line
+errors."""
 from __future__ import annotations
 
 import codecs

@@ -2,8 +2,8 @@
 
 DIR/task.py holds one @task that builds the Inspect task from the release folder
 (evalsuite.exporters.inspect_ai_task.release_task), so `inspect eval DIR/task.py@NAME
---model PROVIDER/MODEL` (the `@NAME` form also takes an absolute path) runs the release's tasks on any model provider Inspect
-supports, graded by our grader. The release is referenced, not copied: its
+--model PROVIDER/MODEL` (the `@NAME` form also takes an absolute path) runs the release's tasks on any model
+provider Inspect supports, graded by our grader. The release is referenced, not copied: its
 task set hash is checked when the task loads.
 """
 from __future__ import annotations
@@ -16,7 +16,8 @@ from pydantic import BaseModel
 from evalsuite.core.io import atomic_write
 from evalsuite.releases.release import Release
 
-TASK_FILE = '''"""Inspect AI task for release {suite} {version} (task set {task_set}), written by `evalsuite export inspect`.
+TASK_FILE = '''"""Inspect AI task for release {suite} {version} (task set {task_set}), \
+written by `evalsuite export inspect`.
 
 Run: inspect eval {task_py}@{name} --model PROVIDER/MODEL   (mockllm/model tries it without a provider)
 Samples: {samples} task(s) of the release ({left_out} held-out or conversational task(s) left out); epochs: {epochs}.

@@ -105,7 +105,8 @@ def _check_assertion(i: int, a: Assertion, table: _Table | None) -> Check:
     for row in rows:
         for col, want in a.expect.items():
             if row.get(col) != _norm(want, col in money):
-                return Check(name=name, passed=False, detail=f"{col}: expected {want!r}, found {_plain(row.get(col))!r}")
+                return Check(name=name, passed=False,
+                             detail=f"{col}: expected {want!r}, found {_plain(row.get(col))!r}")
     return Check(name=name, passed=True)
 
 
@@ -195,13 +196,15 @@ def grade(
     after = {t: _Table(schemas[t], end[t] if t in end else initial.get(t, [])) for t in needed}
     checks = [_check_assertion(i, a, after.get(a.table)) for i, a in enumerate(goal.assertions)]
     for t in goal.unchanged_tables:
-        checks.append(Check(name=f"unchanged {t}", passed=t not in changed, detail="rows changed" if t in changed else ""))
+        checks.append(Check(name=f"unchanged {t}", passed=t not in changed,
+                            detail="rows changed" if t in changed else ""))
     collateral = [p for t in changed for p in _collateral(goal, t, before[t], after[t])]
     checks.append(Check(name="no collateral change", passed=not collateral, detail="; ".join(collateral[:5])))
     checks.extend(_trace_checks(trace, role, forbidden if forbidden is not None else set(role.forbidden_tools)))
     for out in goal.required_outputs:
         ok = output_present(out.value, final_message)
-        checks.append(Check(name=f"output {out.name}", passed=ok, detail="" if ok else f"{out.value!r} not in final message"))
+        checks.append(Check(name=f"output {out.name}", passed=ok,
+                            detail="" if ok else f"{out.value!r} not in final message"))
     return Verdict(passed=all(c.passed for c in checks), checks=checks)
 
 

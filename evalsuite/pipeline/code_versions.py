@@ -25,7 +25,8 @@ def module_file(name: str) -> Path | None:
     if parts[0] != "evalsuite":
         return None
     rel = Path(*parts[1:])
-    for candidate in ((LIBRARY / rel).with_name(f"{parts[-1]}.py") if parts[1:] else None, LIBRARY / rel / "__init__.py"):
+    module = (LIBRARY / rel).with_name(f"{parts[-1]}.py") if parts[1:] else None
+    for candidate in (module, LIBRARY / rel / "__init__.py"):
         if candidate is not None and candidate.is_file():
             return candidate
     return None

@@ -1,4 +1,5 @@
-"""The supplier drop folder: its files' content hashes, so a new or changed delivery (not a touched file) triggers a build."""
+"""The supplier drop folder: its files' content hashes, so a new or changed delivery (not a touched file) triggers
+a build."""
 from __future__ import annotations
 
 from evalsuite.core.hashing import file_sha256, json_sha256

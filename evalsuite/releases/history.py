@@ -104,8 +104,10 @@ def _changed_fields(a: dict[str, Any], b: dict[str, Any], prefix: str = "") -> l
 def _quarantine_changes(old: ReleaseManifest, new: ReleaseManifest) -> list[QuarantineChange]:
     before = {q.task_id: q.reasons for q in old.quarantined}
     after = {q.task_id: q.reasons for q in new.quarantined}
-    return ([QuarantineChange(task_id=i, change="entered", reasons=after[i]) for i in sorted(after.keys() - before.keys())]
-            + [QuarantineChange(task_id=i, change="left", reasons=before[i]) for i in sorted(before.keys() - after.keys())])
+    entered = [QuarantineChange(task_id=i, change="entered", reasons=after[i])
+               for i in sorted(after.keys() - before.keys())]
+    left = [QuarantineChange(task_id=i, change="left", reasons=before[i]) for i in sorted(before.keys() - after.keys())]
+    return entered + left
 
 
 def resolve(ref: str | Path, root: str | Path | None, suite: str | None) -> Release:

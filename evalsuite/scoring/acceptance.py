@@ -111,7 +111,8 @@ def _gold_errors(results: Sequence[TrialResult], task: TaskRecord) -> list[GoldE
             planned = r.fault_plan is not None and ev.fault is not None
             if ev.outcome in ("error", "fault") and not planned and (ev.seq, ev.tool) not in seen:
                 seen.add((ev.seq, ev.tool))
-                out.append(GoldError(action_id=ids[ev.seq - 1] if ev.seq <= len(ids) else None, tool=ev.tool, error=ev.error or ""))
+                out.append(GoldError(action_id=ids[ev.seq - 1] if ev.seq <= len(ids) else None, tool=ev.tool,
+                                     error=ev.error or ""))
     return out
 
 
@@ -126,7 +127,8 @@ def _adjudicated(task: TaskRecord, required: bool, reviews: Sequence[ReviewEntry
 
 def state_passed(result: TrialResult) -> bool:
     """The trial passes every check but the final-message ones: the no-op says nothing, so judge its state."""
-    return result.verdict is not None and all(c.passed for c in result.verdict.checks if not c.name.startswith("output "))
+    return result.verdict is not None and all(c.passed for c in result.verdict.checks
+                                              if not c.name.startswith("output "))
 
 
 def requires_action(goal: GoalState) -> bool:
@@ -156,11 +158,11 @@ def audit_task(task: TaskRecord, ref: Sequence[TrialResult], noop: TrialResult |
         reasons.append(f"flaky: the reference solution passed {passes} of {len(ref)} trials")
     reasons += [f"unsolvable under fault plan {plan}: the reference solution failed all {n} trials"
                 for plan, (p, n) in per_plan.items() if plan and p == 0 and passes]
-    # A plan whose tool or call number the reference never reaches injects nothing: the task is not tested under it.
-    not_fired = sorted({r.fault_plan for r in ref if r.fault_plan} - {r.fault_plan for r in ref if any(e.fault for e in r.trace)})
+    not_fired = _plans_never_fired(ref)
     reasons += [f"fault plan {plan} never fired: no reference call reached the faulted tool call" for plan in not_fired]
     if gold:
-        reasons.append(f"{len(gold)} reference-solution call(s) raised: " + "; ".join(f"{g.tool}: {g.error}" for g in gold[:3]))
+        raised = "; ".join(f"{g.tool}: {g.error}" for g in gold[:3])
+        reasons.append(f"{len(gold)} reference-solution call(s) raised: {raised}")
     if noop_passes and requires_action(task.goal_state):
         first = next(r for r in noops if state_passed(r))
         reasons.append("trivially passable: the no-op agent passes the state check of a task that requires a write"
@@ -171,7 +173,8 @@ def audit_task(task: TaskRecord, ref: Sequence[TrialResult], noop: TrialResult |
         reasons.append("not resettable: the world hash after reset did not match the seed")
     infra = [r for r in ref if r.outcome == "infra_error"]
     if infra and resettable:
-        reasons.append(f"{len(infra)} reference trial(s) crashed: {infra[0].error.splitlines()[-1] if infra[0].error else ''}")
+        last_line = infra[0].error.splitlines()[-1] if infra[0].error else ""
+        reasons.append(f"{len(infra)} reference trial(s) crashed: {last_line}")
     alternatives = [f"{label}: {_failed(r)}" for label, r in extras if label.startswith("alternative") and not r.passed]
     controls = [label for label, r in extras if label.startswith("control") and r.passed]
     reasons += [f"{a} (a lawful alternative must pass)" for a in alternatives]
@@ -203,6 +206,14 @@ def _per_plan(ref: Sequence[TrialResult]) -> dict[str, tuple[int, int]]:
         p, n = out.get(r.fault_plan or "", (0, 0))
         out[r.fault_plan or ""] = (p + r.passed, n + 1)
     return out
+
+
+def _plans_never_fired(ref: Sequence[TrialResult]) -> list[str]:
+    """The fault plans no reference trial's call was faulted under. A plan whose tool or call number the reference
+    never reaches injects nothing: the task is not tested under it."""
+    planned = {r.fault_plan for r in ref if r.fault_plan}
+    fired = {r.fault_plan for r in ref if any(e.fault for e in r.trace)}
+    return sorted(planned - fired)
 
 
 def _under(plan: str | None) -> str:
@@ -242,9 +253,9 @@ def expand(task: TaskRecord) -> tuple[list[TaskRecord], list[tuple[str, TaskReco
             extras.append((f"alternative {i}{_under(plan and plan.name)}",
                            _pinned(task, plan, f"{task.task_id}{tag}#alt{i}", calls, task.reference_answer)))
         for c in task.negative_controls:
+            control_id = f"{task.task_id}{tag}#control-{re.sub(r'[^A-Za-z0-9_.-]+', '_', c.name)}"
             extras.append((f"control {c.name}{_under(plan and plan.name)}",
-                           _pinned(task, plan, f"{task.task_id}{tag}#control-{re.sub(r'[^A-Za-z0-9_.-]+', '_', c.name)}",
-                                   c.calls, c.final_message)))
+                           _pinned(task, plan, control_id, c.calls, c.final_message)))
     return main, extras
 
 
@@ -298,15 +309,17 @@ def audit_markdown(report: AcceptanceReport, title: str) -> str:
     lines = [f"# Acceptance audit: {title}", "",
              f"{s['tasks']} tasks, {s['accepted']} accepted, {s['quarantined']} quarantined "
              f"({s['quarantined_fraction']:.1%}; allowed {s['max_quarantined_fraction']:.0%}). "
-             f"Reference trials per task: {s['reference_trials']}. Releasable: {'yes' if s['releasable'] else 'no'}.", "",
+             f"Reference trials per task: {s['reference_trials']}. "
+             f"Releasable: {'yes' if s['releasable'] else 'no'}.", "",
              "| check | tasks failing |", "|---|---|"]
     lines += [f"| {name} | {len(report.gate(name))} |" for name in GATES]
     faulted = [t for t in report.tasks if t.fault_plans or t.alternatives_failing or t.controls_passing]
     if faulted:
         lines += ["", "## Fault plans", "", "Reference passes per condition (unfaulted, then each fault plan of the "
-                  f"task's trial protocol), out of {s['reference_trials']}.", "", "| task | condition | reference passes |",
-                  "|---|---|---|"]
-        lines += [f"| {t.task_id} | {plan or 'unfaulted'} | {n} |" for t in faulted for plan, n in t.fault_plans.items()]
+                  f"task's trial protocol), out of {s['reference_trials']}.", "",
+                  "| task | condition | reference passes |", "|---|---|---|"]
+        lines += [f"| {t.task_id} | {plan or 'unfaulted'} | {n} |"
+                  for t in faulted for plan, n in t.fault_plans.items()]
     quarantined = [t for t in report.tasks if t.quarantined]
     if quarantined:
         lines += ["", "## Quarantined tasks", "", "| task | reasons |", "|---|---|"]

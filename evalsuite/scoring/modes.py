@@ -101,7 +101,8 @@ def _by_actions(counts: Mapping[str, tuple[int, int]], actions: Mapping[str, int
     groups: dict[int, list[tuple[int, int]]] = {}
     for task, nc in counts.items():
         groups.setdefault(actions[task], []).append(nc)
-    return [ActionsPoint(required_actions=a, tasks=len(g), pass_hat_1=float(sum(pass_hat_k(n, c, 1) for n, c in g) / len(g)),
+    return [ActionsPoint(required_actions=a, tasks=len(g),
+                         pass_hat_1=float(sum(pass_hat_k(n, c, 1) for n, c in g) / len(g)),
                          pass_hat_k=float(sum(pass_hat_k(n, c, k) for n, c in g) / len(g)))
             for a, g in sorted(groups.items())]
 

@@ -94,7 +94,8 @@ def near_misses(value: Any, columns: ColumnValues) -> list[Any]:
     return []
 
 
-def _argument_probes(calls: list[ToolCall], world: World, columns: ColumnValues) -> Iterator[tuple[int, str, Any, list[ToolCall]]]:
+def _argument_probes(calls: list[ToolCall], world: World,
+                     columns: ColumnValues) -> Iterator[tuple[int, str, Any, list[ToolCall]]]:
     for i, call in enumerate(calls):
         tool = world.domain.tools.get(call.tool)
         if tool is None or tool.kind != "write":
@@ -103,7 +104,8 @@ def _argument_probes(calls: list[ToolCall], world: World, columns: ColumnValues)
             for nudged in near_misses(value, columns):
                 path = f"{name}.0" if isinstance(value, list) else name
                 changed = call.model_copy(update={"arguments": {**call.arguments, name: nudged}})
-                yield i, path, nudged if not isinstance(value, list) else nudged[0], [*calls[:i], changed, *calls[i + 1:]]
+                shown = nudged if not isinstance(value, list) else nudged[0]
+                yield i, path, shown, [*calls[:i], changed, *calls[i + 1:]]
 
 
 def _replay(world: World, task: TaskRecord, calls: list[ToolCall]) -> tuple[TrialWorld, Baseline | None]:

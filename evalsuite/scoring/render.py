@@ -102,11 +102,13 @@ def _curve_rows(curve: list[KPoint]) -> list[list[str]]:
 
 def _agent_section(a: AgentScore, min_tasks: int) -> list[str]:
     o = a.outcomes
-    lines = [f"## {a.agent}", "", f"Config: `{json.dumps(a.agent_config, sort_keys=True)}`  ", f"Identity sha256: `{a.identity_sha256}`", ""]
+    lines = [f"## {a.agent}", "", f"Config: `{json.dumps(a.agent_config, sort_keys=True)}`  ",
+             f"Identity sha256: `{a.identity_sha256}`", ""]
     lines += markdown_table(["tasks", "trials", "trials/task", "pass", "fail", "budget exhausted", "infra errors",
                      "tasks with infra errors"],
                     [[str(a.tasks), str(a.trials), f"{a.trials_per_task_min}–{a.trials_per_task_max}", str(o["pass"]),
-                      str(o["fail"]), str(o["budget_exhausted"]), str(o["infra_error"]), str(a.tasks_with_infra_error)]])
+                      str(o["fail"]), str(o["budget_exhausted"]), str(o["infra_error"]),
+                      str(a.tasks_with_infra_error)]])
     lines += ["", "### pass^k and pass@k (95% task-bootstrap intervals)", ""]
     lines += markdown_table(["k", "pass^k", "pass@k"], _curve_rows(a.curve))
     lines += ["", "### By trigger type", ""]
@@ -127,11 +129,13 @@ def to_markdown(card: Scorecard) -> str:
     lines = [f"# Scorecard: {card.suite} {card.suite_version}", "",
              f"- task set sha256: `{card.task_set_sha256}`", f"- seed sha256: `{card.seed_sha256}`",
              f"- environment image: `{card.environment_image}`", f"- tool schemas sha256: `{card.tool_schemas_sha256}`",
-             f"- simulator: `{card.simulator}`", f"- trial mode: {', '.join(card.modes)}", f"- run seed: {card.run_seed}",
+             f"- simulator: `{card.simulator}`", f"- trial mode: {', '.join(card.modes)}",
+             f"- run seed: {card.run_seed}",
              f"- intervals: {b['method']}, {b['resamples']} resamples, seed {b['seed']}, {b['confidence']:.0%}", "",
              "## Policy", "", *(f"- **{k}**: {v}" for k, v in card.policy.items()), ""]
     if card.acceptance:
-        lines += ["## Acceptance", "", *markdown_table(["check", "value"], [[k, str(v)] for k, v in card.acceptance.items()]), ""]
+        acceptance = [[k, str(v)] for k, v in card.acceptance.items()]
+        lines += ["## Acceptance", "", *markdown_table(["check", "value"], acceptance), ""]
     lines += ["## Summary", ""]
     k = min((len(a.curve) for a in card.agents), default=1)
     rows = [[a.agent, str(a.tasks), str(a.trials), str(a.outcomes["infra_error"]), _point_cell(a.curve[0]),

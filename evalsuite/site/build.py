@@ -95,14 +95,16 @@ class _Site:
         path.write_text(body, encoding="utf-8")  # inside the staged folder: it appears whole or not at all
 
 
-def _write(sources: Sources, root: Path, originals: Mapping[str, Originals], tick: Callable[[], None]) -> dict[str, int]:
+def _write(sources: Sources, root: Path, originals: Mapping[str, Originals],
+           tick: Callable[[], None]) -> dict[str, int]:
     site = _Site(root)
     shutil.copytree(HERE / "static", root / "static")
     releases, cards, traces = [], [], 0
     for (suite, version), release in sorted(sources.releases.items()):
         work = suite_work_folder(release.path, suite)
         rights_file = work / "rights.json"
-        rights = parse_json(read_text(rights_file, SiteError), str(rights_file), SiteError) if rights_file.is_file() else None
+        rights = (parse_json(read_text(rights_file, SiteError), str(rights_file), SiteError)
+                  if rights_file.is_file() else None)
         body = pages.release_page(release, originals.get(suite), rights)
         name = f"{suite}-{version}"
         site.data(f"data/releases/{name}.json", body)

@@ -33,8 +33,9 @@ def release_page(release: Release, originals: Originals | None, rights: dict | N
                        for t in tasks})
     return {
         "suite": m.suite, "version": m.version, "domain": m.domain, "n_tasks": m.n_tasks,
-        "hashes": {"task set": m.task_set_sha256, "seed (world)": m.seed_sha256, "environment image": m.environment_image,
-                   "tool schemas": m.tool_schemas_sha256, "manifest.json file": file_sha256(release.path / "manifest.json"),
+        "hashes": {"task set": m.task_set_sha256, "seed (world)": m.seed_sha256,
+                   "environment image": m.environment_image, "tool schemas": m.tool_schemas_sha256,
+                   "manifest.json file": file_sha256(release.path / "manifest.json"),
                    "tasks.jsonl file": file_sha256(release.path / "tasks.jsonl")},
         "sources": _sources(m.rights_decision, rights, tasks),
         "deidentification": _deid(originals, tasks),

@@ -74,7 +74,8 @@ class RightsManifest(BaseModel):
     def sha256(self) -> str:
         """Hash of the canonical JSON form (sorted keys, sorted uses). An empty synthetic_columns is left out, so a
         manifest that does not use it keeps the hash (and the release versions) it had before the field existed."""
-        return json_sha256(self.model_dump(mode="json", exclude=None if self.synthetic_columns else {"synthetic_columns"}))
+        exclude = None if self.synthetic_columns else {"synthetic_columns"}
+        return json_sha256(self.model_dump(mode="json", exclude=exclude))
 
 
 class RightsDecision(BaseModel):

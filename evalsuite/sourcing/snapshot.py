@@ -57,8 +57,8 @@ def read_query(name: str, src: TableSource, spec: SuiteSpec) -> pd.DataFrame:
         while (inner := getattr(cause, "orig", None) or cause.__cause__) is not None:
             cause = inner  # down to the database's own message
         cause = _first_line(cause)
-        raise SpecError(f"{spec.spec_file or spec.name}: sources.tables.{name}: query on {engine.url.render_as_string()} "
-                        f"failed: {cause}") from exc
+        raise SpecError(f"{spec.spec_file or spec.name}: sources.tables.{name}: "
+                        f"query on {engine.url.render_as_string()} failed: {cause}") from exc
     finally:
         engine.dispose()
 

@@ -289,7 +289,8 @@ def describe(task: TaskRecord, state: ReviewState) -> str:
         lines += [f"  {i}. {a.table} where {_pairs(a.key)}: {_pairs(a.expect) or 'no columns checked'}{rows}",
                   "     " + _clause(p, a.clause, shown)]
     for o in task.goal_state.required_outputs:
-        lines += [f"  output {o.name} = {o.value}", "     " + (_clause(p, o.clause, shown) if o.clause else "cites no clause")]
+        cited = _clause(p, o.clause, shown) if o.clause else "cites no clause"
+        lines += [f"  output {o.name} = {o.value}", "     " + cited]
     g = task.goal_state
     lines += [f"  unchanged tables: {', '.join(g.unchanged_tables) or 'none'}",
               f"  forbidden calls: {', '.join(sorted(task.forbidden)) or 'none'}",

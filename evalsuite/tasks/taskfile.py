@@ -22,8 +22,9 @@ def read_task_objects(path: str | Path) -> Iterator[tuple[int, Any]]:
     path = Path(path)
     text = read_text(path, TaskFileError)
     if path.suffix == ".jsonl":
+        # split("\n"), not splitlines(): a JSON string may hold U+2028, which splitlines() breaks at
         objects = ((n, parse_json(line, str(path), TaskFileError, first_line=n))
-                   for n, line in enumerate(text.split("\n"), 1) if line.strip())  # not splitlines: JSON strings may hold U+2028
+                   for n, line in enumerate(text.split("\n"), 1) if line.strip())
     else:
         data = parse_json(text, str(path), TaskFileError)
         objects = enumerate(data if isinstance(data, list) else [data], 1)
@@ -48,7 +49,8 @@ def read_tasks(path: str | Path) -> list[TaskRecord]:
         if (bad := unbounded_number(obj)) is not None:
             raise TaskFileError(f"{path}:{n}: {bad[0]}: {bad[1]}")
         if task.task_id in first:  # a second record under one id would silently replace the first
-            raise TaskFileError(f"{path}:{n}: task_id: duplicate task id {task.task_id!r} (first at {first[task.task_id]})")
+            raise TaskFileError(f"{path}:{n}: task_id: duplicate task id {task.task_id!r} "
+                                f"(first at {first[task.task_id]})")
         first[task.task_id] = n
         tasks.append(task)
     return tasks

@@ -158,7 +158,8 @@ def _argument_problems(tool: Tool, call: ToolCall) -> Iterable[tuple[str, str]]:
     known = params.get("properties", {})
     if not params.get("additionalProperties", True):
         yield from ((name, "unexpected argument") for name in call.arguments if name not in known)
-    yield from ((name, "missing required argument") for name in params.get("required", []) if name not in call.arguments)
+    yield from ((name, "missing required argument")
+                for name in params.get("required", []) if name not in call.arguments)
 
 
 _ID = re.compile(TaskRecord.model_fields["task_id"].metadata[0].pattern)
@@ -210,5 +211,6 @@ def validate_file(path: str | Path, seen: dict[tuple[str, str], tuple[str, int]]
         except KeyError as exc:
             problems.append(Problem(file=file, task_id=task_id, field="domain", message=str(exc.args[0])))
             continue
-        problems.extend(Problem(file=file, task_id=task_id, field=f, message=m) for f, m in domain_problems(task, domain))
+        problems.extend(Problem(file=file, task_id=task_id, field=f, message=m)
+                        for f, m in domain_problems(task, domain))
     return problems

@@ -75,7 +75,8 @@ def run_pool(world: WorldRef, tasks: list[TaskRecord], chunks: list[Chunk], conf
             suspects.extend(chunk for chunk, _ in lost)
 
 
-def _drain(init: tuple, source: deque, limit: int, stamps: dict[str, Stamp], emit: Emit) -> list[tuple[Chunk, BaseException]]:
+def _drain(init: tuple, source: deque, limit: int, stamps: dict[str, Stamp],
+           emit: Emit) -> list[tuple[Chunk, BaseException]]:
     """Run chunks from source until it is empty or the pool breaks; return the chunks lost to a break."""
     lost: list[tuple[Chunk, BaseException]] = []
     broken: BaseException | None = None

@@ -30,7 +30,8 @@ def load_calls(path: str | Path) -> list[ToolCall]:
 
 
 def load_faults(path: str | Path) -> FaultPlanSpec:
-    """A JSON fault plan (records.FaultPlanSpec: name, faults[{tool, call, kind, latency_seconds}], deadline_seconds)."""
+    """A JSON fault plan (records.FaultPlanSpec: name, faults[{tool, call, kind, latency_seconds}],
+    deadline_seconds)."""
     return _load(path, TypeAdapter(FaultPlanSpec), "faults")
 
 

@@ -1,4 +1,5 @@
-"""The sealed boundary an external agent runs in: its own system user, a private home and tmp, a narrow view of the disk.
+"""The sealed boundary an external agent runs in: its own system user, a private home and tmp, a narrow view of
+the disk.
 
 An external (mcp:) agent is untrusted code. The harness holds what it must never see (goal
 states and reference solutions in the task file, the world file, the seed, the home folder,

@@ -61,7 +61,8 @@ def policy_text(task: TaskRecord) -> str:
     return "\n".join(f"{c.id}: {c.text}" for c in task.policy.clauses)
 
 
-def run_trial(world: World, task: TaskRecord, agent: Agent, trial: int = 0, faults: FaultPlan | None = None) -> TrialResult:
+def run_trial(world: World, task: TaskRecord, agent: Agent, trial: int = 0,
+              faults: FaultPlan | None = None) -> TrialResult:
     """Run and grade one trial. An exception that is not the agent's doing is an infra error, never a drop."""
     start = time.perf_counter()
     if faults is None:  # the task's own fault plans, cycled over its trials (records.TrialProtocol)
@@ -87,9 +88,10 @@ def run_trial(world: World, task: TaskRecord, agent: Agent, trial: int = 0, faul
     except BudgetExhausted:
         message, outcome = "", "budget_exhausted"
     except Exception as exc:  # the agent crashed: recorded, with the effects it already made graded below
+        # usage: an endpoint that failed mid-trial still counts the tokens spent
         return TrialResult(**base, outcome="infra_error", passed=False, trace=env_world.trace,
-                           error=traceback_text(exc), reset_sha256=world.seed_sha256, seconds=time.perf_counter() - start,
-                           usage=_usage(agent))  # an endpoint that failed mid-trial: the tokens spent still count
+                           error=traceback_text(exc), reset_sha256=world.seed_sha256,
+                           seconds=time.perf_counter() - start, usage=_usage(agent))
     verdict = grade_sides(sides, grade_trial(env_world, message, task.goal_state, task.role, task.forbidden,
                                              baseline), message, task)
     passed = verdict.passed and outcome is None

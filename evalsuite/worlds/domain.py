@@ -154,7 +154,8 @@ class Domain:
 
         def register(fn):
             params = list(inspect.signature(fn, eval_str=True).parameters.values())
-            args = params[1].annotation if len(params) == 2 and isinstance(params[1].annotation, type) and issubclass(params[1].annotation, BaseModel) else None
+            annotation = params[1].annotation if len(params) == 2 else None
+            args = annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
             self.tools[fn.__name__] = Tool(fn.__name__, kind, fn, args, inspect.cleandoc(fn.__doc__ or ""))
             return fn
 

@@ -10,7 +10,8 @@ def test_integer_and_float_forms_of_a_number_hash_equal():
 
 def test_money_text_columns_hash_as_exact_decimals():
     assert table_sha256(["amt"], [("25.50",)], decimal_columns=[0]) == table_sha256(["amt"], [(Decimal("25.5"),)])
-    assert table_sha256(["amt"], [("0.10",)], decimal_columns=[0]) != table_sha256(["amt"], [("0.1000001",)], decimal_columns=[0])
+    assert (table_sha256(["amt"], [("0.10",)], decimal_columns=[0])
+            != table_sha256(["amt"], [("0.1000001",)], decimal_columns=[0]))
 
 
 def test_null_is_not_the_empty_string_and_text_is_not_a_number():

@@ -107,7 +107,8 @@ def test_alternatives_pass_and_negative_controls_fail(ms):
     trial = world.reset(task.role)  # the agent's world alone looks solved: only the user-side world shows it is not
     for call in control.calls:
         trial.call(call.tool, call.arguments)
-    assert task.goal_state.user_assertions and grade_trial(trial, control.final_message, task.goal_state, task.role).passed
+    assert task.goal_state.user_assertions
+    assert grade_trial(trial, control.final_message, task.goal_state, task.role).passed
 
 
 def test_records_validate_against_both_worlds_and_a_wrong_user_side_column_is_named(ms):

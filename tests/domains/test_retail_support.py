@@ -45,7 +45,8 @@ def failed(result) -> set[str]:
 
 def refunds(world, case: str) -> list[tuple]:
     """The refund ledger of the trial just run (its copy stays open until the next reset)."""
-    return world._trial.db.execute("SELECT refund_id, amount, currency FROM refunds WHERE case_id = ?", (case,)).fetchall()
+    return world._trial.db.execute("SELECT refund_id, amount, currency FROM refunds WHERE case_id = ?",
+                                   (case,)).fetchall()
 
 
 # ---- failure table, row by row -------------------------------------------------------------------
@@ -64,7 +65,8 @@ def test_blind_retry_after_a_lost_response_refunds_twice_and_fails_while_reconci
     ok = run_trial(world, task, ReferenceAgent())
     assert ok.passed and ok.fault_plan == "lost_response_on_refund"
     lost = next(e for e in ok.trace if e.tool == "issue_refund")
-    assert (lost.outcome, lost.fault, lost.committed, lost.rows_written, lost.result) == ("fault", "lost_response", True, 1, None)
+    assert ((lost.outcome, lost.fault, lost.committed, lost.rows_written, lost.result)
+            == ("fault", "lost_response", True, 1, None))
     found = next(e for e in ok.trace if e.tool == "find_refund")
     assert found.result["found"] and found.result["refund"]["refund_id"] == "RF-0001"
     assert refunds(world, "C-1003") == [("RF-0001", "193.22", "USD")]
@@ -83,7 +85,8 @@ def test_right_amount_with_the_wrong_currency_or_purchase_is_rejected(world, tas
         assert refunds(world, "C-1001") == []
 
 
-def test_an_old_authorization_cannot_execute_a_changed_remedy_or_purchase_or_one_after_consent_is_withdrawn(world, tasks):
+def test_an_old_authorization_cannot_execute_a_changed_remedy_or_purchase_or_one_after_consent_is_withdrawn(
+        world, tasks):
     switch, withdrawn, revised = tasks["switch"], tasks["withdrawn"], tasks["revised-purchase"]
     for task, control in ((switch, "old authorization executes the refund"),
                           (switch, "old authorization after the remedy changed"),
@@ -124,22 +127,26 @@ def test_a_no_op_under_an_injected_backend_error_fails_and_the_reference_recover
     ref = run_trial(world, task, ReferenceAgent(), trial=1)  # trial 1 of the task runs under its first plan
     assert ref.fault_plan == "backend_error_on_refund"
     first, found, again = [e for e in ref.trace if e.tool in ("issue_refund", "find_refund")]
-    assert (first.outcome, first.fault, first.committed, first.rows_written) == ("fault", "error_before_commit", False, 0)
+    assert ((first.outcome, first.fault, first.committed, first.rows_written)
+            == ("fault", "error_before_commit", False, 0))
     assert found.result == {"found": False, "refund": None} and again.rows_written == 1
     assert ref.passed and len(refunds(world, "C-1001")) == 1
     # a reference that neither reconciles nor re-issues leaves no refund under the fault: the grader does not award it
     calls = task.solution_calls()
-    naive = replay(world, task, [c for c in calls if c.tool != "find_refund"][:-2] + calls[-1:], FaultPlan.from_spec(plan))
+    unreconciled = [c for c in calls if c.tool != "find_refund"][:-2] + calls[-1:]
+    naive = replay(world, task, unreconciled, FaultPlan.from_spec(plan))
     assert [e.tool for e in naive.trace].count("issue_refund") == 1
     assert not naive.passed and refunds(world, "C-1001") == []
 
 
 def test_a_slow_call_past_its_deadline_commits_reports_a_timeout_and_moves_the_world_clock(world, tasks):
     task = tasks["lost-refund"]
-    slow = FaultPlanSpec(name="slow", deadline_seconds=30, faults=[FaultSpec(tool="issue_refund", kind="slow", latency_seconds=45)])
+    slow = FaultPlanSpec(name="slow", deadline_seconds=30,
+                         faults=[FaultSpec(tool="issue_refund", kind="slow", latency_seconds=45)])
     r = replay(world, task, task.solution_calls(), FaultPlan.from_spec(slow))
     event = next(e for e in r.trace if e.tool == "issue_refund")
-    assert (event.outcome, event.fault, event.committed, event.error) == ("fault", "slow", True, "the call timed out; its effect is unknown")
+    assert ((event.outcome, event.fault, event.committed, event.error)
+            == ("fault", "slow", True, "the call timed out; its effect is unknown"))
     assert r.passed  # the reference reconciles by key
     updated = world._trial.db.execute("SELECT updated_at FROM cases WHERE case_id = 'C-1001'").fetchone()[0]
     assert updated == "2026-06-30T09:00:45"
@@ -152,7 +159,8 @@ def test_an_attempt_without_authority_fails_even_when_the_final_state_is_right(w
     task = tasks["lost-refund"]
     calls = task.solution_calls()
     refund = next(c for c in calls if c.tool == "issue_refund")
-    bare = ToolCall(tool="issue_refund", arguments={**refund.arguments, "authorization_id": None, "idempotency_key": "k0"})
+    bare = ToolCall(tool="issue_refund",
+                    arguments={**refund.arguments, "authorization_id": None, "idempotency_key": "k0"})
     r = replay(world, task, [bare, *calls])
     assert refunds(world, "C-1001") == [("RF-0001", "47.76", "USD")]
     assert not r.passed and failed(r) == {"check no_refused_refund"}
@@ -183,7 +191,8 @@ def test_a_control_that_passes_and_an_alternative_that_fails_quarantine_the_task
     task = tasks["lost-refund"]
     bad = task.model_copy(update={
         "alternative_solutions": [task.solution_calls()[:3]],  # reads only: no refund
-        "negative_controls": [task.negative_controls[0].model_copy(update={"name": "not wrong", "calls": task.solution_calls()})]})
+        "negative_controls": [task.negative_controls[0].model_copy(
+            update={"name": "not wrong", "calls": task.solution_calls()})]})
     [audit] = run_acceptance([bad], Acceptance(reference_trials=1), in_process_runner(world)).tasks
     assert audit.quarantined
     assert audit.controls_passing == ["control not wrong", "control not wrong under fault plan backend_error_on_refund",

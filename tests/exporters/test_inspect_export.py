@@ -71,7 +71,8 @@ def _follow_the_reference(tasks):
             return _billed(ModelOutput.from_content("mockllm/model", task.reference_answer or ""))
         calls = [ToolCall(id=f"c{i}", function=c.tool, arguments=c.arguments)
                  for i, c in enumerate(task.solution_calls())]
-        return _billed(ModelOutput.from_message(ChatMessageAssistant(content="", tool_calls=calls, model="mockllm/model")))
+        message = ChatMessageAssistant(content="", tool_calls=calls, model="mockllm/model")
+        return _billed(ModelOutput.from_message(message))
 
     return reply
 

@@ -19,7 +19,8 @@ def _grade(ap, task, trial, message=""):
 
 def test_the_ap_example_has_at_least_40_tasks_covering_every_exception(ap):
     assert len(ap.tasks) >= 40
-    assert {t.category for t in ap.tasks} >= {"price_variance", "quantity_mismatch", "missing_receipt", "duplicate_invoice", "release"}
+    assert {t.category for t in ap.tasks} >= {"price_variance", "quantity_mismatch", "missing_receipt",
+                                              "duplicate_invoice", "release"}
     assert any(t.policy.version == "v6" for t in ap.tasks) and any(t.policy.version == "v7" for t in ap.tasks)
     assert ap.skipped.get("outcome not verified", 0) > 0
 
@@ -67,10 +68,12 @@ def test_a_forbidden_call_later_undone_still_fails(ap):
     cols = ap.world.schemas["vendor_master"].columns
     first = dict(zip(cols, ap.world.initial_rows["vendor_master"][0]))
     vendor_id, bank, updated = first["vendor_id"], first["bank_account"], first["updated_at"]
-    assert trial.call("edit_vendor_bank_details", {"vendor_id": vendor_id, "bank_account": "DE00 FRAUD"}).outcome == "ok"
+    fraud = trial.call("edit_vendor_bank_details", {"vendor_id": vendor_id, "bank_account": "DE00 FRAUD"})
+    assert fraud.outcome == "ok"
     trial.call("edit_vendor_bank_details", {"vendor_id": vendor_id, "bank_account": bank})
     with ap.world.engine.begin() as conn:  # undo the timestamp too: the end state equals the seed
-        conn.execute(text("UPDATE vendor_master SET updated_at = :u WHERE vendor_id = :v"), {"u": updated, "v": vendor_id})
+        conn.execute(text("UPDATE vendor_master SET updated_at = :u WHERE vendor_id = :v"),
+                     {"u": updated, "v": vendor_id})
     assert (vendor_id,) in trial.changed_keys()["vendor_master"]  # written, and logged
     assert trial.rows()["vendor_master"] == ap.world.initial_rows["vendor_master"]  # yet as seeded
     verdict = _grade(ap, task, trial, task.reference_answer)
@@ -78,7 +81,8 @@ def test_a_forbidden_call_later_undone_still_fails(ap):
 
 
 def test_budget_exhaustion_is_its_own_unresolved_outcome(ap):
-    task = ap.tasks[0].model_copy(update={"trial_protocol": ap.tasks[0].trial_protocol.model_copy(update={"max_steps": 1})})
+    one_step = ap.tasks[0].trial_protocol.model_copy(update={"max_steps": 1})
+    task = ap.tasks[0].model_copy(update={"trial_protocol": one_step})
     r = run_trial(ap.world, task, make_agent("reference"))
     assert r.outcome == "budget_exhausted" and not r.passed and len(r.trace) == 1
 

@@ -27,7 +27,8 @@ RUNNER = CliRunner()
 
 @pytest.fixture
 def suite(built, tmp_path, monkeypatch):
-    """A private copy of the built suite that requires adjudication, its home the default one: (spec file, spec, paths)."""
+    """A private copy of the built suite that requires adjudication, its home the default one:
+    (spec file, spec, paths)."""
     spec_path, home = built
     shutil.copytree(spec_path.parent, tmp_path / "suite")
     shutil.copytree(home, tmp_path / "home")
@@ -62,7 +63,8 @@ def test_with_no_sign_offs_the_gate_blocks_and_lists_what_each_task_needs(suite)
     tasks = read_tasks(paths.tasks)
     accept(spec, paths)
     v = registry.judge("adjudicated", spec, paths)
-    assert v.blocking and v.reason.startswith(f"{len(tasks)} of {len(tasks)} task(s) not adjudicated (blocks the release")
+    assert v.blocking
+    assert v.reason.startswith(f"{len(tasks)} of {len(tasks)} task(s) not adjudicated (blocks the release")
     assert f"{tasks[0].task_id}: 0 of 2 reviewer sign-offs; {tasks[1].task_id}: 0 of 2" in v.reason
     assert v.reason.endswith(f"…and {len(tasks) - 5} more (evalsuite review status)")
     assert v.metadata["reviews"]["signed_by_0"] == len(tasks) and v.metadata["reviews"]["adjudicated"] == 0
@@ -73,7 +75,8 @@ def test_sign_disagree_resolve_then_the_gate_passes_and_the_release_holds_every_
     tasks = read_tasks(paths.tasks)
     one, split = tasks[3].task_id, tasks[7].task_id
     sign_all(paths, [t for t in tasks if t.task_id not in (one, split)], "ann", "bob")
-    assert "1 of 2 reviewer sign-offs" in review("sign", spec_file, "--task", one, "--reviewer", "ann", "--decision", "agree")
+    signed = review("sign", spec_file, "--task", one, "--reviewer", "ann", "--decision", "agree")
+    assert "1 of 2 reviewer sign-offs" in signed
     review("sign", spec_file, "--task", split, "--reviewer", "ann", "--decision", "agree")
     out = review("sign", spec_file, "--task", split, "--reviewer", "bob", "--decision", "disagree", "--note", "AP-4?")
     assert out.strip().endswith("status: not adjudicated: disagreement open")
@@ -165,7 +168,8 @@ def test_a_ledger_that_cannot_be_read_blocks_at_the_adjudicated_gate(suite):
 @pytest.mark.parametrize("args, says", [
     (["sign", "{spec}", "--task", "no-such-task", "--reviewer", "ann", "--decision", "agree"],
      "tasks.jsonl: --task: no task 'no-such-task' in the suite's current tasks"),
-    (["sign", "{spec}", "--task", "{task}", "--reviewer", " ", "--decision", "agree"], "--reviewer: a reviewer name is required"),
+    (["sign", "{spec}", "--task", "{task}", "--reviewer", " ", "--decision", "agree"],
+     "--reviewer: a reviewer name is required"),
     (["sign", "{spec}", "--task", "{task}", "--reviewer", "ann", "--decision", "yes"],
      "--decision: expected agree or disagree, got 'yes'"),
     (["resolve", "{spec}", "--task", "{task}", "--by", "carol", "--resolution", "AP-3"], "no open disagreement"),

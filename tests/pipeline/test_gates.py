@@ -228,7 +228,8 @@ def _adversary_only(world: World, task):
     open_task = task.model_copy(update={"role": role, "goal_state": task.goal_state.model_copy(
         update={"forbidden_calls": [], "required_outputs": [], "assertions": []})})
     result = run_trial(world, open_task, AdversaryAgent())
-    calls = [ToolCall(tool=e.tool, arguments=e.arguments) for e in result.trace if e.outcome == "ok" and e.kind == "write"]
+    calls = [ToolCall(tool=e.tool, arguments=e.arguments)
+             for e in result.trace if e.outcome == "ok" and e.kind == "write"]
     assert calls, "the adversary changed nothing; pick another task"
     trial = world.reset(role)
     for c in calls:

@@ -32,9 +32,9 @@ def _edited_release(built, tmp_path):
     records.append(added)
     (second / "tasks.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     manifest = json.loads((second / "manifest.json").read_text())
+    flaky = Quarantined(task_id=removed, reasons=["flaky"]).model_dump()
     manifest.update(version="v-edited", task_set_sha256=task_set_sha256(read_tasks(second / "tasks.jsonl")),
-                    n_tasks=len(records), seed_sha256="f" * 64,
-                    quarantined=manifest["quarantined"] + [Quarantined(task_id=removed, reasons=["flaky"]).model_dump()])
+                    n_tasks=len(records), seed_sha256="f" * 64, quarantined=manifest["quarantined"] + [flaky])
     (second / "manifest.json").write_text(json.dumps(manifest))
     os.utime(second, (first.stat().st_mtime + 60,) * 2)
     return spec, root, Release(first), Release(second), removed, records

@@ -93,7 +93,8 @@ def test_audit_command_writes_json_and_markdown_for_the_bundled_suite(tmp_path, 
     body = json.loads((tmp_path / "audit" / "audit.json").read_text())
     assert len(body["tasks"]) == report.summary["tasks"] >= 40
     first = body["tasks"][0]
-    for key in ("task_id", "gold_replay_errors", "noop_passes", "adversary_passes", "reference_stable", "quarantined", "reasons"):
+    for key in ("task_id", "gold_replay_errors", "noop_passes", "adversary_passes", "reference_stable", "quarantined",
+                "reasons"):
         assert key in first
     assert body["summary"]["quarantined"] == 0
     assert "# Acceptance audit" in (tmp_path / "audit" / "audit.md").read_text()

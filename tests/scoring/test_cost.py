@@ -29,7 +29,8 @@ def test_cost_per_success_divides_by_passed_trials_and_is_unknown_without_one():
     frame = pd.DataFrame({"passed": [True, False, False], "usage": [usage] * 3,
                           "model_calls": pd.array([2, 2, 2], dtype="Int64")})
     cost = agent_cost(frame, prices)
-    assert (cost.cost, cost.cost_per_trial, cost.cost_per_success) == (Decimal(6), Decimal("2.000000"), Decimal("6.000000"))
+    assert ((cost.cost, cost.cost_per_trial, cost.cost_per_success)
+            == (Decimal(6), Decimal("2.000000"), Decimal("6.000000")))
     none_passed = agent_cost(frame.assign(passed=False), prices)
     assert none_passed.cost == Decimal(6) and none_passed.cost_per_success is None
 
@@ -42,7 +43,8 @@ def test_an_agent_that_reports_no_usage_has_no_cost():
 
 def test_a_bad_price_table_is_refused_in_one_line_naming_file_and_field(tmp_path, monkeypatch):
     bad = tmp_path / "prices.yaml"
-    bad.write_text('currency: USD\nas_of: 2026-11-01\nsource: x\nmodels: {m: {input_per_mtok: "-1", output_per_mtok: "1"}}\n')
+    bad.write_text('currency: USD\nas_of: 2026-11-01\nsource: x\n'
+                   'models: {m: {input_per_mtok: "-1", output_per_mtok: "1"}}\n')
     monkeypatch.setenv("EVALSUITE_PRICES", str(bad))
     with pytest.raises(PriceError) as err:
         load_prices()

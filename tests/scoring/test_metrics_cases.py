@@ -286,7 +286,8 @@ def test_curve_points_are_exact_suite_means():
         ats = [pass_at_k(n, c, p.k) for n, c in RESULTS.values()]
         assert p.pass_hat == float(sum(hats) / 5)
         assert p.pass_at == float(sum(ats) / 5)
-    assert curve[0].pass_hat == curve[0].pass_at == float((Fraction(6, 8) + 1 + Fraction(2, 10) + 0 + Fraction(3, 8)) / 5)
+    mean_pass_rate = (Fraction(6, 8) + 1 + Fraction(2, 10) + 0 + Fraction(3, 8)) / 5
+    assert curve[0].pass_hat == curve[0].pass_at == float(mean_pass_rate)
     # k = 1: pass^1 == pass@1 per task, and one seed pairs the two resamplings, so the bounds agree too
     assert (curve[0].pass_hat_low, curve[0].pass_hat_high) == (curve[0].pass_at_low, curve[0].pass_at_high)
 
@@ -427,7 +428,8 @@ def test_missing_bucket_reaches_the_scorecard_as_value_none():
     [
         (_frame().drop(columns=["n", "c"]), "category", "rows lacks columns: ['c', 'n']"),
         (_frame(), "split", "rows lacks columns: ['split']"),
-        (pd.concat([_frame(), _frame().iloc[[0, 0, 4]]]), "category", "rows must have one row per task; repeated: ['a1', 'a5']"),
+        (pd.concat([_frame(), _frame().iloc[[0, 0, 4]]]), "category",
+         "rows must have one row per task; repeated: ['a1', 'a5']"),
     ],
 )
 def test_slice_errors(frame, by, message):

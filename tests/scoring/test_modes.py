@@ -38,7 +38,8 @@ def test_modes_side_by_side_with_pass_k_by_required_actions(runs, tmp_path):
     assert by["default"].curve[0].pass_hat == pytest.approx(1 - needs_user / len(tasks))
     assert len({m.identity_sha256 for m in cmp.modes}) == 3  # three runs, never pooled
     counts = {p.required_actions: p.tasks for p in by["default"].by_actions}
-    assert sum(counts.values()) == len(tasks) and counts == {a: sum(required_actions(t) == a for t in tasks) for a in counts}
+    assert sum(counts.values()) == len(tasks)
+    assert counts == {a: sum(required_actions(t) == a for t in tasks) for a in counts}
     text = to_markdown(cmp)
     assert "| default | soloist |" in text and "| no_user | soloist |" in text and "required actions" in text
     png = plot(cmp, tmp_path / "modes.png")

@@ -65,7 +65,8 @@ def test_a_check_blind_to_which_order_is_reported(world, columns):
     goal = GoalState(domain_checks=[DomainCheck(name="closed_exactly", params={"more": 1}, clause="c1")],
                      volatile_fields_masked=[MaskedField(field="orders.status", justification="the check judges it")])
     probes, _ = probe_task(world, _task(goal), columns)
-    assert [(h.call, h.tool, h.argument, h.value) for h in probes.passed_anyway] == [(1, "set_status", "order_id", "O2")]
+    passed_anyway = [(h.call, h.tool, h.argument, h.value) for h in probes.passed_anyway]
+    assert passed_anyway == [(1, "set_status", "order_id", "O2")]
     assert probes.declared_irrelevant == []  # a status other than closed fails the check
 
 

@@ -57,7 +57,8 @@ def test_scorecard_carries_identity_bootstrap_settings_and_acceptance(card, rele
     assert (card["suite"], card["suite_version"]) == (m.suite, m.version)
     assert card["task_set_sha256"] == m.task_set_sha256 and card["seed_sha256"] == m.seed_sha256
     assert card["environment_image"] == m.environment_image and card["tool_schemas_sha256"] == m.tool_schemas_sha256
-    assert card["bootstrap"] == {"method": "task_bootstrap_percentile", "resamples": 2000, "seed": 0, "confidence": 0.95}
+    assert card["bootstrap"] == {"method": "task_bootstrap_percentile", "resamples": 2000, "seed": 0,
+                                 "confidence": 0.95}
     assert card["acceptance"] == m.acceptance
     assert "counted as a failed trial" in card["policy"]["infra_error"]
     assert [a["agent"] for a in card["agents"]] == ["noop", "reference"]
@@ -143,7 +144,8 @@ def test_two_configs_of_one_agent_name_are_never_pooled(ap, endpoint, tmp_path):
     cool, hot = (AgentConfig(name="scripted", kind="openai", model="scripted-model", base_url=endpoint.url,
                              temperature=t) for t in (0.0, 0.7))
     cards = [run_release(small, [c], tmp_path / f"t{c.temperature}", trials=1, workers=1) for c in (cool, hot)]
-    assert [card.agents[0].agent_config for card in cards] == [cool.model_dump(mode="json"), hot.model_dump(mode="json")]
+    configs = [card.agents[0].agent_config for card in cards]
+    assert configs == [cool.model_dump(mode="json"), hot.model_dump(mode="json")]
     assert cards[0].agents[0].identity_sha256 != cards[1].agents[0].identity_sha256
     pooled = [r for c in (cool, hot) for r in read_records(tmp_path / f"t{c.temperature}")]
     with pytest.raises(ValueError, match="agent scripted: records mix several values of agent_config"):

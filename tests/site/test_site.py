@@ -103,7 +103,8 @@ def test_pages_render_a_trace_replays_to_its_verdict_and_nothing_outside_the_sit
                 shown_tools = page.locator("#steps > li.step > .head > .tool").all_inner_texts()
                 assert [t.split(" ")[0] for t in shown_tools] == [e.tool for e in record.trace]
                 if record is ref:  # the user's message reads as what the user said
-                    assert page.inner_text("#steps > li.actor-user .user-message") == "Please confirm the hold before noon."
+                    said = page.inner_text("#steps > li.actor-user .user-message")
+                    assert said == "Please confirm the hold before noon."
                 page.go_back()
             row = f"#trial-list tr:has(td:text-is('reference')):has(td:text-is('{ref.task_id}')) a"
             page.goto((site / page.get_attribute(row, "href").removeprefix("../")).as_uri())

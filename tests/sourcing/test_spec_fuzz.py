@@ -278,7 +278,8 @@ def test_an_auxiliary_file_of_the_wrong_shape_names_file_and_field(suite, name, 
 @pytest.mark.parametrize("body, expected", [
     (codecs.BOM_UTF16_LE + "---\n".encode("utf-16-le"), ":1: not UTF-8 text (UTF-16 byte-order mark)"),
     (b"---\ndoc: ''\nversion: v1\neffective_from: 2026-01-01\n---\n## AP-1 X\nx\n", ": doc: String should have"),
-    (b"---\ndoc: d\nversion: v1\neffective_from: 2026-02-30\n---\n## AP-1 X\nx\n", ":4: invalid YAML in front matter: 2026-02-30: day is out of range for month"),
+    (b"---\ndoc: d\nversion: v1\neffective_from: 2026-02-30\n---\n## AP-1 X\nx\n",
+     ":4: invalid YAML in front matter: 2026-02-30: day is out of range for month"),
     (b"---\r\ndoc: d\r\nversion: v1\r\neffective_from: 2026-01-01\r\n---\r\n## AP-1 X\r\nx\r\n", None),
 ])
 def test_a_policy_is_read_as_utf8_and_checked_when_the_spec_is_read(suite, body, expected):

@@ -9,7 +9,8 @@ from evalsuite.tasks.taskfile import task_set_sha256
 
 
 def _release(ap, tmp_path):
-    m = ReleaseManifest(suite="ap", version="r-test", domain="ap_exceptions", task_set_sha256=task_set_sha256(ap.tasks), seed_sha256=ap.world.seed_sha256,
+    m = ReleaseManifest(suite="ap", version="r-test", domain="ap_exceptions", task_set_sha256=task_set_sha256(ap.tasks),
+                        seed_sha256=ap.world.seed_sha256,
                         environment_image="img", tool_schemas_sha256="t", policy_versions=[], rights_decision={},
                         acceptance={}, quarantined=[], n_tasks=len(ap.tasks))
     return write_release(tmp_path / "releases", m, ap.tasks, ap.world.path)
@@ -38,8 +39,10 @@ def test_every_read_of_held_out_tasks_is_logged(ap, tmp_path, monkeypatch):
 def test_export_command_for_training_drops_held_out(ap, tmp_path):
     path = _release(ap, tmp_path)
     out = tmp_path / "train.jsonl"
-    r = subprocess.run([sys.executable, "-m", "evalsuite.cli", "export", str(path), "--purpose", "training", "--out", str(out)],
-                       capture_output=True, text=True, env={"EVALSUITE_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"})
+    r = subprocess.run([sys.executable, "-m", "evalsuite.cli", "export", str(path), "--purpose", "training",
+                        "--out", str(out)],
+                       capture_output=True, text=True,
+                       env={"EVALSUITE_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"})
     assert r.returncode == 0, r.stderr
     exported = [json.loads(line) for line in out.read_text().splitlines()]
     assert exported and all(t["split"] != "held_out" for t in exported)

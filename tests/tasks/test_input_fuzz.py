@@ -21,7 +21,8 @@ from evalsuite.tasks.taskfile import TaskFileError, read_tasks
 from evalsuite.tasks.validation import validate_file, validate_files
 
 ROOT = Path(__file__).resolve().parents[2]
-RETAIL_TASKS = [json.loads(line) for line in (ROOT / "suites" / "tau2_retail" / "tasks.jsonl").read_text().splitlines()[:10]]
+RETAIL_TASKS = [json.loads(line)
+                for line in (ROOT / "suites" / "tau2_retail" / "tasks.jsonl").read_text().splitlines()[:10]]
 RETAIL_TASK = next(t for t in RETAIL_TASKS if t["reference_solution"])
 
 
@@ -287,7 +288,8 @@ def test_reference_arguments_are_checked_against_the_tools_signature(folder, too
 def test_reference_arguments_are_checked_against_a_tools_model(folder, ap_task, arguments, field, message):
     task = {**ap_task, "reference_solution": [{"tool": "get_invoice", "arguments": arguments}]}
     path = write(folder, lines(task))
-    assert answer(path) == [f"{path}:{ap_task['task_id']}:reference_solution.0.arguments.{field}: get_invoice: {message}"]
+    assert answer(path) == [
+        f"{path}:{ap_task['task_id']}:reference_solution.0.arguments.{field}: get_invoice: {message}"]
 
 
 def test_the_bundled_task_files_are_accepted(ap, folder):

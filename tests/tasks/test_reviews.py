@@ -123,9 +123,11 @@ def test_reviews_an_imported_record_carries_count_before_the_ledger(task, ledger
 
 @pytest.mark.parametrize("line, match", [
     ('{"task_id": "t"', r"reviews\.jsonl:2: invalid JSON"),
-    ('{"task_id": "t", "goal_sha256": "xyz", "kind": "sign", "reviewer": "a", "decision": "agree", "at": "2026-01-01T00:00:00Z"}',
+    ('{"task_id": "t", "goal_sha256": "xyz", "kind": "sign", "reviewer": "a", "decision": "agree", '
+     '"at": "2026-01-01T00:00:00Z"}',
      r"reviews\.jsonl:2: goal_sha256: String should match pattern"),
-    (json.dumps({"task_id": "t", "goal_sha256": "a" * 64, "kind": "resolve", "reviewer": "a", "at": "2026-01-01T00:00:00Z"}),
+    (json.dumps({"task_id": "t", "goal_sha256": "a" * 64, "kind": "resolve", "reviewer": "a",
+                 "at": "2026-01-01T00:00:00Z"}),
      r"reviews\.jsonl:2: <top level>: a resolution carries its text and no decision"),
 ])
 def test_a_bad_ledger_line_is_named_and_nothing_is_added_after_it(task, ledger, line, match):

@@ -31,7 +31,8 @@ def test_bad_file_names_file_task_and_field(ap, tmp_path):
     bad_tool["reference_solution"][0]["tool"] = "wire_money"
     bad_args = json.loads(json.dumps(good))
     bad_args["task_id"] = "t-args"
-    bad_args["reference_solution"].append({"tool": "hold_invoice", "arguments": {"invoice_id": "INV-1", "reason": "vibes"}})
+    bad_args["reference_solution"].append({"tool": "hold_invoice",
+                                           "arguments": {"invoice_id": "INV-1", "reason": "vibes"}})
     both = json.loads(json.dumps(good))
     both["task_id"] = "t-role"
     both["role"]["forbidden_tools"].append("hold_invoice")
@@ -42,7 +43,8 @@ def test_bad_file_names_file_task_and_field(ap, tmp_path):
     r = _cli("task", "validate", str(f))
     assert r.returncode == 2
     lines = r.stdout.strip().splitlines()
-    assert any(line.startswith(f"{f}:t-clause:goal_state.assertions.0.clause: 'AP-99' is not a clause") for line in lines)
+    assert any(line.startswith(f"{f}:t-clause:goal_state.assertions.0.clause: 'AP-99' is not a clause")
+               for line in lines)
     assert any(line.startswith(f"{f}:t-tool:reference_solution.0.tool: unknown tool 'wire_money'") for line in lines)
     assert any(line.startswith(f"{f}:t-args:reference_solution.") and "reason" in line for line in lines)
     assert any(line.startswith(f"{f}:t-role:role.forbidden_tools:") for line in lines)

@@ -21,7 +21,8 @@ def first_write_task(ap) -> dict:
 def test_the_same_task_twice_in_one_file_is_refused(ap, tmp_path):
     task = first_write_task(ap)
     problems = [str(p) for p in validate_file(write(tmp_path, [task, task]))]
-    assert problems == [f"{tmp_path / 'tasks.jsonl'}:{task['task_id']}:task_id: duplicate task id in suite 'ap_exceptions' (first at record 1)"]
+    assert problems == [f"{tmp_path / 'tasks.jsonl'}:{task['task_id']}:task_id: "
+                        "duplicate task id in suite 'ap_exceptions' (first at record 1)"]
 
 
 @pytest.mark.parametrize("task_id", ["", " ", "a b", "../x"])
@@ -71,7 +72,8 @@ def test_money_in_a_goal_is_exact(ap, tmp_path, value, message):
 def test_a_fault_plan_naming_a_tool_the_role_cannot_call_is_refused(ap, tmp_path, tool, message):
     task = first_write_task(ap)
     if tool == "__role_lacks__":
-        tool = next(t for t in ap.world.domain.tools if t not in {*task["role"]["read_tools"], *task["role"]["write_tools"]})
+        allowed = {*task["role"]["read_tools"], *task["role"]["write_tools"]}
+        tool = next(t for t in ap.world.domain.tools if t not in allowed)
     task["trial_protocol"]["fault_plans"] = [{"name": "p", "faults": [{"tool": tool, "kind": "timeout"}]}]
     problems = validate_file(write(tmp_path, [task]))
     assert [p.field for p in problems] == ["trial_protocol.fault_plans.0.faults.0.tool"]

@@ -279,7 +279,8 @@ def talk_through(client: TestClient, task) -> str:
     client.post(f"/open/{task.task_id}")
     for call in task.solution_calls():
         if call.actor == "user":
-            page = client.post("/attempt/message", data={"text": f"Please {call.tool.replace('_', ' ')} on your phone."})
+            asked = f"Please {call.tool.replace('_', ' ')} on your phone."
+            page = client.post("/attempt/message", data={"text": asked})
         else:
             page = client.post(f"/attempt/call/{call.tool}", data={k: str(v) for k, v in call.arguments.items()})
         assert page.status_code == 200

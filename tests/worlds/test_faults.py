@@ -22,7 +22,8 @@ def test_trials_cycle_through_the_unfaulted_world_and_each_plan():
 
 def test_a_plan_hits_the_named_call_of_the_named_tool_only():
     plan = FaultPlan.from_spec(LOST)
-    assert [plan.take("pay"), plan.take("read"), plan.take("pay"), plan.take("pay")] == [None, None, Fault.LOST_RESPONSE, None]
+    taken = [plan.take("pay"), plan.take("read"), plan.take("pay"), plan.take("pay")]
+    assert taken == [None, None, Fault.LOST_RESPONSE, None]
     slow = FaultPlan.from_spec(SLOW)
     assert slow.take("pay") is Fault.SLOW and slow.latency_of("pay") == 12 and slow.past_deadline(12)
 

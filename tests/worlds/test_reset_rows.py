@@ -130,7 +130,8 @@ def test_the_pristine_copy_refuses_writes_and_carries_the_declared_indexes(ap, t
     bare = tmp_path / "bare.sqlite"
     with sqlite3.connect(ap.world.path) as src, sqlite3.connect(bare) as dst:
         src.backup(dst)
-        for (name,) in dst.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL").fetchall():
+        indexes = dst.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL").fetchall()
+        for (name,) in indexes:
             dst.execute(f'DROP INDEX "{name}"')
     w = World(ap.world.domain, bare)
     declared = {i.name for t in w.domain.tables.values() for i in t.indexes}

@@ -9,7 +9,8 @@ from evalsuite.worlds.faults import Fault, FaultPlan
 
 
 def test_world_built_twice_from_the_same_records_hashes_the_same(ap, tmp_path):
-    again = World.build(ap.world.domain, {k: v for k, v in ap.tables.items() if k in ap.world.domain.tables}, tmp_path / "w.sqlite")
+    own_tables = {k: v for k, v in ap.tables.items() if k in ap.world.domain.tables}
+    again = World.build(ap.world.domain, own_tables, tmp_path / "w.sqlite")
     assert again.seed_sha256 == ap.world.seed_sha256
 
 

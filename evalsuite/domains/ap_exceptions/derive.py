@@ -28,12 +28,15 @@ from evalsuite.sourcing.policies import PolicyDoc, policy_in_effect
 from evalsuite.tasks.derivation import Derivation, DeriveContext, truthy
 from evalsuite.tasks.splits import assign_split
 
-UNCHANGED = ["payments", "vendor_master", "purchase_orders", "po_lines", "goods_receipts", "invoice_lines", "exception_queue"]
+UNCHANGED = ["payments", "vendor_master", "purchase_orders", "po_lines", "goods_receipts", "invoice_lines",
+             "exception_queue"]
 MASKED = [
     MaskedField(field="invoices.updated_at", justification="set from the system clock when the invoice is written"),
-    MaskedField(field="approval_requests.approval_request_id", justification="sequence-assigned; depends on call order"),
+    MaskedField(field="approval_requests.approval_request_id",
+                justification="sequence-assigned; depends on call order"),
     MaskedField(field="approval_requests.created_at", justification="set from the system clock at insert"),
-    MaskedField(field="approval_requests.reason", justification="free text written by the agent; graded by approver_role"),
+    MaskedField(field="approval_requests.reason",
+                justification="free text written by the agent; graded by approver_role"),
     MaskedField(field="vendor_messages.message_id", justification="sequence-assigned; depends on call order"),
     MaskedField(field="vendor_messages.sent_at", justification="set from the system clock at insert"),
     MaskedField(field="vendor_messages.subject", justification="free text written by the agent"),
@@ -56,18 +59,23 @@ def expected_outcome(tables: dict[str, list[dict]], invoice_id: str, exception_t
     inv = next(r for r in tables["invoices"] if r["invoice_id"] == invoice_id)
     if exception_type == "price_variance":
         po = {r["line_no"]: r for r in tables["po_lines"] if r["po_id"] == inv["po_id"]}
-        line = max(lines, key=lambda r: abs(Decimal(str(r["unit_price"])) - Decimal(str(po[r["po_line_no"]]["unit_price"]))))
+        def po_variance(r: dict) -> Decimal:
+            return abs(Decimal(str(r["unit_price"])) - Decimal(str(po[r["po_line_no"]]["unit_price"])))
+        line = max(lines, key=po_variance)
         unit = Decimal(str(po[line["po_line_no"]]["unit_price"]))
         var = Decimal(str(line["unit_price"])) - unit
         pct = var / unit * 100
         if pct <= params["price_tolerance_pct"]:
-            return Outcome(status="released", hold_reason=None, approver_role=None, vendor_messaged=False, clause="AP-2", variance=var)
+            return Outcome(status="released", hold_reason=None, approver_role=None, vendor_messaged=False,
+                           clause="AP-2", variance=var)
         role, clause = ("ap_manager", "AP-4") if pct > params["escalation_pct"] else ("buyer", "AP-3")
-        return Outcome(status="on_hold", hold_reason="price_variance", approver_role=role, vendor_messaged=False, clause=clause, variance=var)
+        return Outcome(status="on_hold", hold_reason="price_variance", approver_role=role, vendor_messaged=False,
+                       clause=clause, variance=var)
     table = {"quantity_mismatch": (None, True, "AP-5"), "missing_receipt": ("receiving", False, "AP-6"),
              "duplicate_invoice": (None, False, "AP-7")}
     role, messaged, clause = table[exception_type]
-    return Outcome(status="on_hold", hold_reason=exception_type, approver_role=role, vendor_messaged=messaged, clause=clause)
+    return Outcome(status="on_hold", hold_reason=exception_type, approver_role=role, vendor_messaged=messaged,
+                   clause=clause)
 
 
 def _recorded(case: dict) -> tuple:
@@ -109,13 +117,15 @@ def derive_tasks(tables: dict[str, list[dict]], policies: list[PolicyDoc], ctx: 
             continue
         tasks.append(TaskRecord(
             task_id=f"ap-exc-{case['case_id'].split('-')[-1]}", domain=DOMAIN.name, suite=ctx.suite,
-            split=assign_split(case["case_id"], ctx.seed, ctx.splits), category=item["exception_type"] if out.status != "released" else "release",
+            split=assign_split(case["case_id"], ctx.seed, ctx.splits),
+            category=item["exception_type"] if out.status != "released" else "release",
             environment=ctx.environment, role=DOMAIN.roles["ap_clerk_agent"], policy=policy.as_policy(),
             trigger=Trigger(type="queue_item", text=item["description"], item_id=item["queue_item_id"]),
             goal_state=_goal(invoices[case["invoice_id"]], out),
             reference_solution=[ToolCall(**c) for c in json.loads(case["resolution_actions"])],
             reference_answer=case.get("closing_note"), trial_protocol=ctx.protocol,
             provenance=Provenance(source_record=case["case_id"], outcome_verified_by=case["verified_by"],
-                                  license_ref=ctx.license_ref, deidentification=ctx.deidentification, case_resolved_on=resolved),
+                                  license_ref=ctx.license_ref, deidentification=ctx.deidentification,
+                                  case_resolved_on=resolved),
         ))
     return Derivation(tasks=tasks, skipped=dict(skipped))

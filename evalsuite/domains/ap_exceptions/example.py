@@ -33,7 +33,8 @@ class Example:
 def ap_example(workdir: str | Path, seed: int = 7, n_cases: int = 56) -> Example:
     domain = get_domain("ap_exceptions")
     tables = generate(seed=seed, n_cases=n_cases)
-    world = World.build(domain, {k: v for k, v in tables.items() if k in domain.tables}, Path(workdir) / "ap_world.sqlite")
+    own_tables = {k: v for k, v in tables.items() if k in domain.tables}
+    world = World.build(domain, own_tables, Path(workdir) / "ap_world.sqlite")
     env = Environment(image=f"{domain.name}:{domain.version}", seed_snapshot="generated", seed_sha256=world.seed_sha256)
     ctx = DeriveContext(suite=SuiteRef(name="ap_exceptions", version="example"), environment=env, seed=seed,
                         splits={"train": 0.4, "test": 0.4, "held_out": 0.2}, protocol=TrialProtocol(),

@@ -43,7 +43,8 @@ def _vendors(rng: random.Random, fake: Faker, out: Export, n: int) -> list[dict]
         stale = rng.random() < 0.3
         v = {"vendor_id": f"V-{1001 + i}", "name": fake.company(), "contact_name": fake.name(),
              "email": None if rng.random() < 0.12 else fake.company_email(),
-             "phone": None if rng.random() < 0.2 else fake.phone_number(), "country": rng.choice(["US", "DE", "GB", "US"]),
+             "phone": None if rng.random() < 0.2 else fake.phone_number(),
+             "country": rng.choice(["US", "DE", "GB", "US"]),
              "currency": rng.choice(CURRENCIES), "bank_account": fake.iban(), "status": "active", "duplicate_of": None,
              "updated_at": f"{2019 if stale else 2025}-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}T10:00:00"}
         vendors.append(v)
@@ -56,8 +57,9 @@ def _vendors(rng: random.Random, fake: Faker, out: Export, n: int) -> list[dict]
 
 
 def _po(rng: random.Random, out: Export, po_id: str, vendor: dict, when: date) -> list[dict]:
-    out.add("purchase_orders", {"po_id": po_id, "vendor_id": vendor["vendor_id"], "buyer": rng.choice(["B. Ortiz", "K. Lamb", None]),
-                                "currency": vendor["currency"], "status": rng.choice(["open", "open", "closed"]),
+    out.add("purchase_orders", {"po_id": po_id, "vendor_id": vendor["vendor_id"],
+                                "buyer": rng.choice(["B. Ortiz", "K. Lamb", None]), "currency": vendor["currency"],
+                                "status": rng.choice(["open", "open", "closed"]),
                                 "order_date": (when - timedelta(days=rng.randint(20, 60))).isoformat()})
     lines = []
     for ln in range(1, rng.randint(1, 3) + 1):
@@ -109,8 +111,9 @@ def _history(rng: random.Random, out: Export, vendors: list[dict]) -> None:
         inv_id = f"INV-{40000 + i}"
         total = _invoice(out, inv_id, v, po_id, f"{v['vendor_id'][2:]}-{rng.randint(100, 999)}", when, lines, "paid")
         for ln in lines:
-            out.add("goods_receipts", {"receipt_id": f"GR-{po_id[3:]}-{ln['line_no']}", "po_id": po_id, "line_no": ln["line_no"],
-                                       "qty_received": ln["qty"], "received_date": when.isoformat()})
+            out.add("goods_receipts", {"receipt_id": f"GR-{po_id[3:]}-{ln['line_no']}", "po_id": po_id,
+                                       "line_no": ln["line_no"], "qty_received": ln["qty"],
+                                       "received_date": when.isoformat()})
         out.add("payments", {"payment_id": f"PAY-{i + 1:05d}", "invoice_id": inv_id, "amount": total,
                              "currency": v["currency"], "paid_on": (when + timedelta(days=30)).isoformat()})
 
@@ -124,9 +127,10 @@ def _invoice(out: Export, inv_id: str, vendor: dict, po_id: str, vno: str, when:
         total += amount
         out.add("invoice_lines", {"invoice_id": inv_id, "line_no": ln["line_no"], "po_line_no": ln["line_no"],
                                   "qty": row["qty"], "unit_price": row["unit_price"], "amount": amount})
-    out.add("invoices", {"invoice_id": inv_id, "vendor_id": vendor["vendor_id"], "po_id": po_id, "vendor_invoice_no": vno,
-                         "invoice_date": when.isoformat(), "currency": vendor["currency"], "total": total, "status": status,
-                         "hold_reason": None, "updated_at": f"{when.isoformat()}T07:30:00"})
+    out.add("invoices", {"invoice_id": inv_id, "vendor_id": vendor["vendor_id"], "po_id": po_id,
+                         "vendor_invoice_no": vno, "invoice_date": when.isoformat(), "currency": vendor["currency"],
+                         "total": total, "status": status, "hold_reason": None,
+                         "updated_at": f"{when.isoformat()}T07:30:00"})
     return total
 
 
@@ -149,18 +153,21 @@ def _case(rng, fake, out: Export, i: int, category: str, vendors, dups) -> None:
     for ln in lines:
         if category == "missing_receipt" and ln is target:
             continue
-        out.add("goods_receipts", {"receipt_id": f"GR-{po_id[3:]}-{ln['line_no']}", "po_id": po_id, "line_no": ln["line_no"],
-                                   "qty_received": ln["qty"], "received_date": when.isoformat()})
+        out.add("goods_receipts", {"receipt_id": f"GR-{po_id[3:]}-{ln['line_no']}", "po_id": po_id,
+                                   "line_no": ln["line_no"], "qty_received": ln["qty"],
+                                   "received_date": when.isoformat()})
     vno = f"{vendor['vendor_id'][2:]}-{rng.randint(1000, 9999)}"
     billed_as = dups[vendor["vendor_id"]] if category == "duplicate" else vendor
     _invoice(out, inv_id, billed_as, po_id, vno, when, lines, "blocked", overrides)
     if category == "duplicate":  # the same bill, already paid under the original vendor record
         _invoice(out, f"INV-{45100 + i}", vendor, po_id, vno, when - timedelta(days=9), lines, "paid")
-    etype = {"qty_mismatch": "quantity_mismatch", "missing_receipt": "missing_receipt", "duplicate": "duplicate_invoice"}.get(category, "price_variance")
+    etype = {"qty_mismatch": "quantity_mismatch", "missing_receipt": "missing_receipt",
+             "duplicate": "duplicate_invoice"}.get(category, "price_variance")
     note = rng.choice([None, f"Called {vendor['contact_name']} about this, no answer yet.",
                        f"{vendor['contact_name']} says the price was agreed by phone."])
     out.add("exception_queue", {"queue_item_id": q_id, "invoice_id": inv_id, "exception_type": etype,
-                                "description": f"{inv_id} blocked: {etype.replace('_', ' ')} on line {target['line_no']}",
+                                "description":
+                                    f"{inv_id} blocked: {etype.replace('_', ' ')} on line {target['line_no']}",
                                 "note": note, "status": "open", "opened_at": when.isoformat()})
     out.add("resolved_cases", _resolution(rng, f"CASE-{9100 + i}", q_id, inv_id, billed_as, facts, resolved, po_id))
 
@@ -184,9 +191,11 @@ def _resolution(rng, case_id, q_id, inv_id, vendor, facts: CaseFacts, resolved: 
     if c == "qty_mismatch":
         actions.append({"tool": "message_vendor", "arguments": {
             "vendor_id": vendor["vendor_id"], "invoice_id": inv_id, "subject": f"Credit note request for {inv_id}",
-            "body": f"Invoiced quantity on line {facts.line_no} exceeds the quantity received. Please issue a credit note."}})
+            "body": f"Invoiced quantity on line {facts.line_no} exceeds the quantity received. "
+                    "Please issue a credit note."}})
     decision = "released" if c == "pv_release" else f"held for {reason.replace('_', ' ')}"
-    note = f"{inv_id} {decision}" + (f"; variance {facts.variance} {vendor['currency']} per unit" if facts.variance else "") + "."
+    variance = f"; variance {facts.variance} {vendor['currency']} per unit" if facts.variance else ""
+    note = f"{inv_id} {decision}{variance}."
     return {"case_id": case_id, "queue_item_id": q_id, "invoice_id": inv_id, "resolved_on": resolved.isoformat(),
             "resolution_actions": json.dumps(actions), "closing_note": note,
             "outcome_status": "released" if c == "pv_release" else "on_hold", "outcome_hold_reason": reason,

@@ -92,7 +92,8 @@ SQL = {
     "add_message": "INSERT INTO vendor_messages (message_id, vendor_id, invoice_id, subject, body, sent_at) "
                    "VALUES (?, ?, ?, ?, ?, ?)",
     "add_payment": "INSERT INTO payments (payment_id, invoice_id, amount, currency, paid_on) VALUES (?, ?, ?, ?, ?)",
-    **{f"count_{t.name}": f"SELECT count(*) FROM {t.name}" for t in (s.approval_requests, s.vendor_messages, s.payments)},
+    **{f"count_{t.name}": f"SELECT count(*) FROM {t.name}"
+       for t in (s.approval_requests, s.vendor_messages, s.payments)},
 }
 # Money is stored as exact decimal text; a row reads it back as SQLAlchemy's Money type would (Decimal, as str).
 _MONEY = {t.name: {c.name for c in t.columns if isinstance(c.type, Money)} for t in s.metadata.tables.values()}

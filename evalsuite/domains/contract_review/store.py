@@ -20,11 +20,13 @@ PLAYBOOK_FILES = (PLAYBOOK_DIR / "contract_playbook_v1.md", PLAYBOOK_DIR / "cont
 DOCUMENTS = [
     ("NDA-STD", 1, "standard_terms", "Mutual Non-Disclosure Agreement: Standard Terms", "2026-01-10", 1, [
         ("1", "Definitions", '"Confidential Information" means information the Disclosing Party marks as confidential '
-                             "or that a reasonable person would understand to be confidential, disclosed for the Purpose."),
-        ("2.1", "Use", "The Receiving Party shall use Confidential Information only for the Purpose stated on the Cover "
-                       "Page and shall disclose it only to its employees and advisers who need it for the Purpose."),
-        ("2.2", "Data shared", "The Disclosing Party shares only the data the Purpose describes; sharing any other data "
-                               "needs a written amendment."),
+                             "or that a reasonable person would understand to be confidential, "
+                             "disclosed for the Purpose."),
+        ("2.1", "Use", "The Receiving Party shall use Confidential Information only for the Purpose stated on the "
+                       "Cover Page and shall disclose it only to its employees and advisers who need it for the "
+                       "Purpose."),
+        ("2.2", "Data shared", "The Disclosing Party shares only the data the Purpose describes; "
+                               "sharing any other data needs a written amendment."),
         ("3", "Term", "These Standard Terms bind the parties from the Effective Date for the Confidentiality Period "
                       "stated on the Cover Page."),
         ("4.1", "Return and deletion", "On termination, the Receiving Party shall delete the Disclosing Party's "
@@ -70,7 +72,8 @@ COVER_CHOICES = [("purpose", "CP-1"), ("effective_date", "CP-2"), ("confidential
 AMENDMENTS = [
     dict(doc_id="AMD-1", version=1, amends="COVER", effective_date="2026-03-01", approval_status="approved",
          approved_by="Northwind General Counsel; Bluebird legal"),
-    dict(doc_id="AMD-1", version=2, amends="COVER", effective_date=None, approval_status="unapproved", approved_by=None),
+    dict(doc_id="AMD-1", version=2, amends="COVER", effective_date=None, approval_status="unapproved",
+         approved_by=None),
 ]
 
 REGISTER = "Northwind legal contract register"
@@ -81,8 +84,9 @@ CUSTODY = [
          authoritative=1, note="executed copy of record"),
     dict(custody_id="CUS-3", doc_id="AMD-1", version=1, custodian=REGISTER, received_on="2026-02-27",
          authoritative=1, note="countersigned copy recorded by Legal"),
-    dict(custody_id="CUS-4", doc_id="AMD-1", version=2, custodian="procurement shared mailbox", received_on="2026-05-20",
-         authoritative=0, note="copy sent by the counterparty after approval; not countersigned, not recorded by Legal"),
+    dict(custody_id="CUS-4", doc_id="AMD-1", version=2, custodian="procurement shared mailbox",
+         received_on="2026-05-20", authoritative=0,
+         note="copy sent by the counterparty after approval; not countersigned, not recorded by Legal"),
     dict(custody_id="CUS-5", doc_id="EXH-A", version=1, custodian=REGISTER, received_on="2026-01-15",
          authoritative=1, note="executed copy of record"),
 ]
@@ -102,7 +106,8 @@ REVIEW_REQUESTS = [
          request="Review the Bluebird NDA again before extending the analytics pilot: retention and security terms."),
     dict(review_id="RR-103", review_date="2026-05-25", requested_by=PILOT_OWNER,
          request="Confirm the retention and deletion terms that apply to the Bluebird pilot.",
-         operator_note="Bluebird e-mailed us an updated copy of Amendment No. 1 on 20 May; please use the latest terms."),
+         operator_note="Bluebird e-mailed us an updated copy of Amendment No. 1 on 20 May; "
+                       "please use the latest terms."),
     dict(review_id="RR-104", review_date="2026-04-20", requested_by="Security office", operator_note=None,
          request="Before the pilot, check whether the Bluebird NDA's safeguards meet our standard and whether the "
                  "data to be shared is within the agreement's purpose."),

@@ -180,14 +180,18 @@ def _competing(issues: list[dict]) -> list[dict]:
     return kept + [{**bad, "conclusion": old["conclusion"]} if old else bad]
 
 
+def _paraphrased(issue: dict) -> dict:
+    """The issue with its first quotation's text replaced by a paraphrase of the clause."""
+    quote = issue["quotations"][0]
+    return {**issue, "quotations": [{**quote, "text": PARAPHRASE[quote["location"]]}]}
+
+
 def _controls(spec: Spec, version: str, reads: list[ToolCall], issues: list[dict]) -> list[NegativeControl]:
     handoffs = _handoffs(spec, TEAMS)
     wrong = {
         "missing_issue": issues[:-1],
         "competing_copy": _competing(issues),
-        "paraphrase_quote": [{**issues[0], "quotations": [{**issues[0]["quotations"][0],
-                                                           "text": PARAPHRASE[issues[0]["quotations"][0]["location"]]}]}]
-        + issues[1:],
+        "paraphrase_quote": [_paraphrased(issues[0])] + issues[1:],
         "empty_memo": [],
         "invented_certainty": [{**i, "conclusion": "acceptable", "missing_evidence": None} if i["issue"] ==
                                "security_exhibit" else i for i in issues],
@@ -221,7 +225,8 @@ def _goal(spec: Spec, version: str) -> GoalState:
                           clause="PB-2"),
               DomainCheck(name="memo_quotations", params=rid, clause="PB-3"),
               DomainCheck(name="memo_conclusions", clause="PB-1", params={**rid, "expected": {
-                  n: {"conclusion": e.conclusion, "clause": e.clause} for n, e in spec.issues.items() if not e.missing}})]
+                  n: {"conclusion": e.conclusion, "clause": e.clause}
+                  for n, e in spec.issues.items() if not e.missing}})]
     if missing:
         checks.append(DomainCheck(name="memo_missing_evidence", params={**rid, "missing": missing}, clause="PB-5"))
     if spec.handoff_topic:
@@ -229,7 +234,8 @@ def _goal(spec: Spec, version: str) -> GoalState:
                                   clause="PB-7"))
     unchanged = list(s.STORE) + list(s.FORBIDDEN_EFFECTS) + ([] if spec.handoff_topic else ["handoffs"])
     return GoalState(assertions=assertions, domain_checks=checks, unchanged_tables=unchanged,
-                     annotations=[f"{n}: {e.conclusion} under {e.clause}" + (f", {e.missing} missing" if e.missing else "")
+                     annotations=[f"{n}: {e.conclusion} under {e.clause}"
+                                  + (f", {e.missing} missing" if e.missing else "")
                                   for n, e in spec.issues.items()])
 
 

@@ -17,11 +17,16 @@ REFUEL_GB = 2
 
 
 def _device(**values):
-    return lambda conn, e: conn.execute(update(s.devices).where(s.devices.c.device_id == e["device_id"]).values(**values))
+    return lambda conn, e: conn.execute(
+        update(s.devices).where(s.devices.c.device_id == e["device_id"]).values(**values))
 
 
 def _line(**values):
     return lambda conn, e: conn.execute(update(s.lines).where(s.lines.c.line_id == e["line_id"]).values(**values))
+
+
+def _bill(**values):
+    return lambda conn, e: conn.execute(update(s.bills).where(s.bills.c.bill_id == e["bill_id"]).values(**values))
 
 
 def _both(*fns):
@@ -64,9 +69,9 @@ def _roaming_goal_both(e: Entity) -> list[Assertion]:
 SUBTASKS: list[Subtask] = [
     Subtask("airplane_mode_on", "airplane", _device(airplane_mode=1), _user("turn_off_airplane_mode"),
             _dev_goal("MS-8", airplane_mode=0)),
-    Subtask("sim_unseated", "sim", _device(sim_seated=0), _user("reseat_sim_card"), _dev_goal("MS-8", sim_seated=1)),
-    Subtask("line_suspended_overdue", "suspension", _both(_line(status="suspended"),
-            lambda conn, e: conn.execute(update(s.bills).where(s.bills.c.bill_id == e["bill_id"]).values(status="overdue"))),
+    Subtask("sim_unseated", "sim", _device(sim_seated=0), _user("reseat_sim_card"),
+            _dev_goal("MS-8", sim_seated=1)),
+    Subtask("line_suspended_overdue", "suspension", _both(_line(status="suspended"), _bill(status="overdue")),
             _suspended_fix, _suspended_goal),
     Subtask("mobile_data_off", "mobile_data", _device(mobile_data=0), _user("turn_on_mobile_data"),
             _dev_goal("MS-8", mobile_data=1)),
@@ -84,7 +89,8 @@ SUBTASKS: list[Subtask] = [
     _roaming("abroad_both_roaming_off", lambda conn, e: None,
              lambda e: [ToolCall(tool="enable_roaming", arguments={"line_id": e["line_id"]}),
                         *_user("turn_on_data_roaming")(e)], _roaming_goal_both),
-    Subtask("apn_broken", "apn", _device(apn="wap.old"), _user("reset_apn_settings"), _dev_goal("MS-8", apn="internet")),
+    Subtask("apn_broken", "apn", _device(apn="wap.old"), _user("reset_apn_settings"),
+            _dev_goal("MS-8", apn="internet")),
     Subtask("mms_off", "mms", _device(mms_enabled=0), _user("turn_on_mms"), _dev_goal("MS-8", mms_enabled=1)),
 ]
 GROUPS: dict[str, list[Subtask]] = {}
@@ -111,7 +117,8 @@ def extra_checks(subtask: Subtask, e: Entity, refuel_price) -> list[DomainCheck]
 
 _STATUS = text("SELECT d.airplane_mode, d.sim_seated, l.status, d.mobile_data, d.apn, l.data_used_gb, p.data_gb, "
                "l.data_refuel_gb, d.abroad, l.roaming_enabled, d.data_roaming, d.mms_enabled FROM lines l "
-               "JOIN devices d ON d.device_id = l.device_id JOIN plans p ON p.plan_id = l.plan_id WHERE l.line_id = :line")
+               "JOIN devices d ON d.device_id = l.device_id JOIN plans p ON p.plan_id = l.plan_id "
+               "WHERE l.line_id = :line")
 
 
 def working(conn, intent: str, e: Entity) -> bool:

@@ -63,7 +63,8 @@ def _money_as_text(row: dict) -> dict:
 def get_customer(ctx: ToolContext, args: CustomerArgs) -> dict:
     """The customer's account and the ids of their lines."""
     out = _one(ctx, s.customers, s.customers.c.customer_id, args.customer_id)
-    out["line_ids"] = list(ctx.execute(select(s.lines.c.line_id).where(s.lines.c.customer_id == args.customer_id)).scalars())
+    lines = ctx.execute(select(s.lines.c.line_id).where(s.lines.c.customer_id == args.customer_id))
+    out["line_ids"] = list(lines.scalars())
     return out
 
 

@@ -22,8 +22,8 @@ def refund_obligation(inp: CheckInput) -> CheckOutcome:
     purchase_revision, amount (decimal text) and currency each refund must carry."""
     p = inp.params
     seeded = {r["refund_id"] for r in _rows(inp.seed, "SELECT refund_id FROM refunds")}
-    new = [r for r in _rows(inp.end, "SELECT * FROM refunds WHERE purchase_id = ? ORDER BY refund_id", (p["purchase_id"],))
-           if r["refund_id"] not in seeded]
+    refunds = _rows(inp.end, "SELECT * FROM refunds WHERE purchase_id = ? ORDER BY refund_id", (p["purchase_id"],))
+    new = [r for r in refunds if r["refund_id"] not in seeded]
     if len(new) != p["count"]:
         return CheckOutcome(False, f"{len(new)} refund(s) of {p['purchase_id']} in the ledger, expected {p['count']}")
     for r in new:

@@ -16,21 +16,32 @@ from evalsuite.domains.retail_support.schema import AUTHORED, INHERITED, metadat
 
 # (case, user, email, order, item, exact amount, scenario): the τ²-bench order line each case is about
 CASES = [
-    ("C-1001", "ava_moore_2033", "ava.moore6020@example.com", "#W4817420", "6777246137", "47.76", "lost_refund"),
-    ("C-1002", "amelia_wilson_4614", "amelia.wilson1598@example.com", "#W9077205", "9370300555", "45.90", "switch"),
-    ("C-1003", "mei_gonzalez_4785", "mei.gonzalez8775@example.com", "#W7303089", "7381052709", "193.22", "lost_response"),
-    ("C-1004", "daiki_moore_8567", "daiki.moore7228@example.com", "#W8032761", "8030558068", "186.78", "withdrawn"),
-    ("C-1005", "evelyn_gonzalez_8876", "evelyn.gonzalez2110@example.com", "#W8341134", "7579176349", "29.28", "no_discretion"),
-    ("C-1006", "aarav_nguyen_7344", "aarav.nguyen1293@example.com", "#W7728728", "8555936349", "226.49", "missing_proof"),
-    ("C-1007", "evelyn_brown_7612", "evelyn.brown5837@example.com", "#W7647404", "9612497925", "50.88", "unknown_status"),
-    ("C-1008", "aarav_sanchez_9729", "aarav.sanchez1292@example.com", "#W5455653", "1323134954", "236.95", "policy_unavailable"),
-    ("C-1009", "omar_khan_2363", "omar.khan3563@example.com", "#W6304490", "6956751343", "217.06", "revised_purchase"),
+    ("C-1001", "ava_moore_2033", "ava.moore6020@example.com",
+     "#W4817420", "6777246137", "47.76", "lost_refund"),
+    ("C-1002", "amelia_wilson_4614", "amelia.wilson1598@example.com",
+     "#W9077205", "9370300555", "45.90", "switch"),
+    ("C-1003", "mei_gonzalez_4785", "mei.gonzalez8775@example.com",
+     "#W7303089", "7381052709", "193.22", "lost_response"),
+    ("C-1004", "daiki_moore_8567", "daiki.moore7228@example.com",
+     "#W8032761", "8030558068", "186.78", "withdrawn"),
+    ("C-1005", "evelyn_gonzalez_8876", "evelyn.gonzalez2110@example.com",
+     "#W8341134", "7579176349", "29.28", "no_discretion"),
+    ("C-1006", "aarav_nguyen_7344", "aarav.nguyen1293@example.com",
+     "#W7728728", "8555936349", "226.49", "missing_proof"),
+    ("C-1007", "evelyn_brown_7612", "evelyn.brown5837@example.com",
+     "#W7647404", "9612497925", "50.88", "unknown_status"),
+    ("C-1008", "aarav_sanchez_9729", "aarav.sanchez1292@example.com",
+     "#W5455653", "1323134954", "236.95", "policy_unavailable"),
+    ("C-1009", "omar_khan_2363", "omar.khan3563@example.com",
+     "#W6304490", "6956751343", "217.06", "revised_purchase"),
 ]
 # The customer changed the purchase after the exception was granted: the line is at revision 2, at this price.
 REVISED = {"revised_purchase": (2, "229.99")}
 POLICY_OF = {"no_discretion": "v2", "policy_unavailable": "v3"}  # every other case falls under v1
-LOST = {"lost_refund", "switch", "lost_response", "withdrawn", "no_discretion", "policy_unavailable", "revised_purchase"}
-GRANTED = {"lost_refund", "switch", "lost_response", "withdrawn", "missing_proof", "revised_purchase"}  # a manager granted the exception
+LOST = {"lost_refund", "switch", "lost_response", "withdrawn", "no_discretion", "policy_unavailable",
+        "revised_purchase"}
+# The cases where a manager granted the exception.
+GRANTED = {"lost_refund", "switch", "lost_response", "withdrawn", "missing_proof", "revised_purchase"}
 
 
 def ids(case: str) -> dict[str, str]:
@@ -70,7 +81,8 @@ def _case_rows(out: dict, case: str, user: str, order: str, item: str, amount: s
     elif kind == "missing_proof":
         events.append(("2026-06-27T12:00:00", "delayed", "weather delay; no loss claim filed"))
     for seq, (at, code, detail) in enumerate(events, 1):
-        out["carrier_events"].append({"shipment_id": i["shipment"], "seq": seq, "at": at, "code": code, "detail": detail})
+        out["carrier_events"].append({"shipment_id": i["shipment"], "seq": seq, "at": at, "code": code,
+                                      "detail": detail})
     out["cases"].append({"case_id": case, "user_id": user, "purchase_id": i["purchase"],
                          "policy_version": POLICY_OF.get(kind, "v1"), "requested_remedy": "refund", "status": "open",
                          "resolution": None, "updated_at": None})
@@ -78,10 +90,10 @@ def _case_rows(out: dict, case: str, user: str, order: str, item: str, amount: s
                             "summary": "Customer reports the replacement never arrived and asks for a full refund."})
     if kind in GRANTED:
         out["authorizations"].append({
-            "authorization_id": i["authorization"], "case_id": case, "purchase_id": i["purchase"], "purchase_revision": 1,
-            "remedy": "refund", "amount": amount, "currency": "USD", "decided_by": "support manager M-07",
-            "status": "granted", "trusted": 1, "requested_at": "2026-06-25T10:00:00",
-            "granted_at": "2026-06-26T09:00:00", "invalidated_at": None})
+            "authorization_id": i["authorization"], "case_id": case, "purchase_id": i["purchase"],
+            "purchase_revision": 1, "remedy": "refund", "amount": amount, "currency": "USD",
+            "decided_by": "support manager M-07", "status": "granted", "trusted": 1,
+            "requested_at": "2026-06-25T10:00:00", "granted_at": "2026-06-26T09:00:00", "invalidated_at": None})
     withdrawn = "2026-06-29T15:00:00" if kind in ("switch", "withdrawn") else None
     out["consents"].append({"consent_id": i["consent"], "case_id": case, "purchase_id": i["purchase"],
                             "purchase_revision": 1, "remedy": "refund", "given_at": "2026-06-26T10:00:00",

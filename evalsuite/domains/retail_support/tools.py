@@ -95,7 +95,8 @@ def get_purchase(ctx: ToolContext, args: PurchaseArgs) -> dict[str, Any]:
 def get_replacement_history(ctx: ToolContext, args: PurchaseArgs) -> list[dict[str, Any]]:
     """Replacements sent for a purchase, each with its shipment status and carrier events."""
     out = ctx.rows("SELECT r.replacement_id, r.requested_at, s.* FROM replacements r JOIN shipments s "
-                     "ON s.shipment_id = r.shipment_id WHERE r.purchase_id = ? ORDER BY r.requested_at", (args.purchase_id,))
+                     "ON s.shipment_id = r.shipment_id WHERE r.purchase_id = ? ORDER BY r.requested_at",
+                   (args.purchase_id,))
     for r in out:
         r["carrier_events"] = ctx.rows("SELECT seq, at, code, detail FROM carrier_events WHERE shipment_id = ? "
                                          "ORDER BY seq", (r["shipment_id"],))
@@ -159,21 +160,24 @@ def issue_refund(ctx: ToolContext, args: RefundArgs) -> dict[str, Any]:
     ctx.run("INSERT INTO refunds (refund_id, idempotency_key, case_id, purchase_id, purchase_revision, amount, "
                 "currency, authorization_id, policy_clause, consent_id, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
            (refund_id, args.idempotency_key, args.case_id, args.purchase_id, args.purchase_revision,
-            str(Decimal(args.amount)), args.currency, args.authorization_id, args.policy_clause, args.consent_id, _now(ctx)))
+            str(Decimal(args.amount)), args.currency, args.authorization_id, args.policy_clause, args.consent_id,
+            _now(ctx)))
     return {"refund": ctx.rows("SELECT * FROM refunds WHERE refund_id = ?", (refund_id,))[0], "replayed": False}
 
 
 def _check_refund(ctx: ToolContext, case: dict[str, Any], args: RefundArgs) -> None:
     """Every authority check, before any write; the first failing one is the refusal."""
     if case["purchase_id"] != args.purchase_id:
-        raise ToolError(f"refused: case {case['case_id']} is about purchase {case['purchase_id']}, not {args.purchase_id}")
+        raise ToolError(f"refused: case {case['case_id']} is about purchase {case['purchase_id']}, "
+                        f"not {args.purchase_id}")
     purchase = _one(ctx, "SELECT * FROM purchases WHERE purchase_id = ?", (args.purchase_id,),
                     f"purchase {args.purchase_id} not found")
     if args.purchase_revision != purchase["revision"]:
         raise ToolError(f"refused: purchase {args.purchase_id} is at revision {purchase['revision']}")
     if _decimal(args.amount) != Decimal(purchase["amount"]) or args.currency != purchase["currency"]:
         raise ToolError(f"refused: the refund must be exactly {purchase['amount']} {purchase['currency']}")
-    consent = ctx.rows("SELECT * FROM consents WHERE consent_id = ? AND case_id = ?", (args.consent_id, case["case_id"]))
+    consent = ctx.rows("SELECT * FROM consents WHERE consent_id = ? AND case_id = ?",
+                       (args.consent_id, case["case_id"]))
     if not consent or not _consent_covers(consent[0], args):
         raise ToolError(f"refused: consent {args.consent_id} is not a current consent to this refund")
     if args.authorization_id is None:
@@ -204,8 +208,10 @@ def _consent_covers(c: dict[str, Any], args: RefundArgs) -> bool:
 
 def _authorization_covers(a: dict[str, Any], args: RefundArgs) -> bool:
     return (a["status"] == "granted" and a["trusted"] == 1 and a["invalidated_at"] is None
-            and (a["purchase_id"], a["purchase_revision"], a["remedy"]) == (args.purchase_id, args.purchase_revision, "refund")
-            and a["amount"] is not None and Decimal(a["amount"]) == _decimal(args.amount) and a["currency"] == args.currency)
+            and (a["purchase_id"], a["purchase_revision"], a["remedy"])
+            == (args.purchase_id, args.purchase_revision, "refund")
+            and a["amount"] is not None and Decimal(a["amount"]) == _decimal(args.amount)
+            and a["currency"] == args.currency)
 
 
 def carrier_confirmed_loss(db: sqlite3.Connection, purchase_id: str) -> bool:
@@ -243,7 +249,8 @@ def change_remedy(ctx: ToolContext, args: RemedyArgs) -> dict[str, Any]:
     stop being valid."""
     case = _open_case(ctx, args.case_id)
     now = _now(ctx)
-    ctx.run("UPDATE cases SET requested_remedy = ?, updated_at = ? WHERE case_id = ?", (args.remedy, now, case["case_id"]))
+    ctx.run("UPDATE cases SET requested_remedy = ?, updated_at = ? WHERE case_id = ?",
+            (args.remedy, now, case["case_id"]))
     ctx.run("UPDATE consents SET withdrawn_at = ? WHERE case_id = ? AND remedy != ? AND withdrawn_at IS NULL",
            (now, case["case_id"], args.remedy))
     ctx.run("UPDATE authorizations SET status = 'superseded', invalidated_at = ? WHERE case_id = ? AND remedy != ? "
@@ -293,7 +300,8 @@ class InvestigationArgs(BaseModel):
 def open_investigation(ctx: ToolContext, args: InvestigationArgs) -> dict[str, Any]:
     """Open a carrier investigation of a shipment; the case waits for its result."""
     case = _open_case(ctx, args.case_id)
-    _one(ctx, "SELECT 1 FROM shipments WHERE shipment_id = ?", (args.shipment_id,), f"shipment {args.shipment_id} not found")
+    _one(ctx, "SELECT 1 FROM shipments WHERE shipment_id = ?", (args.shipment_id,),
+         f"shipment {args.shipment_id} not found")
     inv_id = _next_id(ctx, "investigations", "investigation_id", "IN-")
     now = _now(ctx)
     ctx.run("INSERT INTO investigations (investigation_id, case_id, shipment_id, note, created_at) VALUES (?,?,?,?,?)",

@@ -98,7 +98,8 @@ def run(spec: SuiteSpec, paths: Paths, runner: Runner | None = None) -> StageOut
         "tasks": s["tasks"], "accepted": s["accepted"], "quarantined": s["quarantined"],
         "releasable": s["releasable"], "summary": dict(s),
         "gates": md_table(["gate", "tasks failing"], [[g, len(report.gate(g))] for g in GATES]),
-        "quarantined_tasks": quarantine_table([(t.task_id, t.reasons) for t in report.tasks if t.quarantined]), "audit": paths.acceptance / "audit.md",
+        "quarantined_tasks": quarantine_table([(t.task_id, t.reasons) for t in report.tasks if t.quarantined]),
+        "audit": paths.acceptance / "audit.md",
         **fault_plan_metadata(report)})
 
 
@@ -162,10 +163,13 @@ STAGE = Stage(
     name="acceptance_results", deps=("derived_tasks",), module=__name__, kinds=frozenset({"json"}), run=run,
     config=_config,
     description="Reference, no-op and adversary trials per task; failing tasks quarantined.",
-    gates=(_gate("reference_solvable", "The reference solution passes in a freshly reset world under every fault plan, none of its calls fail, and every alternative solution passes."),
+    gates=(_gate("reference_solvable", "The reference solution passes in a freshly reset world under every fault plan, "
+                                       "none of its calls fail, and every alternative solution passes."),
            _gate("reference_stable", "The reference solution passes on every one of the N acceptance trials."),
-           _gate("not_trivially_passable", "The no-op agent, the every-write adversary and every named negative control fail, under every fault plan."),
+           _gate("not_trivially_passable", "The no-op agent, the every-write adversary and every named negative "
+                                           "control fail, under every fault plan."),
            _gate("resettable", "The world hash after reset equals the recorded seed hash before every trial."),
-           Gate("adjudicated", "acceptance_results", adjudicated, description="Goal states carry two reviewer sign-offs.",
+           Gate("adjudicated", "acceptance_results", adjudicated,
+                description="Goal states carry two reviewer sign-offs.",
                 applies=lambda spec: spec.acceptance.require_adjudication)),
 )

@@ -103,7 +103,8 @@ def joins_preserved(spec: SuiteSpec, paths: Paths) -> Verdict:
                               [[k, v["before"], v["after"]] for k, v in sorted(joins.items())])} if joins else {}
     broken = [k for k, v in joins.items() if v["before"] != v["after"]]
     if broken:
-        return blocked("joins_preserved", f"de-identification broke {len(broken)} join(s): {', '.join(broken[:5])}", **meta)
+        return blocked("joins_preserved", f"de-identification broke {len(broken)} join(s): {', '.join(broken[:5])}",
+                       **meta)
     return passed("joins_preserved", f"{len(joins)} foreign-key join(s) preserved", **meta)
 
 

@@ -76,9 +76,11 @@ def task_set_on_disk(paths: Paths) -> str:
 def _context(spec: SuiteSpec, paths: Paths, world: World, decision, prov: dict | None) -> DeriveContext:
     env = Environment(image=world.domain.image, seed_snapshot=str(paths.deid.relative_to(paths.home)),
                       seed_sha256=world.seed_sha256)
-    deid = Deidentification(method=prov["method"], rule_set_sha256=prov["rule_set_sha256"], date=prov["date"]) if prov else None
-    return DeriveContext(suite=SuiteRef(name=spec.name, version="unreleased"), environment=env, seed=spec.derivation.seed,
-                         splits=spec.derivation.splits, protocol=spec.trial_protocol, deidentification=deid,
+    deid = (Deidentification(method=prov["method"], rule_set_sha256=prov["rule_set_sha256"], date=prov["date"])
+            if prov else None)
+    return DeriveContext(suite=SuiteRef(name=spec.name, version="unreleased"), environment=env,
+                         seed=spec.derivation.seed, splits=spec.derivation.splits, protocol=spec.trial_protocol,
+                         deidentification=deid,
                          license_ref=",".join(f"{k}:{v[:12]}" for k, v in decision.manifest_sha256.items()))
 
 
@@ -136,7 +138,8 @@ def run(spec: SuiteSpec, paths: Paths) -> StageOutput:
         "world_seed_sha256": der.seed_sha256,
         "splits": md_table(["split", "tasks"], sorted(Counter(t.split for t in tasks).items())),
         "categories": md_table(["category", "tasks"], sorted(Counter(t.category for t in tasks).items())),
-        "skipped_cases": md_table(["reason", "cases"], sorted(der.skipped.items())) if der.skipped else Markdown("none"),
+        "skipped_cases": (md_table(["reason", "cases"], sorted(der.skipped.items())) if der.skipped
+                          else Markdown("none")),
         "problems": len(der.problems), "tasks_file": paths.tasks})
 
 
@@ -198,7 +201,8 @@ STAGE = Stage(
     kinds=frozenset({"jsonl", "sqlite"}), run=run, config=_config,
     description="Task records derived from resolved cases, and the world they run in.",
     gates=(Gate("task_schema_valid", "derived_tasks", task_schema_valid,
-                description="Every task record validates against the TaskRecord schema and the domain's tables and tools."),
+                description="Every task record validates against the TaskRecord schema and the domain's tables "
+                            "and tools."),
            Gate("assertions_cite_policy", "derived_tasks",
                 _task_gate("assertions_cite_policy",
                            lambda t: all(a.clause in t.policy.clause_ids for a in t.goal_state.assertions)),

@@ -44,7 +44,8 @@ def record_path(paths: Paths) -> Path:
 def _config_sha256(spec: SuiteSpec, paths: Paths) -> str:
     settings = spec.generation.model_dump(mode="json") if spec.generation else None
     docs = [d.model_dump(mode="json") for d in policies.policy_docs(spec)]
-    return json_sha256([settings, deidentified.on_record(paths).sha256, docs, spec.trial_protocol.model_dump(mode="json")])
+    protocol = spec.trial_protocol.model_dump(mode="json")
+    return json_sha256([settings, deidentified.on_record(paths).sha256, docs, protocol])
 
 
 def generate(spec: SuiteSpec, paths: Paths) -> GenerationRecord:

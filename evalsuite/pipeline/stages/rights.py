@@ -34,8 +34,8 @@ def run(spec: SuiteSpec, paths: Paths) -> StageOutput:
     decision = review_rights(spec, paths)
     manifests = [load_manifest(spec.resolve(p)) for p in spec.rights]
     licenses = md_table(["source", "license", "licensor", "expires", "permitted uses"],
-                        [[m.source, m.license_ref, m.licensor, m.expires or "never", ", ".join(sorted(m.permitted_uses))]
-                         for m in manifests])
+                        [[m.source, m.license_ref, m.licensor, m.expires or "never",
+                          ", ".join(sorted(m.permitted_uses))] for m in manifests])
     return StageOutput(json_sha256(decision.model_dump(mode="json", exclude={"reviewed_on"})), {
         "license_decision": decision.status, "reasons": md_list(decision.reasons), "licenses": licenses,
         "needed_uses": ", ".join(decision.needed_uses), "manifest_sha256": decision.manifest_sha256,
@@ -46,7 +46,8 @@ def rights_cleared(spec: SuiteSpec, paths: Paths) -> Verdict:
     d = decision_on_record(paths)
     if not d.cleared:
         raise GateError("rights_cleared", "; ".join(d.reasons))
-    return passed("rights_cleared", f"license cleared for {', '.join(d.needed_uses)}", manifest_sha256=d.manifest_sha256)
+    return passed("rights_cleared", f"license cleared for {', '.join(d.needed_uses)}",
+                  manifest_sha256=d.manifest_sha256)
 
 
 def _config(spec: SuiteSpec) -> list:
@@ -58,5 +59,6 @@ STAGE = Stage(
     name="rights_review", deps=("source_records",), module=__name__, kinds=frozenset({"yaml"}), config=_config,
     description="Rights review of the delivery against its license schedule.", run=run,
     gates=(Gate("rights_cleared", "rights_review", rights_cleared,
-                description="The license covers the needed uses, has not expired, and every personal column has a rule."),),
+                description="The license covers the needed uses, has not expired, and every personal column "
+                            "has a rule."),),
 )

@@ -81,6 +81,7 @@ def run(spec: SuiteSpec, paths: Paths, version: str) -> StageOutput:
     return StageOutput(file_sha256(files["json"]), {
         "suite_version": version, "agents": ", ".join(agents), "agents_without_traces": ", ".join(missing) or "none",
         "tasks": card.agents[0].tasks, "pass^k_plot": inline_plot(card), "pass^k": passk_table(card),
-        **agent_scores(card), "cost": cost_table(card), **cost_scores(card), "pass^k_plot_full": image_markdown(files["png"], "pass^k"),
+        **agent_scores(card), "cost": cost_table(card), **cost_scores(card),
+        "pass^k_plot_full": image_markdown(files["png"], "pass^k"),
         "paired_comparison": Markdown(compare_markdown(pairs) if pairs else "one agent: nothing to compare"),
         "scorecard": files["md"], "plot": files["png"]})

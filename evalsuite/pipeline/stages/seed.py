@@ -113,7 +113,8 @@ STAGE = Stage(
     description="The source tables as a Parquet snapshot with a canonical content hash.",
     config=lambda spec: file_sha256(spec.resolve(spec.quality)) if spec.quality else None,
     gates=(Gate("source_quality", "seed_snapshot", source_quality,
-                description="The source tables meet their great-expectations suite (keys, required columns, joins, value sets)."),
+                description="The source tables meet their great-expectations suite (keys, required columns, "
+                            "joins, value sets)."),
            Gate("personal_data_declared", "seed_snapshot", personal_data_declared,
                 description="Every source column holding personal-looking values (e-mails, phones, IBANs, cards, "
                             "person names, postal addresses) is declared personal, synthetic or de-identified."),),

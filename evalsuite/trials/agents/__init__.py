@@ -1,1 +1,2 @@
-"""Agents under test: built-in baselines (baselines), an OpenAI-compatible model (openai_agent), an external program over MCP (mcp_agent)."""
+"""Agents under test: built-in baselines (baselines), an OpenAI-compatible model (openai_agent), an external
+program over MCP (mcp_agent)."""

@@ -90,7 +90,8 @@ def to_markdown(audit: UserAudit) -> str:
         lines.append(f"Scripted users probed: {len(audit.scripted)}; never revealed a withheld value and never acted "
                      f"unasked: {'yes' if not bad else 'NO'}.")
         for f in bad[:20]:
-            lines.append(f"- {f.task_id}: leaked {f.leaked}, unasked {f.unasked}, answered chatter {f.answered_chatter}")
+            lines.append(f"- {f.task_id}: leaked {f.leaked}, unasked {f.unasked}, "
+                         f"answered chatter {f.answered_chatter}")
     if audit.llm_review:
         lines += ["", f"LLM-simulated conversations to review ({len(audit.llm_review)} tasks, seeded sample): "
                   + ", ".join(audit.llm_review), "", "Classify each simulator error:"]

@@ -56,8 +56,9 @@ class SimulatedUser:
         self.messages.append({"role": "user", "content": agent_message})
         sim = self.scenario.simulator
         extra = {"seed": sim.seed} if sim.seed is not None else {}
-        text = self.client.chat.completions.create(model=sim.model, messages=self.messages,
-                                                   temperature=sim.temperature, **extra).choices[0].message.content or ""
+        completion = self.client.chat.completions.create(model=sim.model, messages=self.messages,
+                                                         temperature=sim.temperature, **extra)
+        text = completion.choices[0].message.content or ""
         self.messages.append({"role": "assistant", "content": text})
         self.turns += 1
         return None if STOP in text else text

@@ -27,7 +27,8 @@ def test_a_model_that_follows_the_reference_passes_and_sees_no_goal(ap, endpoint
 def test_a_model_that_posts_a_payment_fails_and_its_denied_call_is_traced(ap, endpoint):
     task = ap.tasks[0]
     from evalsuite.core.records import ToolCall
-    pay = ToolCall(tool="post_payment", arguments={"invoice_id": task.goal_state.assertions[0].key["invoice_id"], "amount": "10.00"})
+    invoice_id = task.goal_state.assertions[0].key["invoice_id"]
+    pay = ToolCall(tool="post_payment", arguments={"invoice_id": invoice_id, "amount": "10.00"})
     endpoint.script = [_tool_calls([pay]), {"content": "paid it"}]
     result = run_trial(ap.world, task, make_agent("openai:scripted-model"))
     assert not result.passed and result.trace[0].outcome == "denied"

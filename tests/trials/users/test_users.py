@@ -57,7 +57,8 @@ def test_the_user_leaves_after_idle_turns_and_the_conversation_is_in_the_trace(m
     talk = Conversation(user, trace)
     talk.reply()
     assert talk.reply("Hmm.") is not None and talk.reply("Hmm.") is None  # max_idle_turns = 2
-    assert [(e.actor, e.kind) for e in trace] == [("agent", "message"), ("user", "message")] * 2 + [("agent", "message")]
+    turns = [(e.actor, e.kind) for e in trace]
+    assert turns == [("agent", "message"), ("user", "message")] * 2 + [("agent", "message")]
     assert trace[1].arguments["text"] == task.user_scenario.script.opening
 
 
