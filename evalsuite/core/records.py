@@ -1,9 +1,9 @@
 """The task record: everything needed to rerun and regrade a task without its author.
 
-Mirrors the record in the reference document (000): suite, split, environment,
-role, policy, trigger, user scenario, goal state, reference solution, trial
-protocol and provenance. A record names its domain so a task file can be
-validated with nothing else.
+Mirrors the task record of the task-suite guide (shared reference on tasks, environments
+and state-based grading): suite, split, environment, role, policy, trigger, user scenario,
+goal state, reference solution, trial protocol and provenance. A record names its domain
+so a task file can be validated with nothing else.
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ conversations in front of a person and counts what they found.
 
 `sample_sheet` draws a seeded sample of a run's conversations with an LLM user and writes each as one JSON line:
 who ran it, the pinned simulator, the transcript, and two fields for the reviewer, `error_class` (none, benign
-or task-critical: reference 001's classes, in audit.ERROR_CLASSES) and `note`. The reviewer fills them in any
+or task-critical: the τ²-bench paper's classes, in audit.ERROR_CLASSES) and `note`. The reviewer fills them in any
 editor; `tally` reads the sheet back and counts the classes, with the task-critical rate's Wilson interval over
 the conversations reviewed. A scripted user is held to its rules by the audit and is not sampled unless asked.
 """

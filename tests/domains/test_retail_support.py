@@ -1,5 +1,6 @@
-"""Retail support under faults: each row of reference 002's failure table introduced through the real tools, the
-real trial loop and the real grader; acceptance of the authored tasks under their fault plans."""
+"""Retail support under faults: each row of the environment-design guide's failure table (its support case)
+introduced through the real tools, the real trial loop and the real grader; acceptance of the authored tasks under
+their fault plans."""
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
-"""Mobile service (reference 001, telecom): a carrier agent and a customer who holds their own phone.
+"""Mobile service (after the τ²-bench paper's telecom domain): a carrier agent and a customer who holds their own
+phone.
 
 Dual control: the agent's tools act on the carrier's records; the customer's phone is a second, user-side
 world (USER_DOMAIN) whose tools only the user runs, when the agent asks. Tasks are composed from verified

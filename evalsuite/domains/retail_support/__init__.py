@@ -1,4 +1,5 @@
-"""Retail support under faults (reference 002, Support): the τ²-bench retail world plus authored support controls.
+"""Retail support under faults: the τ²-bench retail world plus authored support controls, after the support case
+of the environment-design guide (shared reference on choosing and checking business environments).
 
 Tables copy tau2_retail's and add authored ones (schema.py); tools reuse tau2's reads as they are and add
 authority-enforcing support writes (tools.py); obligations are domain checks on the ledger and trace (checks.py);

@@ -1,10 +1,11 @@
 """Tables of the retail-support world: copies of the τ²-bench retail tables as they are, plus authored support tables.
 
 The inherited retail system (users, orders, items, payment methods) is tau2_retail's schema, copied table by table.
-Every other table is an authored addition of evalsuite (reference 002, the Support adaptation), labelled in its
-`info` and comment: replacements of an order line, shipments and carrier events, previous contacts, cases, exception
-authorizations, customer consents, a refund ledger with exact decimal money, ISO currency and idempotency keys,
-human-review handoffs, investigations and the versioned support policies.
+Every other table is an authored addition of evalsuite (after the support case of the environment-design guide,
+the shared reference on choosing and checking business environments), labelled in its `info` and comment:
+replacements of an order line, shipments and carrier events, previous contacts, cases, exception authorizations,
+customer consents, a refund ledger with exact decimal money, ISO currency and idempotency keys, human-review
+handoffs, investigations and the versioned support policies.
 """
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ for _table in tau2_metadata.tables.values():
     _table.to_metadata(metadata)
 INHERITED = frozenset(tau2_metadata.tables)
 
-AUTHORED_NOTE = "authored addition (evalsuite retail_support, reference 002 Support adaptation); not tau2 data"
+AUTHORED_NOTE = ("authored addition (evalsuite retail_support, after the environment-design guide's support case); "
+                 "not tau2 data")
 
 
 def _authored(name: str, comment: str, *cols) -> Table:

@@ -1,4 +1,5 @@
-"""The authored support rows of the retail-support seed (reference 002's Support adaptation, synthetic).
+"""The authored support rows of the retail-support seed (synthetic; after the support case of the
+environment-design guide, the shared reference on choosing and checking business environments).
 
 Each case sits on a real τ²-bench retail order line (user, order and item ids as tau2 ships them); everything in
 this module is an authored addition: purchases with revision and exact price, replacements, shipments, carrier

@@ -1,11 +1,12 @@
 """The retail-support tools: τ²-bench retail reads (and two of its writes) as they are, plus authored support tools.
 
-The support write tools enforce authority themselves (reference 002): a refund needs the purchase's current
-revision, the exact amount and ISO currency, the customer's current consent to a refund of that revision, and a
-trusted exception authorization valid under a policy version that grants the discretion, for a replacement the
-carrier confirmed lost. A refused refund says `refused: …`. Changing the remedy invalidates earlier consent and
-authorization; the agent may request a manager decision but never create one; a refund is found again by its
-idempotency key, and re-issuing with a used key returns the original receipt instead of paying twice.
+The support write tools enforce authority themselves, as the environment-design guide's support case asks: a
+refund needs the purchase's current revision, the exact amount and ISO currency, the customer's current consent to
+a refund of that revision, and a trusted exception authorization valid under a policy version that grants the
+discretion, for a replacement the carrier confirmed lost. A refused refund says `refused: …`. Changing the remedy
+invalidates earlier consent and authorization; the agent may request a manager decision but never create one; a
+refund is found again by its idempotency key, and re-issuing with a used key returns the original receipt instead
+of paying twice.
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ Scripted users are probed on the real user-side world: a conversation that greet
 withheld value, then asks for every disclosure and every action. The audit holds each one to its script:
 no withheld value ever appears in a user message, no device call happens in a turn that did not ask for
 it, and a message that asks nothing gets no fact and no action. LLM users cannot be held to rules, so a
-seeded sample of their conversations is flagged for human review under the error classes of reference 001
+seeded sample of their conversations is flagged for human review under the error classes of the τ²-bench paper
 (task-critical: the user's error changes what a correct agent must do or can achieve; benign: it does not).
 """
 from __future__ import annotations
