@@ -51,9 +51,11 @@ $(PEERS)/.installed:
 	  || echo "note: could not install agentdojo==0.1.35 into $(PEERS); the AgentDojo differential test skips"
 peers: $(PEERS)/.installed
 
-# The docs site first (mkdocs.yml, docs/): warnings are errors, so a page outside the nav, a broken link or a
-# missing anchor stops here. Built into ./site (git-ignored); `.venv/bin/mkdocs serve` shows it while editing.
+# The linter first (ruff: pyflakes, pycodestyle, import sorting; config in pyproject.toml). Then the docs site
+# (mkdocs.yml, docs/): warnings are errors, so a page outside the nav, a broken link or a missing anchor stops
+# here. Built into ./site (git-ignored); `.venv/bin/mkdocs serve` shows it while editing. Then the tests.
 test: $(VENV)/.installed system $(PEERS)/.installed
+	$(VENV)/bin/ruff check .
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 	$(PY) -m pytest -n 2
 
