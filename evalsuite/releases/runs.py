@@ -31,7 +31,7 @@ from evalsuite.trials.harness import run_trials
 from evalsuite.trials.tracelog import TrialRecord
 
 if TYPE_CHECKING:
-    from evalsuite.trials.play import Desk
+    from evalsuite.trials.agents.human import Desk
 
 def run_release(release: Release, agents: Sequence[str | AgentConfig], out_dir: Path, *, trials: int | None = None,
                 workers: int | None = None, seed: int = 0, progress: bool = False, resamples: int = 2000,
@@ -67,7 +67,7 @@ def play_desk(release: Release, out_dir: Path, sample: int | None = None) -> Des
     An existing run folder keeps its run seed, so people's trials score beside its agents'. The tasks are the
     release's playable ones (never held out), or a sample of them spread over the scorecard's slices.
     """
-    from evalsuite.trials.play import PURPOSE, Desk, playable  # here: the web stack loads only for `play`
+    from evalsuite.trials.agents.human import PURPOSE, Desk, playable  # here: loaded only for `play`
 
     out_dir = Path(out_dir)
     old = read_meta(out_dir) if is_run_folder(out_dir) else None

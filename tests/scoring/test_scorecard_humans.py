@@ -17,7 +17,8 @@ from evalsuite.scoring.metrics import wilson_interval
 from evalsuite.scoring.render import console_table
 from evalsuite.scoring.runlog import PASSK_PNG, SCORECARD_JSON, SCORECARD_MD, TRACES
 from evalsuite.scoring.scorecard import SLICES, _plain, sample_plan, task_attributes
-from evalsuite.trials.play import play_app, playable
+from evalsuite.trials.agents.human import playable
+from evalsuite.trials.play import play_app
 from evalsuite.trials.tracelog import read_traces
 
 

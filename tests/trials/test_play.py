@@ -95,6 +95,26 @@ def test_every_offered_ap_task_passes_when_its_forms_are_filled_as_its_reference
     assert len(got) == len(desk.tasks) == 36 and all(r.passed for r in got.values())
 
 
+def test_the_task_list_says_what_each_task_is_without_showing_its_trigger(release, tmp_path):
+    """A person chooses from the list: each row names the kind of task, its domain, split, role, how it starts and
+    its step budget; the trigger itself is shown only once the task is opened (and logged)."""
+    desk = play_desk(release, tmp_path)
+    task = browser_task(desk)
+    with serving(play_app(desk, tmp_path)) as url, browser_page(1280, 900) as page:
+        page.goto(url)
+        page.fill("#name", "Ada Lovelace")
+        page.get_by_role("button", name="Start").click()
+        header = page.locator("#tasks tr").first.inner_text().split("\t")
+        row = page.locator(f"#task-{task.task_id}").inner_text().split("\t")
+        listed = page.inner_text("body")
+    assert [h.strip() for h in header[:7]] == ["task", "what it is", "domain", "split", "you act as", "starts as",
+                                               "steps"]
+    assert [c.strip() for c in row[:7]] == [task.task_id, "quantity mismatch", "ap exceptions", task.split,
+                                            task.role.name.replace("_", " "), f"a queue item ({task.trigger.item_id})",
+                                            str(task.trial_protocol.max_steps)]
+    assert task.trigger.text not in listed and "opened" not in json.dumps(access_log())
+
+
 def test_a_person_gets_one_attempt_per_task_and_never_sees_the_grade(release, tmp_path):
     desk, ada = client_for(release, tmp_path)
     task = desk.tasks[0]

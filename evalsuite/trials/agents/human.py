@@ -1,0 +1,220 @@
+"""A person as an agent: the attempt state a person drives, one tool call at a time, graded like an agent's trial.
+
+Each attempt runs run_job in a thread of its own (reset and its hash check, the role's tools under the step
+budget, grading, the record's stamp), and whoever drives it (the `evalsuite play` page) hands it one command at
+a time. The person is shown what an MCP agent is shown (task_view and the tool schemas), never the goal state or
+the reference solution; held-out tasks are never offered, and every task opened is written to the access log.
+The person is an agent config of kind human named `human:NAME`, so the scorecard can keep people apart from
+agents.
+"""
+from __future__ import annotations
+
+import queue
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalsuite.core.identity import AgentConfig, RunIdentity, identity_sha256
+from evalsuite.core.records import TaskRecord, TraceEvent
+from evalsuite.tasks.heldout import log_access, without_held_out
+from evalsuite.trials.agents.base import AgentEnv
+from evalsuite.trials.jobs import Stamp, run_job
+from evalsuite.trials.mcp_server import task_view
+from evalsuite.trials.tracelog import (
+    SUMMARY,
+    TRACES,
+    TraceWriter,
+    TrialRecord,
+    read_traces,
+    repair_traces,
+    write_summary,
+)
+from evalsuite.trials.users.base import ConversationOver
+from evalsuite.worlds.ref import WorldRef
+from evalsuite.worlds.world import World
+
+PURPOSE = "human_baseline"  # the access log's word for a task read by `evalsuite play`
+HUMAN = "human"
+REPLY_SECONDS = 300.0  # a tool call or a grade takes milliseconds; this long means the attempt's thread is stuck
+
+
+def playable(tasks: list[TaskRecord]) -> list[TaskRecord]:
+    """The tasks a person may be offered: never a held-out one. On a conversational task the person talks to
+    the task's simulated user through a message form, as an MCP agent does through message_user."""
+    return without_held_out(tasks)
+
+
+def person_config(name: str) -> AgentConfig:
+    """A person as an agent config: one per name, so records are keyed by who made them."""
+    return AgentConfig(name=f"{HUMAN}:{name}", kind=HUMAN)
+
+
+@dataclass(frozen=True)
+class Desk:
+    """What people are offered: the tasks in order, the world to reset for each attempt, and the identity and
+    run seed of the run folder their records join."""
+
+    label: str  # "suite version", shown on every page
+    tasks: list[TaskRecord]
+    world_ref: WorldRef
+    identity: RunIdentity
+    run_seed: int
+    sample: int | None = None  # the --sample the tasks were drawn with, shown on the task list
+
+
+@dataclass
+class _Ready:
+    """The attempt's first reply: what the person is shown, built from the trial's own env."""
+
+    view: dict[str, Any]
+    tools: list[dict[str, Any]]
+    talks: bool  # a user to talk to (dual control)
+
+
+@dataclass
+class _Said:
+    """One turn of the conversation: the person's message and the user's reply (or why there was none)."""
+
+    message: str
+    reply: str
+
+
+MESSAGE = object()  # the command that sends a message to the user instead of calling a tool
+
+
+class Person:
+    """The agent of one attempt: hands its driver the task view, then makes the calls the driver sends."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.commands: queue.Queue = queue.Queue()
+        self.replies: queue.Queue = queue.Queue()
+
+    def run(self, task: TaskRecord, env: AgentEnv) -> str:
+        env.actor = HUMAN
+        self.replies.put(_Ready(task_view(task, env), env.tools, env.user is not None))
+        while True:
+            tool, payload = self.commands.get()
+            if tool is None:
+                return payload  # the final message; the trial is graded on return
+            if tool is MESSAGE:
+                self.replies.put(_Said(payload, _turn(env, payload)))
+            else:
+                self.replies.put(env.call(tool, payload))  # a call past the budget raises and ends the trial
+
+
+def _turn(env: AgentEnv, message: str) -> str:
+    try:
+        return env.user.turn(message, env.max_steps, HUMAN)
+    except ConversationOver as exc:
+        return f"({exc})"
+
+
+class Attempt:
+    """One person's attempt at one task: a trial running in its own thread until the final message."""
+
+    def __init__(self, person: str, task: TaskRecord, world: World, stamp: Stamp):
+        self.person, self.task, self.world = person, task, world
+        self.agent = Person(person_config(person).name)
+        self.calls: list[TraceEvent] = []
+        self.conversation: list[tuple[str, str]] = []  # (who, text): "customer" or "you"
+        self.talks = False
+        self.record: TrialRecord | None = None
+        self.view: dict[str, Any] = {}
+        self.tools: list[dict[str, Any]] = []
+        threading.Thread(target=self._run, args=(stamp,), daemon=True, name=f"play-{task.task_id}").start()
+        self._take(self.agent.replies.get(timeout=REPLY_SECONDS))
+
+    def _run(self, stamp: Stamp) -> None:
+        self.agent.replies.put(run_job(self.world, self.task, self.agent, 0, stamp))  # an error is an infra record
+
+    def call(self, tool: str, arguments: dict[str, Any]) -> None:
+        self._send(tool, arguments)
+
+    def message(self, text: str) -> None:
+        if self.talks:
+            self._send(MESSAGE, text)
+
+    def submit(self, message: str) -> None:
+        self._send(None, message)
+
+    def _send(self, tool: Any, payload: Any) -> None:
+        if self.record is not None:
+            raise RuntimeError(f"attempt at {self.task.task_id} is over")
+        self.agent.commands.put((tool, payload))
+        self._take(self.agent.replies.get(timeout=REPLY_SECONDS))
+
+    def _take(self, reply: Any) -> None:
+        if isinstance(reply, _Ready):
+            self.view, self.tools, self.talks = reply.view, reply.tools, reply.talks
+            if self.talks:  # the user opened the conversation when greeted
+                self.conversation.append(("customer", self.view["trigger_text"]))
+        elif isinstance(reply, _Said):
+            self.conversation += [("you", reply.message), ("customer", reply.reply)]
+        elif isinstance(reply, TraceEvent):
+            self.calls.append(reply)
+        else:  # the trial ended: submitted, out of budget, or a reset or harness failure
+            self.record = reply
+
+
+class Attempts:
+    """Everyone's attempts at one desk: the open one per person, worlds free for the next, the run folder."""
+
+    def __init__(self, desk: Desk, out_dir: Path):
+        self.desk, self.out_dir = desk, Path(out_dir)
+        self.by_id = {t.task_id: t for t in desk.tasks}
+        self.lock = threading.Lock()  # one command's world work at a time: worlds and the traces file are shared
+        self.open: dict[str, Attempt] = {}
+        self.last: dict[str, TrialRecord] = {}
+        self.free_worlds: list[World] = []
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.done = {(r.agent, r.task_id) for r in repair_traces(self.out_dir / TRACES).records}
+
+    def attempted(self, person: str) -> set[str]:
+        name = person_config(person).name
+        return {task_id for agent, task_id in self.done if agent == name}
+
+    def start(self, person: str, task_id: str) -> None:
+        """Open a task for a person (logged first: opening is reading), resetting a world for the attempt.
+        A person has one attempt open at a time and one attempt per task; anything else is ignored."""
+        if person in self.open or task_id in self.attempted(person):
+            return
+        task = self.by_id[task_id]
+        log_access({"purpose": PURPOSE, "what": self.desk.label, "person": person, "opened": [task_id]})
+        config = person_config(person)
+        identity = self.desk.identity.with_agents([config])
+        fields = identity.fields(config.name)
+        stamp = Stamp(fields=fields, run_seed=self.desk.run_seed,
+                      identity_sha256=identity_sha256(fields, self.desk.run_seed))
+        world = self.free_worlds.pop() if self.free_worlds else self.desk.world_ref.open()
+        attempt = Attempt(person, task, world, stamp)
+        self.open[person] = attempt
+        self._settle(attempt)
+
+    def _settle(self, attempt: Attempt) -> None:
+        """An attempt that has ended: its record joins the run folder and its world is free again."""
+        if attempt.record is None:
+            return
+        writer = TraceWriter(self.out_dir / TRACES)
+        try:
+            writer.write(attempt.record)
+        finally:
+            writer.close()
+        write_summary(read_traces(self.out_dir / TRACES).records, self.out_dir / SUMMARY)
+        self.done.add((attempt.record.agent, attempt.record.task_id))
+        self.last[attempt.person] = attempt.record
+        self.open.pop(attempt.person, None)
+        self.free_worlds.append(attempt.world)
+
+    def call(self, attempt: Attempt, tool: str, arguments: dict[str, Any]) -> None:
+        attempt.call(tool, arguments)
+        self._settle(attempt)
+
+    def submit(self, attempt: Attempt, message: str) -> None:
+        attempt.submit(message)
+        self._settle(attempt)
+
+    def message(self, attempt: Attempt, text: str) -> None:
+        attempt.message(text)
+        self._settle(attempt)
