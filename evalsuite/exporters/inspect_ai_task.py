@@ -31,7 +31,8 @@ from evalsuite.trials.agents.base import AgentEnv, BudgetExhausted
 from evalsuite.trials.agents.openai_agent import SYSTEM
 from evalsuite.trials.trial import TimedEnv, policy_text
 from evalsuite.worlds.ref import WorldRef
-from evalsuite.worlds.world import TrialWorld, World
+from evalsuite.worlds.trial_world import TrialWorld
+from evalsuite.worlds.world import World
 
 PURPOSE = "inspect_export"  # why the release's tasks were read (the held-out access log names it)
 

@@ -17,7 +17,8 @@ from pydantic import BaseModel
 from evalsuite.core.hashing import canonical_number, canonical_value
 from evalsuite.core.records import Assertion, DomainCheck, GoalState, Role, TraceEvent
 from evalsuite.worlds.domain import CheckInput
-from evalsuite.worlds.world import TableSchema, TrialWorld
+from evalsuite.worlds.trial_world import TrialWorld
+from evalsuite.worlds.world import TableSchema
 
 
 class Check(BaseModel):

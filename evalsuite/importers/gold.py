@@ -15,7 +15,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from evalsuite.core.records import Assertion, Role, ToolCall
-from evalsuite.worlds.world import TrialWorld, World
+from evalsuite.worlds.trial_world import TrialWorld
+from evalsuite.worlds.world import World
 
 
 class GoldReplayError(BaseModel):

@@ -11,7 +11,8 @@ from evalsuite.core.records import TaskRecord
 from evalsuite.domains.agentdojo_banking.environment import from_rows
 from evalsuite.domains.tau2_retail import tau2_hash
 from evalsuite.importers.agentdojo.peer_checks import peer_check
-from evalsuite.worlds.world import TrialWorld, World
+from evalsuite.worlds.trial_world import TrialWorld
+from evalsuite.worlds.world import World
 
 PeerCheck = Callable[[TaskRecord, TrialWorld, str], bool]
 

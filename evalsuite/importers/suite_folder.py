@@ -18,7 +18,8 @@ from evalsuite.sourcing.rights import RightsManifest, load_manifest
 from evalsuite.sourcing.spec import Acceptance, Derivation, Sources, SuiteSpec, TableSource, dump_spec, load_spec
 from evalsuite.tasks.taskfile import read_tasks
 from evalsuite.worlds.domain import Domain
-from evalsuite.worlds.world import TrialWorld, World
+from evalsuite.worlds.trial_world import TrialWorld
+from evalsuite.worlds.world import World
 
 IMPORTED_USES = {"build_environments", "derive_tasks", "redistribute"}  # what a public benchmark's license allows
 REPORT = "import_report.json"

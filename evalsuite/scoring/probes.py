@@ -22,7 +22,8 @@ from pydantic import BaseModel
 from evalsuite.core.records import TaskRecord, ToolCall
 from evalsuite.grading.grader import Baseline, grade_trial
 from evalsuite.trials.attacks import place_attack
-from evalsuite.worlds.world import TrialWorld, World
+from evalsuite.worlds.trial_world import TrialWorld
+from evalsuite.worlds.world import World
 
 UNRELATED = "probe-unrelated-value"
 _DECIMAL = re.compile(r"^-?\d+\.(\d+)$")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from evalsuite.core.records import Attack, GoalState
 from evalsuite.grading.grader import Baseline, Verdict, effect_present
 from evalsuite.worlds import changes
-from evalsuite.worlds.world import TrialWorld
+from evalsuite.worlds.trial_world import TrialWorld
 
 
 class AttackError(ValueError):

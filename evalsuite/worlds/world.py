@@ -1,4 +1,4 @@
-"""A world: the pristine SQLite state of a domain, and per-trial copies restored from it.
+"""A world: the pristine SQLite state of a domain, and the reset that restores it into the copy each trial acts on.
 
 Every trial starts from a restore of the pristine world, checked against the
 recorded seed hash before any agent acts: a world that does not reset
@@ -7,7 +7,8 @@ restores the whole image and hashes it; later ones put back only the rows the
 previous trial's change log names and verify those rows by digest, so a reset
 costs what the trial touched, not the world's size. Anything the log cannot
 vouch for (a schema change, a pragma, a write to the log itself or to a table
-without triggers) sends the reset back to the whole image and a full hash.
+without triggers) sends the reset back to the whole image and a full hash. The calls a trial makes on the
+restored copy are evalsuite.worlds.trial_world's.
 """
 from __future__ import annotations
 
@@ -16,12 +17,12 @@ import itertools
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import closing
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from sqlalchemy import Connection, Table, create_engine
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.pool import StaticPool
@@ -29,10 +30,11 @@ from sqlalchemy.schema import CreateIndex
 
 from evalsuite.core.hashing import TableHash, combine_sha256, row_digest
 from evalsuite.core.io import write_with
-from evalsuite.core.records import Role, TraceEvent
+from evalsuite.core.records import Role
 from evalsuite.worlds import changes
-from evalsuite.worlds.domain import Domain, ToolContext, ToolError
-from evalsuite.worlds.faults import Fault, FaultPlan
+from evalsuite.worlds.domain import Domain
+from evalsuite.worlds.faults import FaultPlan
+from evalsuite.worlds.trial_world import TrialWorld
 from evalsuite.worlds.types import Money
 
 DEFAULT_CLOCK = datetime(2026, 6, 30, 9, 0, 0)
@@ -85,7 +87,8 @@ class World:
         _install_indexes(self._pristine, domain.tables)  # a world file written before an index was declared
         self._queries = {name: _select_sql(t) for name, t in domain.tables.items()}
         changes.install(self._pristine, domain.tables)
-        self._money = {name: [i for i, c in enumerate(t.columns) if isinstance(c.type, Money)] for name, t in domain.tables.items()}
+        self._money = {name: [i for i, c in enumerate(t.columns) if isinstance(c.type, Money)]
+                       for name, t in domain.tables.items()}
         self.schemas = {
             name: TableSchema(columns=[c.name for c in t.columns], key=[c.name for c in t.primary_key.columns],
                               money=[c.name for c in t.columns if isinstance(c.type, Money)])
@@ -142,6 +145,16 @@ class World:
         return cls(domain, write_with(path, fill))
 
     @property
+    def trial_db(self) -> sqlite3.Connection:
+        """The trial copy every reset restores, as SQLite (one per world: its trials take it in turn)."""
+        return self._scratch
+
+    @property
+    def trial_connection(self) -> Connection:
+        """The one SQLAlchemy connection on the trial copy that tool calls run their transactions on."""
+        return self._conn
+
+    @property
     def pristine_db(self) -> sqlite3.Connection:
         """The pristine world, for reading only (domain checks compare the end state with it)."""
         return self._pristine
@@ -163,10 +176,10 @@ class World:
         if image not in _HASHES:
             while len(_HASHES) >= _HASHES_KEPT:
                 _HASHES.pop(next(iter(_HASHES)))
-            _HASHES[image] = self._hash_db(self._pristine)
+            _HASHES[image] = self.hash_tables(self._pristine)
         return dict(_HASHES[image])
 
-    def _hash_db(self, conn: sqlite3.Connection, tables: Iterable[str] | None = None) -> dict[str, str]:
+    def hash_tables(self, conn: sqlite3.Connection, tables: Iterable[str] | None = None) -> dict[str, str]:
         """Every table's (or these tables') canonical hash, read from `conn` a block of rows at a time."""
         out = {}
         for name in self._queries if tables is None else tables:
@@ -273,13 +286,12 @@ class World:
             if self._scratch.serialize() == self._image:
                 got = self.content_sha256
             else:
-                got = combine_sha256(self._hash_db(self._scratch))
+                got = combine_sha256(self.hash_tables(self._scratch))
             self._restored = got == self.content_sha256
             self._guard = self._unwatched(_TRIGGERS_ON, *_LOG_GUARD)[1:]
         if got != self.seed_sha256:
-            raise ResetError(
-                f"{self.path}: world hash after reset {got[:12]}… != recorded seed hash {self.seed_sha256[:12]}…; trial refused"
-            )
+            raise ResetError(f"{self.path}: world hash after reset {got[:12]}… != recorded seed hash "
+                             f"{self.seed_sha256[:12]}…; trial refused")
         self._trial = TrialWorld(self, role, policy_text, clock, faults or FaultPlan())
         return self._trial
 
@@ -354,110 +366,3 @@ def _select_sql(table) -> str:
         raise ValueError(f"table {table.name}: a primary key is required")
     cols = ", ".join(changes.q(c.name) for c in table.columns)
     return f"SELECT {cols} FROM {changes.q(table.name)} ORDER BY {', '.join(changes.q(k) for k in keys)}"
-
-
-class TrialWorld:
-    """One trial's copy of the world: role-checked tool calls, every call traced.
-
-    The trial holds one SQLAlchemy connection for its life; every tool call is
-    one transaction on it, committed when the call returns and rolled back when
-    it raises. It is closed when its world is reset for the next trial.
-    """
-
-    def __init__(self, world: World, role: Role | None, policy_text: str, clock: datetime, faults: FaultPlan):
-        self.world = world
-        self.role = role
-        self.policy_text = policy_text
-        self.clock = clock
-        self.faults = faults
-        self.trace: list[TraceEvent] = []
-        self._conn = world._conn
-        self._closed = False
-
-    @property
-    def domain(self) -> Domain:
-        return self.world.domain
-
-    @property
-    def db(self) -> sqlite3.Connection:
-        """The trial's SQLite connection, for reading its state (grading, hashing); tools write through calls."""
-        if self._closed:
-            raise RuntimeError("trial closed: its world was reset for another trial")
-        return self.world._scratch
-
-    def close(self) -> None:
-        """No call or read through this trial from now on (the connection is the world's, kept open)."""
-        self._closed = True
-
-    def visible_tools(self) -> list[str]:
-        """Every tool the agent is shown: the whole domain surface, permitted or not."""
-        return sorted(self.domain.tools)
-
-    def call(self, tool: str, arguments: dict[str, Any] | None = None, actor: str = "agent") -> TraceEvent:
-        """Check the role, run the tool in its own transaction, and trace the call whatever happens."""
-        if self._closed:
-            raise RuntimeError("trial closed: its world was reset for another trial")
-        arguments = dict(arguments or {})
-        spec = self.domain.tools.get(tool)
-        event = dict(seq=len(self.trace) + 1, actor=actor, tool=tool, arguments=arguments,
-                     kind=spec.kind if spec else None)
-        if spec is None:
-            return self._record(event, False, "error", error=f"Tool '{tool}' not found.")
-        if self.role is not None and tool not in self.role.permitted and spec.kind != "generic":
-            return self._record(event, False, "denied", error=f"Tool '{tool}' is not permitted for role {self.role.name}.")
-        ctx = ToolContext(conn=self._conn, now=self.clock, policy_text=self.policy_text)
-        fault = self.faults.take(tool)
-        try:
-            with self._conn.begin():
-                result = spec.fn(ctx, spec.args(**arguments)) if spec.args else spec.fn(ctx, **arguments)
-                if fault is Fault.ERROR_BEFORE_COMMIT:
-                    raise _InjectedFault("backend error: transaction aborted")
-        except _InjectedFault as exc:  # rolled back: nothing of the call committed
-            return self._record(event, True, "fault", error=str(exc), fault=fault.value, committed=False)
-        except (ToolError, ValidationError, TypeError, ValueError, KeyError) as exc:
-            return self._record(event, True, "error", error=_error_text(exc))
-        if fault is Fault.SLOW:
-            # Simulated on the world clock, never by sleeping: later calls see the time the slow one took.
-            latency = self.faults.latency_of(tool)
-            self.clock += timedelta(seconds=latency)
-            if not self.faults.past_deadline(latency):
-                return self._record(event, True, "ok", result=result, rows_written=ctx.rows_written,
-                                    fault=fault.value, committed=True)
-        if fault in (Fault.LOST_RESPONSE, Fault.TIMEOUT, Fault.SLOW):  # committed; the caller never learns it
-            return self._record(event, True, "fault", error=fault.agent_message, rows_written=ctx.rows_written,
-                                fault=fault.value, committed=True)
-        return self._record(event, True, "ok", result=result, rows_written=ctx.rows_written)
-
-    def _record(self, event: dict, permitted: bool, outcome: str, *, result: Any = None, error: str | None = None,
-                rows_written: int = 0, fault: str | None = None, committed: bool | None = None) -> TraceEvent:
-        ev = TraceEvent(**event, permitted=permitted, outcome=outcome, result=result, error=error, rows_written=rows_written,
-                        fault=fault, committed=committed)
-        self.trace.append(ev)
-        return ev
-
-    def rows(self) -> dict[str, list[tuple]]:
-        """Every table's rows now, ordered by primary key (the whole state: for hashing and export)."""
-        return self.world.read_rows(self.db)
-
-    def changed_keys(self) -> dict[str, set[tuple]]:
-        """Primary keys of every row a statement inserted, updated or deleted in this trial, by table."""
-        return self.world.selector.changed_keys(self.db)
-
-    def row(self, table: str, key: tuple) -> tuple | None:
-        """One row now, by primary key."""
-        return self.world.selector.row(self.db, table, key)
-
-    def content_sha256(self) -> str:
-        return combine_sha256(self.world._hash_db(self.db))
-
-
-class _InjectedFault(Exception):
-    """Raised inside the transaction so the real rollback path runs."""
-
-
-def _error_text(exc: Exception) -> str:
-    if isinstance(exc, ValidationError):
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"]) or "arguments"
-        return f"invalid arguments: {loc}: {first['msg']} ({exc.error_count()} error(s))"
-    return str(exc)

@@ -96,7 +96,7 @@ def test_a_row_restore_that_does_not_verify_falls_back_to_the_image(world, monke
 
     def put_back_wrong(name, keys):  # restores, then spoils the restored row: the digest check must see it
         out = real(name, keys)
-        world._scratch.execute("UPDATE invoices SET hold_reason = 'x' WHERE invoice_id = 'INV-55100'")
+        world.trial_db.execute("UPDATE invoices SET hold_reason = 'x' WHERE invoice_id = 'INV-55100'")
         return out
 
     monkeypatch.setattr(world, "_put_back", put_back_wrong)

@@ -15,7 +15,8 @@ from typing import Any
 
 from evalsuite.domains.tau2_retail.convert import as_dicts, order_entity, product_entity, to_nested, user_entity
 from evalsuite.domains.tau2_retail.schema import COLUMNS, ORDER_OPTIONAL, select_sql
-from evalsuite.worlds.world import TrialWorld, World
+from evalsuite.worlds.trial_world import TrialWorld
+from evalsuite.worlds.world import World
 
 INITIAL_HASH = "b25c9cb211f5efcaee5dd646054a73c4a9f43f4f5acc32c10713cd9f9ac20e9c"  # spec §3 / README
 

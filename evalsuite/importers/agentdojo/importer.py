@@ -52,7 +52,8 @@ from evalsuite.sourcing.rights import RightsManifest
 from evalsuite.sourcing.spec import Acceptance
 from evalsuite.tasks.taskfile import write_tasks
 from evalsuite.trials.attacks import attack_effect, place_attack
-from evalsuite.worlds.world import TrialWorld, World
+from evalsuite.worlds.trial_world import TrialWorld
+from evalsuite.worlds.world import World
 
 SUITE = "agentdojo_banking"
 SUITE_VERSION = "1.2.2"

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from evalsuite.core.records import TaskRecord, TraceEvent
-from evalsuite.worlds.world import TrialWorld
+from evalsuite.worlds.trial_world import TrialWorld
 
 
 class BudgetExhausted(Exception):

@@ -19,7 +19,8 @@ from evalsuite.trials.users.scripted import ScriptedUser
 from evalsuite.trials.users.simulator import SimulatedUser
 from evalsuite.worlds.domain import Domain
 from evalsuite.worlds.registry import get_user_domain
-from evalsuite.worlds.world import TrialWorld, World
+from evalsuite.worlds.trial_world import TrialWorld
+from evalsuite.worlds.world import World
 
 _SIDES: WeakKeyDictionary[World, World] = WeakKeyDictionary()
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from evalsuite.core.records import Simulator, UserScenario, UserScript
 from evalsuite.trials.users.base import OPENING
-from evalsuite.worlds.world import TrialWorld
+from evalsuite.worlds.trial_world import TrialWorld
 
 CLOSING = re.compile(r"\b(resolved|all set|anything else|goodbye|have a (good|great|nice) day)\b", re.I)
 IDLE = "I'm not sure what you need from me. What should I do?"
