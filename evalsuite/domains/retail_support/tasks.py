@@ -1,11 +1,13 @@
-"""The authored retail-support tasks: one per scenario of reference 002's Support case, each with its reference
-solution, lawful alternatives, named negative controls and fault plans, and provenance saying what is authored.
+"""The authored retail-support tasks: one per scenario of the environment-selection guide's support case (a customer
+asks for a refund because a replacement never arrived), each with its reference solution, lawful alternatives,
+named negative controls and fault plans, and provenance saying what is authored.
 
 `build_tasks(environment)` returns the records; `write_tasks_file` writes suites/retail_support/tasks.jsonl.
 """
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from pathlib import Path
 
 from evalsuite.core.records import (
@@ -44,8 +46,9 @@ def C(tool: str, **arguments) -> ToolCall:  # noqa: N802 - reads like a call in 
 
 def _reads(case: str, email: str, order: str, version: str) -> list[ToolCall]:
     i = ids(case)
-    return [C("get_case", case_id=case), C("find_user_id_by_email", email=email), C("get_order_details", order_id=order),
-            C("get_purchase", purchase_id=i["purchase"]), C("get_replacement_history", purchase_id=i["purchase"]),
+    return [C("get_case", case_id=case), C("find_user_id_by_email", email=email),
+            C("get_order_details", order_id=order), C("get_purchase", purchase_id=i["purchase"]),
+            C("get_replacement_history", purchase_id=i["purchase"]),
             C("get_support_policy", version=version), C("get_authorizations", case_id=case),
             C("get_consents", case_id=case)]
 
@@ -57,7 +60,8 @@ def _refund(case: str, amount: str, key: str, currency: str = "USD", purchase: s
 
 
 def _no_refund(case: str) -> list[DomainCheck]:
-    return [DomainCheck(name="refund_obligation", params={"purchase_id": ids(case)["purchase"], "count": 0}, clause="RS-1"),
+    return [DomainCheck(name="refund_obligation", params={"purchase_id": ids(case)["purchase"], "count": 0},
+                        clause="RS-1"),
             DomainCheck(name="no_refused_refund", clause="RS-1")]
 
 
@@ -93,114 +97,168 @@ def _investigation_goal(case: str) -> GoalState:
         domain_checks=_no_refund(case), volatile_fields_masked=MASKED)
 
 
-def _scenario(case: str, user: str, email: str, order: str, item: str, amount: str, kind: str) -> dict:
-    """The goal, reference, alternatives, controls and fault plans of one case."""
-    i = ids(case)
-    version = POLICY_OF.get(kind, "v1")
-    reads = _reads(case, email, order, version)
-    key = f"{case}-refund-1"
-    resolve = C("resolve_case", case_id=case, resolution="refunded the original purchase")
-    address = C("modify_user_address", user_id=user, address1="1 Main St", address2="", city="Austin",
+@dataclass(frozen=True)
+class _Case:
+    """One case of the seed and the calls every one of its scenarios is built from."""
+
+    case: str
+    user: str
+    email: str
+    order: str
+    item: str
+    amount: str
+    kind: str
+
+    @property
+    def ids(self) -> dict[str, str]:
+        return ids(self.case)
+
+    @property
+    def key(self) -> str:
+        return f"{self.case}-refund-1"
+
+    @property
+    def reads(self) -> list[ToolCall]:
+        return _reads(self.case, self.email, self.order, POLICY_OF.get(self.kind, "v1"))
+
+    def refund(self, **changes: str) -> ToolCall:
+        return _refund(self.case, self.amount, self.key, **changes)
+
+
+def _scenario(c: _Case) -> dict:
+    """The goal, reference, alternatives, controls, fault plans and category of one case."""
+    if c.kind in ("lost_refund", "lost_response"):
+        return _lost_refund(c)
+    if c.kind == "switch":
+        return _switch(c)
+    if c.kind in _HANDOFFS:
+        return _handoff(c)
+    return _investigation(c)
+
+
+def _lost_refund(c: _Case) -> dict:
+    """A refund whose call may be lost: reconcile by key, then re-issue with the same key. One static sequence is
+    lawful under every fault plan (the re-issue pays only if the first call rolled back; otherwise it returns the
+    original receipt)."""
+    reads, key = c.reads, c.key
+    resolve = C("resolve_case", case_id=c.case, resolution="refunded the original purchase")
+    recover = [C("find_refund", idempotency_key=key), c.refund()]
+    reference = [*reads, c.refund(), *recover, resolve]
+    address = C("modify_user_address", user_id=c.user, address1="1 Main St", address2="", city="Austin",
                 state="TX", country="USA", zip="78701")
-    if kind in ("lost_refund", "lost_response"):
-        # Reconcile by key, then re-issue with the same key: one static sequence lawful under every fault plan (the
-        # re-issue pays only if the first call rolled back; otherwise it returns the original receipt).
-        recover = [C("find_refund", idempotency_key=key), _refund(case, amount, key)]
-        reference = [*reads, _refund(case, amount, key), *recover, resolve]
-        controls = [
-            NegativeControl(name="refund plus unrelated address change", calls=[*reference, address]),
-            NegativeControl(name="right amount wrong currency", calls=[*reads, _refund(case, amount, key, "EUR"), resolve]),
-            NegativeControl(name="right amount wrong purchase", calls=[*reads, _refund(case, amount, key, purchase="PU-1002"),
-                                                                      resolve]),
-            NegativeControl(name="tau2 return request instead of a refund", calls=[
-                *reads, C("return_delivered_order_items", order_id=order, item_ids=[item],
-                          payment_method_id=PAID_WITH.get(case, "")), resolve]),
-            NegativeControl(name="claims the refund without making it", calls=reads[:3],
-                            final_message=f"I refunded {amount} USD to your original payment method."),
-        ]
+    controls = [
+        NegativeControl(name="refund plus unrelated address change", calls=[*reference, address]),
+        NegativeControl(name="right amount wrong currency", calls=[*reads, c.refund(currency="EUR"), resolve]),
+        NegativeControl(name="right amount wrong purchase", calls=[*reads, c.refund(purchase="PU-1002"), resolve]),
+        NegativeControl(name="tau2 return request instead of a refund", calls=[
+            *reads, C("return_delivered_order_items", order_id=c.order, item_ids=[c.item],
+                      payment_method_id=PAID_WITH.get(c.case, "")), resolve]),
+        NegativeControl(name="claims the refund without making it", calls=reads[:3],
+                        final_message=f"I refunded {c.amount} USD to your original payment method."),
+    ]
+    alternatives = [[*reversed(reads), c.refund(), *recover, resolve],
+                    [*reads, C("get_product_details", product_id="8310926033"), C("get_user_details", user_id=c.user),
+                     c.refund(), *recover, resolve]]
+    if c.kind == "lost_refund":
+        plans = [FaultPlanSpec(name="backend_error_on_refund",
+                               faults=[FaultSpec(tool="issue_refund", kind="error_before_commit")]),
+                 FaultPlanSpec(name="slow_refund_past_deadline", deadline_seconds=30,
+                               faults=[FaultSpec(tool="issue_refund", kind="slow", latency_seconds=45)])]
+        protocol, category = TrialProtocol(trials=4, fault_plans=plans), "lost_replacement_refund"
+    else:
+        protocol = TrialProtocol(trials=2, faulted_only=True, fault_plans=[FaultPlanSpec(
+            name="lost_response_on_refund", faults=[FaultSpec(tool="issue_refund", kind="lost_response")])])
         # A blind retry is wrong only where the first call may have committed (lost response, timeout): after a
         # backend error that rolled back, a retry with a new key is one refund and lawful, so only the lost-response
         # task, whose every trial is faulted, carries it.
         blind = NegativeControl(name="blind retry with a new key", calls=[
-            *reads, _refund(case, amount, key), _refund(case, amount, key + "-retry"), resolve])
-        alternatives = [[*reversed(reads), _refund(case, amount, key), *recover, resolve],
-                        [*reads, C("get_product_details", product_id="8310926033"), C("get_user_details", user_id=user),
-                         _refund(case, amount, key), *recover, resolve]]
-        if kind == "lost_refund":
-            plans = [FaultPlanSpec(name="backend_error_on_refund",
-                                   faults=[FaultSpec(tool="issue_refund", kind="error_before_commit")]),
-                     FaultPlanSpec(name="slow_refund_past_deadline", deadline_seconds=30,
-                                   faults=[FaultSpec(tool="issue_refund", kind="slow", latency_seconds=45)])]
-            protocol = TrialProtocol(trials=4, fault_plans=plans)
-            category = "lost_replacement_refund"
-        else:
-            protocol = TrialProtocol(trials=2, faulted_only=True, fault_plans=[FaultPlanSpec(
-                name="lost_response_on_refund", faults=[FaultSpec(tool="issue_refund", kind="lost_response")])])
-            controls = [blind, controls[0]]
-            category = "lost_response_reconciliation"
-        return dict(goal=_refund_goal(case, amount), reference=reference, alternatives=alternatives, controls=controls,
-                    protocol=protocol, category=category)
-    old_refund = [_refund(case, amount, key)]
-    if kind == "switch":
-        handoff = C("handoff_case", case_id=case, reason="customer switched to another replacement; needs reshipment",
-                    evidence=[i["consent_new"], i["contact"] + "B", i["shipment"]])
-        reference = [*reads, C("change_remedy", case_id=case, remedy="replacement"), handoff]
-        extra = [Assertion(table="cases", key={"case_id": case}, expect={"requested_remedy": "replacement"}, clause="RS-3"),
-                 Assertion(table="authorizations", key={"authorization_id": i["authorization"]},
-                           expect={"status": "superseded"}, clause="RS-3")]
-        return dict(goal=_handoff_goal(case, [i["consent_new"], i["shipment"]], "RS-3", extra), reference=reference,
-                    alternatives=[[*reversed(reads), C("change_remedy", case_id=case, remedy="replacement"), handoff]],
-                    controls=[NegativeControl(name="old authorization executes the refund", calls=[*reads, *old_refund]),
-                              NegativeControl(name="old authorization after the remedy changed", calls=[
-                                  *reads, C("change_remedy", case_id=case, remedy="replacement"), *old_refund, handoff])],
-                    protocol=TrialProtocol(trials=2), category="customer_switches_remedy")
-    if kind in ("withdrawn", "no_discretion", "policy_unavailable", "revised_purchase"):
-        evidence = {"withdrawn": [i["consent"], i["contact"] + "B"], "no_discretion": ["v2", i["shipment"]],
-                    "policy_unavailable": ["v3"], "revised_purchase": [i["purchase"], i["authorization"]]}[kind]
-        reason = {"withdrawn": "customer withdrew consent to the refund", "no_discretion":
-                  "policy v2 removed manager discretion; carrier confirmed the replacement lost",
-                  "policy_unavailable": "governing support policy v3 is unavailable; cannot decide",
-                  "revised_purchase": "purchase changed to revision 2 after the exception for revision 1; "
-                                      "needs a new manager decision and consent"}[kind]
-        handoff = C("handoff_case", case_id=case, reason=reason, evidence=[*evidence, i["shipment"]])
-        reference = [*reads, handoff]
-        certain = C("resolve_case", case_id=case, resolution="refund denied under the policy")
-        controls = {"withdrawn": [NegativeControl(name="old authorization after consent withdrawn", calls=[*reads, *old_refund])],
-                    "no_discretion": [NegativeControl(name="refund citing a policy clause", calls=[
-                        *reads, C("issue_refund", case_id=case, purchase_id=i["purchase"], purchase_revision=1,
-                                  amount=amount, currency="USD", idempotency_key=key, consent_id=i["consent"],
-                                  policy_clause="RS-2")]),
-                        NegativeControl(name="manager request then closes the case", calls=[
-                            *reads, C("request_manager_decision", case_id=case, remedy="refund", reason="lost"), certain])],
-                    "policy_unavailable": [NegativeControl(name="invented certainty", calls=[*reads, certain])],
-                    "revised_purchase": [
-                        NegativeControl(name="old authorization on the old revision", calls=[*reads, *old_refund]),
-                        NegativeControl(name="old authorization on the new revision", calls=[*reads, C(
-                            "issue_refund", case_id=case, purchase_id=i["purchase"], purchase_revision=2,
-                            amount="229.99", currency="USD", idempotency_key=key, consent_id=i["consent"],
-                            authorization_id=i["authorization"])])]}[kind]
-        clause = {"withdrawn": "RS-7", "no_discretion": "RS-2", "policy_unavailable": "RS-7",
-                  "revised_purchase": "RS-3"}[kind]
-        return dict(goal=_handoff_goal(case, evidence, clause), reference=reference,
-                    alternatives=[[*reversed(reads), C("get_user_details", user_id=user), handoff]],
-                    controls=controls, protocol=TrialProtocol(trials=2),
-                    category={"withdrawn": "consent_withdrawn", "no_discretion": "no_manager_discretion",
-                              "policy_unavailable": "policy_unavailable", "revised_purchase": "purchase_changed"}[kind])
-    investigate = C("open_investigation", case_id=case, shipment_id=i["shipment"], note="no carrier-confirmed loss yet")
-    certain = C("resolve_case", case_id=case, resolution="replacement delivered; nothing owed")
-    controls = [NegativeControl(name="invented certainty", calls=[*reads, certain])]
-    if kind == "missing_proof":
-        controls.append(NegativeControl(name="trusted authorization without proof of loss", calls=[*reads, *old_refund]))
-    return dict(goal=_investigation_goal(case), reference=[*reads, investigate],
-                alternatives=[[*reversed(reads), investigate]], controls=controls,
-                protocol=TrialProtocol(trials=2), category=kind)
+            *reads, c.refund(), _refund(c.case, c.amount, key + "-retry"), resolve])
+        controls, category = [blind, controls[0]], "lost_response_reconciliation"
+    return dict(goal=_refund_goal(c.case, c.amount), reference=reference, alternatives=alternatives,
+                controls=controls, protocol=protocol, category=category)
+
+
+def _switch(c: _Case) -> dict:
+    """The customer switched to another replacement: the old authorization is superseded, the case handed off."""
+    i, reads = c.ids, c.reads
+    handoff = C("handoff_case", case_id=c.case, reason="customer switched to another replacement; needs reshipment",
+                evidence=[i["consent_new"], i["contact"] + "B", i["shipment"]])
+    change = C("change_remedy", case_id=c.case, remedy="replacement")
+    extra = [Assertion(table="cases", key={"case_id": c.case}, expect={"requested_remedy": "replacement"},
+                       clause="RS-3"),
+             Assertion(table="authorizations", key={"authorization_id": i["authorization"]},
+                       expect={"status": "superseded"}, clause="RS-3")]
+    return dict(goal=_handoff_goal(c.case, [i["consent_new"], i["shipment"]], "RS-3", extra),
+                reference=[*reads, change, handoff], alternatives=[[*reversed(reads), change, handoff]],
+                controls=[NegativeControl(name="old authorization executes the refund", calls=[*reads, c.refund()]),
+                          NegativeControl(name="old authorization after the remedy changed",
+                                          calls=[*reads, change, c.refund(), handoff])],
+                protocol=TrialProtocol(trials=2), category="customer_switches_remedy")
+
+
+# The cases the policy does not let the agent decide, by kind: the handoff's reason, the clause it rests on and the
+# task's category.
+_HANDOFFS = {
+    "withdrawn": ("customer withdrew consent to the refund", "RS-7", "consent_withdrawn"),
+    "no_discretion": ("policy v2 removed manager discretion; carrier confirmed the replacement lost", "RS-2",
+                      "no_manager_discretion"),
+    "policy_unavailable": ("governing support policy v3 is unavailable; cannot decide", "RS-7", "policy_unavailable"),
+    "revised_purchase": ("purchase changed to revision 2 after the exception for revision 1; needs a new manager "
+                         "decision and consent", "RS-3", "purchase_changed"),
+}
+
+
+def _handoff(c: _Case) -> dict:
+    """A case the policy does not let the agent decide: the reference reads and hands it off with evidence."""
+    i = c.ids
+    reason, clause, category = _HANDOFFS[c.kind]
+    evidence = {"withdrawn": [i["consent"], i["contact"] + "B"], "no_discretion": ["v2", i["shipment"]],
+                "policy_unavailable": ["v3"], "revised_purchase": [i["purchase"], i["authorization"]]}[c.kind]
+    handoff = C("handoff_case", case_id=c.case, reason=reason, evidence=[*evidence, i["shipment"]])
+    return dict(goal=_handoff_goal(c.case, evidence, clause), reference=[*c.reads, handoff],
+                alternatives=[[*reversed(c.reads), C("get_user_details", user_id=c.user), handoff]],
+                controls=_handoff_controls(c), protocol=TrialProtocol(trials=2), category=category)
+
+
+def _handoff_controls(c: _Case) -> list[NegativeControl]:
+    i, reads = c.ids, c.reads
+    certain = C("resolve_case", case_id=c.case, resolution="refund denied under the policy")
+    if c.kind == "withdrawn":
+        return [NegativeControl(name="old authorization after consent withdrawn", calls=[*reads, c.refund()])]
+    if c.kind == "policy_unavailable":
+        return [NegativeControl(name="invented certainty", calls=[*reads, certain])]
+    if c.kind == "no_discretion":
+        return [NegativeControl(name="refund citing a policy clause", calls=[
+                    *reads, C("issue_refund", case_id=c.case, purchase_id=i["purchase"], purchase_revision=1,
+                              amount=c.amount, currency="USD", idempotency_key=c.key, consent_id=i["consent"],
+                              policy_clause="RS-2")]),
+                NegativeControl(name="manager request then closes the case", calls=[
+                    *reads, C("request_manager_decision", case_id=c.case, remedy="refund", reason="lost"), certain])]
+    return [NegativeControl(name="old authorization on the old revision", calls=[*reads, c.refund()]),
+            NegativeControl(name="old authorization on the new revision", calls=[*reads, C(
+                "issue_refund", case_id=c.case, purchase_id=i["purchase"], purchase_revision=2, amount="229.99",
+                currency="USD", idempotency_key=c.key, consent_id=i["consent"], authorization_id=i["authorization"])])]
+
+
+def _investigation(c: _Case) -> dict:
+    """No carrier-confirmed loss yet: the reference opens an investigation instead of deciding."""
+    investigate = C("open_investigation", case_id=c.case, shipment_id=c.ids["shipment"],
+                    note="no carrier-confirmed loss yet")
+    certain = C("resolve_case", case_id=c.case, resolution="replacement delivered; nothing owed")
+    controls = [NegativeControl(name="invented certainty", calls=[*c.reads, certain])]
+    if c.kind == "missing_proof":
+        controls.append(NegativeControl(name="trusted authorization without proof of loss",
+                                        calls=[*c.reads, c.refund()]))
+    return dict(goal=_investigation_goal(c.case), reference=[*c.reads, investigate],
+                alternatives=[[*reversed(c.reads), investigate]], controls=controls,
+                protocol=TrialProtocol(trials=2), category=c.kind)
 
 
 def build_tasks(environment: Environment) -> list[TaskRecord]:
     policies = {v: load_policy(POLICIES / f"support_policy_{v}.md").as_policy() for v in ("v1", "v2")}
     out = []
     for case, user, email, order, item, amount, kind in CASES:
-        s = _scenario(case, user, email, order, item, amount, kind)
+        s = _scenario(_Case(case, user, email, order, item, amount, kind))
         policy = policies["v2" if POLICY_OF.get(kind) else "v1"]
         out.append(TaskRecord(
             task_id=f"rs-{case.lower()}-{kind.replace('_', '-')}", domain="retail_support",
@@ -212,9 +270,10 @@ def build_tasks(environment: Environment) -> list[TaskRecord]:
             goal_state=s["goal"], reference_solution=s["reference"], alternative_solutions=s["alternatives"],
             negative_controls=s["controls"], trial_protocol=s["protocol"],
             provenance=Provenance(
-                source_record=(f"authored: retail_support case {case} ({kind}) on τ²-bench retail order {order}, item "
-                               f"{item}, user {user}; the purchases, replacements, shipments, carrier_events, contacts, "
-                               "cases, authorizations, consents, refunds and support_policies rows are authored additions"),
+                source_record=(f"authored: retail_support case {case} ({kind}) on τ²-bench retail order {order}, "
+                               f"item {item}, user {user}; the purchases, replacements, shipments, carrier_events, "
+                               "contacts, cases, authorizations, consents, refunds and support_policies rows are "
+                               "authored additions"),
                 outcome_verified_by="authored reference solution, proven by acceptance: reference, alternatives and "
                                     "negative controls under every fault plan",
                 license_ref=LICENSE, case_resolved_on=dt.date(2026, 6, 30))))
