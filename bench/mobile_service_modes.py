@@ -16,7 +16,7 @@ from pathlib import Path
 from evalsuite.releases.release import Release
 from evalsuite.scoring.modes import MODES, compare_modes, mode_identity, plot, to_markdown, with_mode
 from evalsuite.trials.agents.baselines import make_agent
-from evalsuite.trials.harness import run_trials
+from evalsuite.trials.harness import TrialSettings, run_trials
 
 
 def main() -> int:
@@ -32,8 +32,8 @@ def main() -> int:
         runs = {}
         for mode in MODES:
             moded = with_mode(tasks, mode)
-            runs[mode] = run_trials(release.world_ref(), moded, [agent], args.trials, workers=1,
-                                    identity=mode_identity(identity, moded))
+            runs[mode] = run_trials(release.world_ref(), moded, [agent], args.trials,
+                                    TrialSettings(mode_identity(identity, moded), workers=1))
         cmp = compare_modes(runs, tasks, resamples=1000)
         text = to_markdown(cmp)
         (args.out / f"{agent.name}_modes.md").write_text(text)

@@ -82,3 +82,11 @@ def test_no_import_cycle():
         if m not in state:
             visit(m, [m])
     assert cycles == []
+
+
+def test_no_function_in_the_library_is_over_60_lines():
+    """A function a reader can hold in view: past 60 lines (docstring included) it does more than one job."""
+    long = [f"{m}.{node.name}: {node.end_lineno - node.lineno + 1} lines" for m, f in modules().items()
+            for node in ast.walk(ast.parse(f.read_text()))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 60]
+    assert long == []

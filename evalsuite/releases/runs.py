@@ -27,7 +27,7 @@ from evalsuite.scoring.runlog import (
     write_scorecard,
 )
 from evalsuite.scoring.scorecard import Scorecard, build_scorecard, sample_plan
-from evalsuite.trials.harness import run_trials
+from evalsuite.trials.harness import TrialSettings, run_trials
 from evalsuite.trials.tracelog import TrialRecord
 
 if TYPE_CHECKING:
@@ -56,8 +56,8 @@ def run_release(release: Release, agents: Sequence[str | AgentConfig], out_dir: 
     with folder_lock(out_dir):  # from run.json to the scorecard: a second writer would run the same trials again
         _prepare(release, identity, out_dir, trials, seed, resamples, bootstrap_seed,
                  tasks if mode is not None else None)
-        run_trials(release.world_ref(), tasks, list(configs.values()), trials, out_dir=out_dir,
-                   workers=workers, progress=progress, identity=identity, seed=seed)
+        run_trials(release.world_ref(), tasks, list(configs.values()), trials,
+                   TrialSettings(identity, seed=seed, out_dir=out_dir, workers=workers, progress=progress))
         return rescore(out_dir)
 
 

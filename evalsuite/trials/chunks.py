@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 from evalsuite.core.identity import AgentConfig, RunIdentity
 from evalsuite.core.records import TaskRecord
 from evalsuite.trials.agents.endpoint import Endpoint, endpoint
-from evalsuite.trials.harness import run_trials
+from evalsuite.trials.harness import TrialSettings, run_trials
 from evalsuite.trials.tracelog import TRACES, TraceWriter, TrialRecord, folder_lock, repair_traces
 from evalsuite.worlds.ref import WorldRef
 
@@ -69,8 +69,8 @@ def run_chunk(world_ref: WorldRef, tasks: list[TaskRecord], config: AgentConfig,
     if missing:
         raise ValueError(f"chunk {chunk.index}: task {missing[0]} is not in the release")
     with endpoint(model_endpoint or Endpoint()):
-        return run_trials(world_ref, [by_id[i] for i in chunk.task_ids], [config], None, workers=1,
-                          identity=identity, seed=seed)
+        return run_trials(world_ref, [by_id[i] for i in chunk.task_ids], [config], None,
+                          TrialSettings(identity, seed=seed, workers=1))
 
 
 def merge_records(out_dir: Path, records: Iterable[TrialRecord]) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
@@ -27,49 +28,67 @@ from evalsuite.trials.trial import TrialResult
 from evalsuite.worlds.ref import WorldRef
 
 
+@dataclass(frozen=True)
+class TrialSettings:
+    """How a batch of trials runs and what its records are stamped with.
+
+    identity and seed make every record's stamp (the identity takes on the agents' configs). out_dir holds
+    traces.jsonl and summary.parquet, and makes the batch resumable; None keeps the records in memory only.
+    workers defaults to os.cpu_count(); workers=1 runs in this process, the only mode that accepts agent
+    objects (a custom agent cannot be sent to a spawned worker; use agent_factory="module:callable" for one a
+    worker can import). progress draws a bar on stderr.
+    """
+
+    identity: RunIdentity
+    seed: int = 0
+    out_dir: Path | None = None
+    workers: int | None = None
+    progress: bool = False
+    agent_factory: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.out_dir is not None:
+            object.__setattr__(self, "out_dir", Path(self.out_dir))
+
+
+@dataclass
+class _Agents:
+    """The batch's agents by name: their configs, the built agents, their stamps, and which were given as objects;
+    and the identity that takes on their configs."""
+
+    identity: RunIdentity
+    names: list[str]
+    configs: dict[str, AgentConfig]
+    built: dict[str, Agent]
+    stamps: dict[str, Stamp]
+    objects: set[str]
+
+    def close(self) -> None:
+        for name in self.names:  # a long-lived agent (mcp persistent or zygote) stops its process and tool server
+            if name not in self.objects and hasattr(self.built[name], "close"):
+                self.built[name].close()
+
+
 def run_trials(world_ref: WorldRef, tasks: list[TaskRecord], agents: Sequence[str | AgentConfig | Agent],
-               trials: int | Mapping[str, int] | None, *,
-               out_dir: Path | None = None, workers: int | None = None, progress: bool = False,
-               identity: RunIdentity, seed: int = 0, agent_factory: str | None = None) -> list[TrialRecord]:
+               trials: int | Mapping[str, int] | None, settings: TrialSettings) -> list[TrialRecord]:
     """Run every (task, agent, trial) job and return their records in job order.
 
     trials=None runs each task's own trial_protocol.trials; a mapping gives a count per agent
-    name (acceptance: the reference N times, the baselines once). workers defaults to
-    os.cpu_count(); workers=1 runs in this process, the only mode that accepts
-    agent objects (a custom agent cannot be sent to a spawned worker; use
-    agent_factory="module:callable" for one a worker can import).
-
-    Agents are named (AgentConfig.parse) or given as AgentConfig; the identity takes on their configs
-    (RunIdentity.with_agents), every agent is built from its config and every record stamped with it.
+    name (acceptance: the reference N times, the baselines once). Agents are named (AgentConfig.parse),
+    given as AgentConfig, or (workers=1 only) as agent objects; every agent is built from its config and
+    every record stamped with it.
     """
-    workers = workers or os.cpu_count() or 1
-    by_id = _index(tasks, identity, world_ref)
-    factory = load_factory(agent_factory)
-    objects = {a.name: a for a in agents if not isinstance(a, (str, AgentConfig))}
-    if objects and workers != 1:
-        raise ValueError(f"agent objects ({', '.join(objects)}) run only with workers=1; use agent_factory")
-    names = [a if isinstance(a, str) else a.name for a in agents]
-    if len(set(names)) != len(names):
-        raise ValueError(f"agent names repeat: {names}")
-    identity = identity.with_agents(a if isinstance(a, (str, AgentConfig)) else a.name for a in agents)
-    configs = {n: identity.agent_config(n) for n in names}
-    built = {n: objects.get(n) or build_agent(factory, configs[n]) for n in names}  # fails fast on an unknown name
-    stamps = {n: _stamp(identity, n, seed) for n in names}
-    jobs = [Job(t.task_id, n, i) for n in names for t in tasks for i in range(_trial_count(trials, n, t))]
-
-    earlier: list[TrialRecord] = []
-    writer = None
-    if out_dir is not None:
-        out_dir = Path(out_dir)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        earlier = repair_traces(out_dir / TRACES).records
-        _check_resumable(earlier, identity, stamps, seed, out_dir / TRACES)
-        writer = TraceWriter(out_dir / TRACES)
+    workers = settings.workers or os.cpu_count() or 1
+    by_id = _index(tasks, settings.identity, world_ref)
+    crew = _agents(agents, settings, workers)
+    jobs = [Job(t.task_id, n, i) for n in crew.names for t in tasks for i in range(_trial_count(trials, n, t))]
+    earlier = _earlier(settings, crew)
     have = {r.key: r for r in earlier}
     todo = [j for j in jobs if j not in have]
     new: dict[tuple, TrialRecord] = {}
+    writer = TraceWriter(settings.out_dir / TRACES) if settings.out_dir is not None else None
     try:
-        with _progress(progress, len(jobs), len(jobs) - len(todo)) as advance:
+        with _progress(settings.progress, len(jobs), len(jobs) - len(todo)) as advance:
             def emit(record: TrialRecord) -> None:
                 if writer:
                     writer.write(record)
@@ -79,21 +98,45 @@ def run_trials(world_ref: WorldRef, tasks: list[TaskRecord], agents: Sequence[st
             if workers == 1:
                 world = world_ref.open()
                 for job in todo:
-                    emit(run_job(world, by_id[job.task_id], built[job.agent], job.trial, stamps[job.agent]))
+                    emit(run_job(world, by_id[job.task_id], crew.built[job.agent], job.trial, crew.stamps[job.agent]))
             else:
-                run_pool(world_ref, tasks, _chunks(todo), configs, stamps, workers, agent_factory, emit)
+                run_pool(world_ref, tasks, _chunks(todo), crew.configs, crew.stamps, workers, settings.agent_factory,
+                         emit)
     finally:
         if writer:
             writer.close()
-        for name in names:  # a long-lived agent (mcp persistent or zygote) stops its process and tool server here
-            if name not in objects and hasattr(built[name], "close"):
-                built[name].close()
+        crew.close()
     missing = [j for j in todo if j not in new]
     if missing:  # every job must end as a record; a gap here is a harness bug, not a result
         raise HarnessError(f"{len(missing)} job(s) produced no record, first: {missing[0]}")
-    if out_dir is not None:
-        write_summary([*earlier, *new.values()], out_dir / SUMMARY)
+    if settings.out_dir is not None:
+        write_summary([*earlier, *new.values()], settings.out_dir / SUMMARY)
     return [have.get(j) or new[j] for j in jobs]
+
+
+def _agents(agents: Sequence[str | AgentConfig | Agent], settings: TrialSettings, workers: int) -> _Agents:
+    """The agents named, configured and built (an unknown name fails here, before any trial), and stamped."""
+    objects = {a.name: a for a in agents if not isinstance(a, (str, AgentConfig))}
+    if objects and workers != 1:
+        raise ValueError(f"agent objects ({', '.join(objects)}) run only with workers=1; use agent_factory")
+    names = [a if isinstance(a, str) else a.name for a in agents]
+    if len(set(names)) != len(names):
+        raise ValueError(f"agent names repeat: {names}")
+    identity = settings.identity.with_agents(a if isinstance(a, (str, AgentConfig)) else a.name for a in agents)
+    factory = load_factory(settings.agent_factory)
+    configs = {n: identity.agent_config(n) for n in names}
+    return _Agents(identity, names, configs, {n: objects.get(n) or build_agent(factory, configs[n]) for n in names},
+                   {n: _stamp(identity, n, settings.seed) for n in names}, set(objects))
+
+
+def _earlier(settings: TrialSettings, crew: _Agents) -> list[TrialRecord]:
+    """The records out_dir already holds (a torn last line repaired), checked to be this batch's identity."""
+    if settings.out_dir is None:
+        return []
+    settings.out_dir.mkdir(parents=True, exist_ok=True)
+    earlier = repair_traces(settings.out_dir / TRACES).records
+    _check_resumable(earlier, crew.identity, crew.stamps, settings.seed, settings.out_dir / TRACES)
+    return earlier
 
 
 def default_workers(trials: int) -> int | None:
@@ -108,8 +151,8 @@ def acceptance_runner(world_ref: WorldRef, identity: RunIdentity, workers: int |
 
     def run(tasks: list[TaskRecord], plan: Mapping[str, int]) -> list[TrialResult]:
         total = len(tasks) * sum(plan.values())
-        return list(run_trials(world_ref, tasks, list(plan), plan, workers=workers or default_workers(total),
-                               identity=identity))
+        return list(run_trials(world_ref, tasks, list(plan), plan,
+                               TrialSettings(identity, workers=workers or default_workers(total))))
 
     return run
 
@@ -129,7 +172,8 @@ def _index(tasks: list[TaskRecord], identity: RunIdentity, world_ref: WorldRef) 
             raise ValueError(f"task {t.task_id} appears twice")
         stamped = t.suite.task_set_sha256
         if stamped is not None and stamped != identity.task_set_sha256:
-            raise ValueError(f"task {t.task_id} belongs to task set {stamped[:12]}…, not {identity.task_set_sha256[:12]}…")
+            raise ValueError(f"task {t.task_id} belongs to task set {stamped[:12]}…, "
+                             f"not {identity.task_set_sha256[:12]}…")
         by_id[t.task_id] = t
     return by_id
 

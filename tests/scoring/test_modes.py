@@ -11,7 +11,7 @@ from evalsuite.scoring.runlog import SCORECARD_MD
 from evalsuite.scoring.scorecard import build_scorecard, required_actions
 from evalsuite.tasks.taskfile import task_set_sha256
 from evalsuite.trials.agents.baselines import make_agent
-from evalsuite.trials.harness import run_trials
+from evalsuite.trials.harness import TrialSettings, run_trials
 from evalsuite.worlds.ref import WorldRef
 
 
@@ -24,8 +24,8 @@ def runs(tmp_path_factory):
     out = {}
     for mode in ("default", "no_user", "oracle_plan"):
         tasks = with_mode(gen.tasks, mode)
-        out[mode] = (tasks, run_trials(WorldRef.from_world(world), tasks, [make_agent("soloist")], 2, workers=1,
-                                       identity=mode_identity(release, tasks)))
+        out[mode] = (tasks, run_trials(WorldRef.from_world(world), tasks, [make_agent("soloist")], 2,
+                                       TrialSettings(mode_identity(release, tasks), workers=1)))
     return gen.tasks, out
 
 

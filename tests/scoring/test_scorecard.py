@@ -16,7 +16,7 @@ from evalsuite.releases.runs import run_release
 from evalsuite.scoring.metrics import pass_hat_k
 from evalsuite.scoring.runlog import PASSK_PNG, SCORECARD_JSON, SCORECARD_MD, SUMMARY, read_records, write_scorecard
 from evalsuite.scoring.scorecard import SLICES, build_scorecard, required_actions
-from evalsuite.trials.harness import run_trials
+from evalsuite.trials.harness import TrialSettings, run_trials
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -111,8 +111,8 @@ def test_parquet_summary_and_trace_records_give_the_same_scorecard(run_dir, rele
 def test_crashed_trials_are_shown_as_infra_errors_and_count_as_failures(release, tmp_path):
     tasks = release.tasks()
     crash_on = {tasks[1].task_id, tasks[5].task_id, tasks[9].task_id}
-    records = run_trials(release.world_ref(), tasks, [CrashingAgent(crash_on), "reference"], 2, workers=1,
-                         identity=release.run_identity())
+    records = run_trials(release.world_ref(), tasks, [CrashingAgent(crash_on), "reference"], 2,
+                         TrialSettings(release.run_identity(), workers=1))
     card = build_scorecard(records, tasks, None, resamples=200)
     crashy = next(a for a in card.agents if a.agent == "crashy")
     assert crashy.outcomes == {"pass": 2 * (len(tasks) - 3), "fail": 0, "budget_exhausted": 0, "infra_error": 6}

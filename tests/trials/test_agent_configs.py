@@ -12,7 +12,7 @@ from evalsuite.core.identity import AgentConfig, identity_sha256
 from evalsuite.releases.release import Release
 from evalsuite.releases.runs import RunFolderError, run_release
 from evalsuite.scoring.runlog import RUN_JSON, TRACES
-from evalsuite.trials.harness import run_trials
+from evalsuite.trials.harness import TrialSettings, run_trials
 from evalsuite.trials.pool import HarnessError
 
 MCP_AGENT = Path(__file__).parents[2] / "examples" / "mcp_reference_agent.py"
@@ -51,7 +51,8 @@ def test_an_openai_config_reaches_the_agent_and_every_record(release, endpoint, 
     monkeypatch.setenv("OPENAI_BASE_URL", UNREACHABLE)  # only the config's base_url reaches the endpoint
     config = scripted(endpoint, 0.7)
     tasks = release.tasks()
-    records = run_trials(release.world_ref(), tasks, [config], 1, workers=workers, identity=release.run_identity())
+    records = run_trials(release.world_ref(), tasks, [config], 1,
+                         TrialSettings(release.run_identity(), workers=workers))
     assert [r.agent for r in records] == ["scripted", "scripted"]
     assert all(r.outcome != "infra_error" for r in records), records[0].error
     for r in records:
@@ -91,10 +92,10 @@ def test_two_configs_of_one_name_have_different_identities(release):
 def test_resuming_a_run_with_another_config_of_the_same_agent_is_refused(release, endpoint, tmp_path):
     world, tasks, identity = release.world_ref(), release.tasks(), release.run_identity()
     cool, hot = scripted(endpoint, 0.0), scripted(endpoint, 0.7)
-    first = run_trials(world, tasks, [cool], 1, workers=1, identity=identity, out_dir=tmp_path / "traces")
+    first = run_trials(world, tasks, [cool], 1, TrialSettings(identity, out_dir=tmp_path / "traces", workers=1))
     with pytest.raises(HarnessError, match="agent_config differ"):
-        run_trials(world, tasks, [hot], 1, workers=1, identity=identity, out_dir=tmp_path / "traces")
-    again = run_trials(world, tasks, [cool], 1, workers=1, identity=identity, out_dir=tmp_path / "traces")
+        run_trials(world, tasks, [hot], 1, TrialSettings(identity, out_dir=tmp_path / "traces", workers=1))
+    again = run_trials(world, tasks, [cool], 1, TrialSettings(identity, out_dir=tmp_path / "traces", workers=1))
     assert again == first  # the same config resumes: nothing rerun
 
     run_release(release, [cool], tmp_path / "run", trials=1, workers=1)

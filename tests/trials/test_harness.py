@@ -14,7 +14,7 @@ from evalsuite.cli import app
 from evalsuite.core.identity import trial_seed
 from evalsuite.releases.release import Release
 from evalsuite.scoring.runlog import SCORECARD_JSON, SUMMARY, TRACES
-from evalsuite.trials.harness import run_trials
+from evalsuite.trials.harness import TrialSettings, run_trials
 from evalsuite.trials.pool import HarnessError
 from evalsuite.trials.tracelog import IDENTITY_COLUMNS, TraceLogError
 
@@ -38,8 +38,8 @@ def outcomes(records):
 def test_parallel_and_in_process_give_the_same_result_per_job(run_args):
     world, tasks, identity = run_args
     tasks = tasks[:8]
-    serial = run_trials(world, tasks, AGENTS, 2, workers=1, identity=identity, seed=5)
-    parallel = run_trials(world, tasks, AGENTS, 2, workers=2, identity=identity, seed=5)
+    serial = run_trials(world, tasks, AGENTS, 2, TrialSettings(identity, seed=5, workers=1))
+    parallel = run_trials(world, tasks, AGENTS, 2, TrialSettings(identity, seed=5, workers=2))
     assert len(serial) == len(parallel) == 8 * 3 * 2
     assert outcomes(serial) == outcomes(parallel)
     assert [r.key for r in serial] == [r.key for r in parallel]  # returned in job order either way
@@ -49,8 +49,8 @@ def test_parallel_and_in_process_give_the_same_result_per_job(run_args):
 
 def test_every_record_and_summary_row_carries_the_identity(run_args, tmp_path):
     world, tasks, identity = run_args
-    records = run_trials(world, tasks[:3], ["reference", "noop"], 2, workers=1, identity=identity, seed=3,
-                         out_dir=tmp_path)
+    records = run_trials(world, tasks[:3], ["reference", "noop"], 2,
+                         TrialSettings(identity, seed=3, out_dir=tmp_path, workers=1))
     for r in records:
         assert (r.suite, r.suite_version, r.task_set_sha256) == ("ap_test", "t1", identity.task_set_sha256)
         assert r.seed_sha256 == identity.seed_sha256 and r.environment_image == identity.environment_image
@@ -66,7 +66,7 @@ def test_every_record_and_summary_row_carries_the_identity(run_args, tmp_path):
 def test_a_crashing_agent_is_recorded_as_infra_error(run_args):
     world, tasks, identity = run_args
     crash_on = {tasks[0].task_id, tasks[2].task_id}
-    records = run_trials(world, tasks[:4], [CrashingAgent(crash_on)], 2, workers=1, identity=identity)
+    records = run_trials(world, tasks[:4], [CrashingAgent(crash_on)], 2, TrialSettings(identity, workers=1))
     assert len(records) == 8
     crashed = [r for r in records if r.task_id in crash_on]
     assert all(r.outcome == "infra_error" and not r.passed for r in crashed)
@@ -81,22 +81,22 @@ def test_an_exception_escaping_run_trial_is_an_infra_error(run_args, monkeypatch
         raise OSError("disk vanished")
 
     monkeypatch.setattr("evalsuite.trials.jobs.run_trial", broken)
-    [record] = run_trials(world, tasks[:1], ["reference"], 1, workers=1, identity=identity)
+    [record] = run_trials(world, tasks[:1], ["reference"], 1, TrialSettings(identity, workers=1))
     assert record.outcome == "infra_error" and "OSError: disk vanished" in record.error
 
 
 def test_agent_objects_need_workers_1(run_args):
     world, tasks, identity = run_args
     with pytest.raises(ValueError, match="workers=1"):
-        run_trials(world, tasks[:1], [CrashingAgent(set())], 1, workers=2, identity=identity)
+        run_trials(world, tasks[:1], [CrashingAgent(set())], 1, TrialSettings(identity, workers=2))
 
 
 def test_a_dead_worker_charges_only_its_own_trials(run_args):
     """A worker killed mid-chunk breaks the pool; only the chunk that kills a worker alone is an infra error."""
     world, tasks, identity = run_args
     tasks = tasks[:6]
-    records = run_trials(world, tasks, ["dies"], 2, workers=2, identity=identity,
-                         agent_factory="harness_support:make_agent")
+    records = run_trials(world, tasks, ["dies"], 2,
+                         TrialSettings(identity, workers=2, agent_factory="harness_support:make_agent"))
     assert len(records) == 12
     dead = [r for r in records if r.task_id == DIES_ON]
     assert len(dead) == 2 and all(r.outcome == "infra_error" for r in dead)
@@ -108,16 +108,16 @@ def test_a_worker_that_cannot_start_stops_the_run_with_its_cause(run_args, tmp_p
     world, tasks, identity = run_args
     gone = world.model_copy(update={"path": str(tmp_path / "missing.sqlite")})
     with pytest.raises(HarnessError, match="world file not found"):
-        run_trials(gone, tasks[:2], ["noop"], 1, workers=2, identity=identity)
+        run_trials(gone, tasks[:2], ["noop"], 1, TrialSettings(identity, workers=2))
 
 
 def test_resume_skips_recorded_trials_and_drops_a_truncated_tail(run_args, tmp_path):
     world, tasks, identity = run_args
-    first = run_trials(world, tasks[:3], ["reference"], 2, workers=1, identity=identity, out_dir=tmp_path)
+    first = run_trials(world, tasks[:3], ["reference"], 2, TrialSettings(identity, out_dir=tmp_path, workers=1))
     traces = tmp_path / TRACES
     lines = traces.read_text().splitlines(keepends=True)
     traces.write_text("".join(lines[:4]) + lines[4][:100])  # as if killed while writing line 5
-    again = run_trials(world, tasks[:3], ["reference"], 2, workers=1, identity=identity, out_dir=tmp_path)
+    again = run_trials(world, tasks[:3], ["reference"], 2, TrialSettings(identity, out_dir=tmp_path, workers=1))
     assert [r.key for r in again] == [r.key for r in first]
     assert [r.seconds for r in again[:4]] == [r.seconds for r in first[:4]]  # kept, not rerun
     assert [r.seconds for r in again[4:]] != [r.seconds for r in first[4:]]  # the lost two were rerun
@@ -127,23 +127,23 @@ def test_resume_skips_recorded_trials_and_drops_a_truncated_tail(run_args, tmp_p
 
 def test_a_corrupt_line_is_an_error_naming_file_and_line(run_args, tmp_path):
     world, tasks, identity = run_args
-    run_trials(world, tasks[:2], ["noop"], 2, workers=1, identity=identity, out_dir=tmp_path)
+    run_trials(world, tasks[:2], ["noop"], 2, TrialSettings(identity, out_dir=tmp_path, workers=1))
     traces = tmp_path / TRACES
     lines = traces.read_text().splitlines(keepends=True)
     lines[1] = lines[1][:50] + "\n"
     traces.write_text("".join(lines))
     with pytest.raises(TraceLogError, match=f"{traces}:2: corrupt"):
-        run_trials(world, tasks[:2], ["noop"], 2, workers=1, identity=identity, out_dir=tmp_path)
+        run_trials(world, tasks[:2], ["noop"], 2, TrialSettings(identity, out_dir=tmp_path, workers=1))
 
 
 def test_traces_of_another_identity_are_refused(run_args, tmp_path):
     world, tasks, identity = run_args
-    run_trials(world, tasks[:1], ["noop"], 1, workers=1, identity=identity, out_dir=tmp_path, seed=1)
+    run_trials(world, tasks[:1], ["noop"], 1, TrialSettings(identity, seed=1, out_dir=tmp_path, workers=1))
     with pytest.raises(HarnessError, match="run_seed differ"):
-        run_trials(world, tasks[:1], ["noop"], 1, workers=1, identity=identity, out_dir=tmp_path, seed=2)
+        run_trials(world, tasks[:1], ["noop"], 1, TrialSettings(identity, seed=2, out_dir=tmp_path, workers=1))
     other = identity.model_copy(update={"suite_version": "t2"})
     with pytest.raises(HarnessError, match="suite_version differ"):
-        run_trials(world, tasks[:1], ["noop"], 1, workers=1, identity=other, out_dir=tmp_path, seed=1)
+        run_trials(world, tasks[:1], ["noop"], 1, TrialSettings(other, seed=1, out_dir=tmp_path, workers=1))
 
 
 def _cli(release, out, *extra):

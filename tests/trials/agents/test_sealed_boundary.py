@@ -21,7 +21,7 @@ from evalsuite.tasks.taskfile import write_tasks
 from evalsuite.trials import sandbox
 from evalsuite.trials.agents.baselines import make_agent
 from evalsuite.trials.agents.mcp_agent import BASE_ENV, URL_VAR, MCPAgent
-from evalsuite.trials.harness import run_trials
+from evalsuite.trials.harness import TrialSettings, run_trials
 from evalsuite.trials.trial import run_trial
 
 HOSTILE = Path(__file__).with_name("hostile_agent.py")
@@ -66,8 +66,8 @@ def hostile_record(answers: Answers, monkeypatch, *, search: bool):
     monkeypatch.setenv("HOSTILE_TARGETS", json.dumps(targets))
     monkeypatch.setenv("EVALSUITE_MCP_PASS_ENV", "HOSTILE_TARGETS")
     task = answers.release.tasks()[0]
-    [record] = run_trials(answers.release.world_ref(), [task], [f"mcp:{sys.executable} {HOSTILE}"], 1, workers=1,
-                          identity=answers.release.run_identity())
+    [record] = run_trials(answers.release.world_ref(), [task], [f"mcp:{sys.executable} {HOSTILE}"], 1,
+                          TrialSettings(answers.release.run_identity(), workers=1))
     return record
 
 

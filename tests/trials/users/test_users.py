@@ -8,7 +8,7 @@ from evalsuite.core.identity import RunIdentity
 from evalsuite.core.records import Simulator, UserScenario
 from evalsuite.domains.mobile_service.generate import PIN, sample_world
 from evalsuite.scoring.scorecard import build_scorecard
-from evalsuite.trials.harness import run_trials
+from evalsuite.trials.harness import TrialSettings, run_trials
 from evalsuite.trials.users import Conversation, ScriptedUser, SimulatedUser
 from evalsuite.trials.users.audit import audit_users
 from evalsuite.trials.users.dual import user_role, user_world
@@ -86,7 +86,7 @@ def test_simulator_settings_are_in_every_record_and_runs_under_two_are_never_poo
         identity = RunIdentity(suite="ms", suite_version="t", task_set_sha256=task_set_sha256(pinned),
                                seed_sha256=world.seed_sha256, environment_image=world.domain.image,
                                tool_schemas_sha256=world.domain.tool_schemas_sha256(), simulator=sim)
-        run = run_trials(ref, pinned, ["reference"], 1, workers=1, identity=identity)
+        run = run_trials(ref, pinned, ["reference"], 1, TrialSettings(identity, workers=1))
         assert all(r.simulator == sim and r.passed for r in run)
         records += run
     assert records[0].identity_sha256 != records[-1].identity_sha256
