@@ -74,7 +74,9 @@ class TrialSession:
         self.answer: str | None = None
         self.failure: BaseException | None = None  # BudgetExhausted, or a harness error met while serving a call
         self.ended = anyio.Event()  # set on submit or failure: the runner then stops the agent process
-        self._tools = [types.Tool(name=t["name"], description=t["description"], input_schema=t["parameters"])
+        read_only = types.ToolAnnotations(read_only_hint=True)
+        self._tools = [types.Tool(name=t["name"], description=t["description"], input_schema=t["parameters"],
+                                  annotations=read_only if t["name"] in env.read_tools else None)
                        for t in env.tools] + harness
         self._schemas = {t.name: t.input_schema for t in self._tools}
 
@@ -133,6 +135,7 @@ class _NoWorld:
     max_steps = 0
     policy_text = ""
     user = None
+    read_tools: frozenset[str] = frozenset()  # nothing to read: every call ends a warm-up
 
     def __init__(self, tools: list[dict[str, Any]]):
         self.tools = tools

@@ -30,6 +30,12 @@ class AgentEnv:
         return [self._trial.domain.tools[n].schema() for n in self._trial.visible_tools()]
 
     @property
+    def read_tools(self) -> frozenset[str]:
+        """The tools that only read the world (kind read), which an MCP agent is told by readOnlyHint."""
+        tools = self._trial.domain.tools
+        return frozenset(n for n in self._trial.visible_tools() if tools[n].kind == "read")
+
+    @property
     def policy_text(self) -> str:
         return self._trial.policy_text
 
