@@ -154,100 +154,108 @@ BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
 QUALITY_BOMB = BOMB + "vendor_master: {value_sets: {currency: *i}}\n"
 
 
+def _suite(spec: Path) -> Path:
+    return spec.parent / "ap_exceptions"
+
+
+def _aux(name: str, *bodies: bytes | str):
+    def edit(spec: Path, rng: random.Random) -> Path:
+        body = rng.choice(bodies)
+        path = _suite(spec) / name
+        path.write_bytes(body.encode() if isinstance(body, str) else body)
+        return path
+    return edit
+
+
+def _spec_edit(fn: Callable[[dict, random.Random], object]):
+    return lambda spec, rng: _yaml_edit(spec, lambda raw: fn(raw, rng))
+
+
+def _source(*urls: str):
+    return _spec_edit(lambda raw, rng: raw["sources"]["tables"].__setitem__(
+        "vendor_master", {"url": rng.choice(urls), "query": "select * from vendor_master"}))
+
+
+def _drop_table(spec, rng):
+    _yaml_edit(spec, lambda raw: raw["sources"]["tables"].pop(rng.choice(["vendor_master", "invoices"])))
+    return _suite(spec) / "quality.yaml"
+
+
+def _encoded(spec, rng):
+    text = spec.read_text() + "# café\n"
+    spec.write_bytes(rng.choice([codecs.BOM_UTF16_LE + text.encode("utf-16-le"), text.encode("latin-1"),
+                                 text.encode("utf-16-be"), bytes(rng.randrange(256) for _ in range(200))]))
+    return spec
+
+
+def _bad_date(spec, rng):
+    rights = _suite(spec) / "rights.yaml"
+    day = rng.choice(["2027-02-30", "2027-13-01", "2026-04-31"])
+    rights.write_text(rights.read_text().replace("expires: 2027-12-31", f"expires: {day}"))
+    return rights
+
+
+def _policy_bad(spec, rng):
+    pol = _suite(spec) / "bad_policy.md"
+    pol.write_bytes(rng.choice([b"\xff\xfe\x00junk", "---\neffective_from: 2026-02-30\n---\n## AP-1 X\nx\n".encode(),
+                                b"---\n[1, 2]\n---\n## AP-1 X\nx\n", b"---\ndoc: ''\nversion: v\n"
+                                b"effective_from: 2026-01-01\n---\n## AP-1 X\nx\n", b"no front matter\n"]))
+    _yaml_edit(spec, lambda raw: raw["policies"].append("ap_exceptions/bad_policy.md"))
+    return pol
+
+
+def _deep_yaml(spec, rng):
+    depth = rng.choice([150, 5000])
+    spec.write_text("name: " + "[" * depth + "]" * depth + "\n")
+    return spec
+
+
+def _mutate(spec, rng):
+    """A random key of the spec set to a random value: no oracle, only the shape of the answer is judged."""
+    def edit(raw, rng):
+        node = raw
+        while True:
+            key = rng.choice(list(node))
+            if isinstance(node[key], dict) and node[key] and rng.random() < 0.6:
+                node = node[key]
+                continue
+            node[key] = rng.choice([None, "", 2**70, -1, 0.5, [], {}, "x", {"bogus": 1}, True, "2027-02-30"])
+            return
+    _yaml_edit(spec, lambda raw: edit(raw, rng))
+    return None
+
+
 def spec_cases() -> dict[str, Callable[[Path, random.Random], Path | None]]:
     """Each edits a copy of the AP suite and returns the file it broke (None: the suite is still valid)."""
-    suite = lambda spec: spec.parent / "ap_exceptions"  # noqa: E731
-
-    def aux(name: str, *bodies: bytes | str):
-        def edit(spec: Path, rng: random.Random) -> Path:
-            body = rng.choice(bodies)
-            path = suite(spec) / name
-            path.write_bytes(body.encode() if isinstance(body, str) else body)
-            return path
-        return edit
-
-    def spec_edit(fn: Callable[[dict, random.Random], object]):
-        return lambda spec, rng: _yaml_edit(spec, lambda raw: fn(raw, rng))
-
-    def source(*urls: str):
-        return spec_edit(lambda raw, rng: raw["sources"]["tables"].__setitem__(
-            "vendor_master", {"url": rng.choice(urls), "query": "select * from vendor_master"}))
-
-    def drop_table(spec, rng):
-        _yaml_edit(spec, lambda raw: raw["sources"]["tables"].pop(rng.choice(["vendor_master", "invoices"])))
-        return suite(spec) / "quality.yaml"
-
-    def encoded(spec, rng):
-        text = spec.read_text() + "# café\n"
-        spec.write_bytes(rng.choice([codecs.BOM_UTF16_LE + text.encode("utf-16-le"), text.encode("latin-1"),
-                                     text.encode("utf-16-be"), bytes(rng.randrange(256) for _ in range(200))]))
-        return spec
-
-    def bad_date(spec, rng):
-        rights = suite(spec) / "rights.yaml"
-        day = rng.choice(["2027-02-30", "2027-13-01", "2026-04-31"])
-        rights.write_text(rights.read_text().replace("expires: 2027-12-31", f"expires: {day}"))
-        return rights
-
-    def policy_bad(spec, rng):
-        pol = suite(spec) / "bad_policy.md"
-        pol.write_bytes(rng.choice([b"\xff\xfe\x00junk",
-                                    "---\neffective_from: 2026-02-30\n---\n## AP-1 X\nx\n".encode(),
-                                    b"---\n[1, 2]\n---\n## AP-1 X\nx\n",
-                                    b"---\ndoc: ''\nversion: v\neffective_from: 2026-01-01\n---\n## AP-1 X\nx\n",
-                                    b"no front matter\n"]))
-        _yaml_edit(spec, lambda raw: raw["policies"].append("ap_exceptions/bad_policy.md"))
-        return pol
-
-    def deep_yaml(spec, rng):
-        depth = rng.choice([150, 5000])
-        spec.write_text("name: " + "[" * depth + "]" * depth + "\n")
-        return spec
-
-    def mutate(spec, rng):
-        """A random key of the spec set to a random value: no oracle, only the shape of the answer is judged."""
-        def edit(raw, rng):
-            node = raw
-            while True:
-                key = rng.choice(list(node))
-                if isinstance(node[key], dict) and node[key] and rng.random() < 0.6:
-                    node = node[key]
-                    continue
-                node[key] = rng.choice([None, "", 2**70, -1, 0.5, [], {}, "x", {"bogus": 1}, True, "2027-02-30"])
-                return
-        _yaml_edit(spec, lambda raw: edit(raw, rng))
-        return None
-
     return {
         "valid": lambda spec, rng: None,
-        "encoding_spec": encoded,
-        "invalid_date_rights": bad_date,
-        "sqlite_missing_file": source("sqlite:///does/not/exist.db", "sqlite:////nowhere/x.sqlite"),
-        "unparseable_url": source("::not a url", "", "http//x"),
-        "missing_driver": source("postgresql://u@localhost/db", "mysql://u@h/db", "mssql+pyodbc://h/db"),
-        "unknown_dialect": source("nosuchdb://x", "oracle+nothing://h"),
-        "unknown_domain": spec_edit(lambda raw, rng: raw.__setitem__("domain", rng.choice(["payroll", "", "AP"]))),
-        "quality_not_mapping": aux("quality.yaml", "- a\n- b\n", "42\n", "just text\n", "vendor_master: [1]\n"),
-        "quality_bomb": aux("quality.yaml", BOMB, QUALITY_BOMB, "a: &a [*a]\n"),
-        "quality_unknown_table": drop_table,
-        "version_prefix": spec_edit(lambda raw, rng: raw.__setitem__("version_prefix", rng.choice(
+        "encoding_spec": _encoded,
+        "invalid_date_rights": _bad_date,
+        "sqlite_missing_file": _source("sqlite:///does/not/exist.db", "sqlite:////nowhere/x.sqlite"),
+        "unparseable_url": _source("::not a url", "", "http//x"),
+        "missing_driver": _source("postgresql://u@localhost/db", "mysql://u@h/db", "mssql+pyodbc://h/db"),
+        "unknown_dialect": _source("nosuchdb://x", "oracle+nothing://h"),
+        "unknown_domain": _spec_edit(lambda raw, rng: raw.__setitem__("domain", rng.choice(["payroll", "", "AP"]))),
+        "quality_not_mapping": _aux("quality.yaml", "- a\n- b\n", "42\n", "just text\n", "vendor_master: [1]\n"),
+        "quality_bomb": _aux("quality.yaml", BOMB, QUALITY_BOMB, "a: &a [*a]\n"),
+        "quality_unknown_table": _drop_table,
+        "version_prefix": _spec_edit(lambda raw, rng: raw.__setitem__("version_prefix", rng.choice(
             ["../../x", "a/b", "", "R", "r" * 20]))),
-        "misspelt_key": spec_edit(lambda raw, rng: raw["sources"].__setitem__("tabels", raw["sources"].pop("tables"))),
-        "empty_table_name": spec_edit(lambda raw, rng: raw["sources"]["tables"].__setitem__(
+        "misspelt_key": _spec_edit(lambda raw, rng: raw["sources"].__setitem__("tabels", raw["sources"].pop("tables"))),
+        "empty_table_name": _spec_edit(lambda raw, rng: raw["sources"]["tables"].__setitem__(
             rng.choice(["", "a b", "../x"]), raw["sources"]["tables"].pop("payments"))),
-        "big_int": spec_edit(lambda raw, rng: raw["derivation"].__setitem__("seed", 2**70)),
-        "rights_bad": aux("rights.yaml", b"\x00\xff\xfe binary", "[1, 2]\n", "source: 1\nlicense_ref: []\n"
-                          "licensor: x\npermitted_uses: 3\npersonal_data: maybe\ndeidentification_required: 2\n", BOMB,
-                          ""),
-        "deid_bad": aux("deid.yaml", "just a string\n", "tables: {vendor_master: {columns: {email: {rule: nope}}}}\n",
-                        b"\x89PNG\r\n\x1a\n\x00\x00", BOMB,
-                        "tables: {vendor_master: {columns: {email: {rule: pseudonym,"
-                        " length: 99999999999999999999999}}}}\n"),
-        "policy_bad": policy_bad,
-        "deep_yaml": deep_yaml,
-        "tasks_file_missing": spec_edit(lambda raw, rng: raw.setdefault("derivation", {}).__setitem__(
+        "big_int": _spec_edit(lambda raw, rng: raw["derivation"].__setitem__("seed", 2**70)),
+        "rights_bad": _aux("rights.yaml", b"\x00\xff\xfe binary", "[1, 2]\n", "source: 1\nlicense_ref: []\n"
+                           "licensor: x\npermitted_uses: 3\npersonal_data: maybe\ndeidentification_required: 2\n", BOMB,
+                           ""),
+        "deid_bad": _aux("deid.yaml", "just a string\n", "tables: {vendor_master: {columns: {email: {rule: nope}}}}\n",
+                         b"\x89PNG\r\n\x1a\n\x00\x00", BOMB, "tables: {vendor_master: {columns: {email: {rule: "
+                         "pseudonym, length: 99999999999999999999999}}}}\n"),
+        "policy_bad": _policy_bad,
+        "deep_yaml": _deep_yaml,
+        "tasks_file_missing": _spec_edit(lambda raw, rng: raw.setdefault("derivation", {}).__setitem__(
             "tasks", "nope.jsonl")),
-        "mutated": mutate,
+        "mutated": _mutate,
     }
 
 

@@ -359,6 +359,17 @@ def writes(draw):
     mk = draw(st.sampled_from(MIX_KEYS))
     memo, amt, tag = draw(st.sampled_from(MEMOS)), draw(st.sampled_from(AMTS)), draw(st.sampled_from(TAGS))
     newb = draw(st.sampled_from([1, 2, 3, 4]))
+    if kind in ("put", "memo", "amt", "rekey", "delete", "bulk"):
+        return _pairs_write(kind, pk, memo, amt, tag, newb)
+    if kind == "weird":
+        return _weird_write(draw(st.sampled_from([1, 2, 3])), memo)
+    if kind in ("mput", "mset", "mdelete"):
+        return _mixed_write(kind, mk, memo)
+    return None, {"sql": "DELETE FROM pairs"}, lambda now, touched: None  # fail: rolled back
+
+
+def _pairs_write(kind, pk, memo, amt, tag, newb):
+    """A write on the two-column-key table."""
     where = {"a": pk[0], "b": pk[1]}
     if kind == "put":  # REPLACE: deletes the row with this key and the row with this tag
         def step(now, touched):
@@ -394,13 +405,17 @@ def writes(draw):
                 del now["pairs"][pk]
                 touched["pairs"].add(pk)
         return "DELETE FROM pairs WHERE a = :a AND b = :b", where, step
-    if kind == "bulk":
-        def step(now, touched):
-            hit = {k for k, r in now["pairs"].items() if r[3] == memo}
-            for k in hit:
-                now["pairs"][k] = now["pairs"][k][:2] + ("0.00",) + now["pairs"][k][3:]
-            touched["pairs"] |= hit
-        return "UPDATE pairs SET amt = '0.00' WHERE memo IS :m", {"m": memo}, step
+
+    def step(now, touched):  # bulk
+        hit = {k for k, r in now["pairs"].items() if r[3] == memo}
+        for k in hit:
+            now["pairs"][k] = now["pairs"][k][:2] + ("0.00",) + now["pairs"][k][3:]
+        touched["pairs"] |= hit
+    return "UPDATE pairs SET amt = '0.00' WHERE memo IS :m", {"m": memo}, step
+
+
+def _mixed_write(kind, mk, memo):
+    """A write on the table whose one-column key mixes types (NULL included)."""
     if kind == "mput":
         k = mk if mk != (None,) else ("n",)  # a second NULL key would be a second row with that key
 
@@ -408,25 +423,25 @@ def writes(draw):
             now["mixed"][k] = (*k, memo)
             touched["mixed"].add(k)
         return "INSERT OR REPLACE INTO mixed VALUES (:k, :v)", {"k": k[0], "v": memo}, step
-    if kind in ("mset", "mdelete"):
-        def step(now, touched):
-            if mk in now["mixed"]:
-                if kind == "mset":
-                    now["mixed"][mk] = (*mk, memo)
-                else:
-                    del now["mixed"][mk]
-                touched["mixed"].add(mk)
-        sql = "UPDATE mixed SET v = :v WHERE k IS :k" if kind == "mset" else "DELETE FROM mixed WHERE k IS :k"
-        return sql, {"k": mk[0], "v": memo}, step
-    if kind == "weird":
-        i = draw(st.sampled_from([1, 2, 3]))
 
-        def step(now, touched):  # rows 1 and 2 are never deleted, row 3 is (re)inserted
-            now[WEIRD][(i,)] = (i, memo)
-            touched[WEIRD].add((i,))
-        return f"INSERT OR REPLACE INTO {Q} ({QID}, {QVAL}) VALUES (:i, :v)" if i == 3 else \
-            f"UPDATE {Q} SET {QVAL} = :v WHERE {QID} = :i", {"i": i, "v": memo}, step
-    return None, {"sql": "DELETE FROM pairs"}, lambda now, touched: None  # fail: rolled back
+    def step(now, touched):
+        if mk in now["mixed"]:
+            if kind == "mset":
+                now["mixed"][mk] = (*mk, memo)
+            else:
+                del now["mixed"][mk]
+            touched["mixed"].add(mk)
+    sql = "UPDATE mixed SET v = :v WHERE k IS :k" if kind == "mset" else "DELETE FROM mixed WHERE k IS :k"
+    return sql, {"k": mk[0], "v": memo}, step
+
+
+def _weird_write(i, memo):
+    """A write on the table with quoted, odd names."""
+    def step(now, touched):  # rows 1 and 2 are never deleted, row 3 is (re)inserted
+        now[WEIRD][(i,)] = (i, memo)
+        touched[WEIRD].add((i,))
+    return f"INSERT OR REPLACE INTO {Q} ({QID}, {QVAL}) VALUES (:i, :v)" if i == 3 else \
+        f"UPDATE {Q} SET {QVAL} = :v WHERE {QID} = :i", {"i": i, "v": memo}, step
 
 
 COLUMN_VALUES = {"a": list("ABCDZ"), "b": [1, 2, 3, 4, BIG, SMALL, 1.0, True, BIG + 1], "amt": AMTS + ["0", "1"],
