@@ -109,12 +109,12 @@ class _Play:
 
     async def call_tool(self, request: Request) -> Response:
         _, attempt = self.attempt(request)
-        schema = next((t["parameters"] for t in attempt.tools if t["name"] == request.path_params["tool"]),
-                      None) if attempt else None
-        if schema is None:  # no attempt open, or a tool the attempt does not offer
+        tool = request.path_params["tool"]
+        schemas = {t["name"]: t["parameters"] for t in attempt.tools} if attempt else {}
+        if tool not in schemas:  # no attempt open, or a tool the attempt does not offer
             return _see("/")
-        arguments = form_arguments(form_fields(schema), {k: str(v) for k, v in (await request.form()).items()})
-        await self.locked(self.attempts.call, attempt, request.path_params["tool"], arguments)
+        arguments = form_arguments(form_fields(schemas[tool]), {k: str(v) for k, v in (await request.form()).items()})
+        await self.locked(self.attempts.call, attempt, tool, arguments)
         return _see("/attempt" if attempt.record is None else "/")
 
     async def message(self, request: Request) -> Response:
