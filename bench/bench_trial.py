@@ -17,7 +17,7 @@ import benchlib
 from evalsuite.domains.ap_exceptions.example import ap_example
 from evalsuite.grading.grader import grade_trial
 from evalsuite.trials.agents.base import AgentEnv
-from evalsuite.trials.agents.baselines import make_agent
+from evalsuite.trials.agents.factory import make_agent
 from evalsuite.trials.trial import policy_text, run_trial
 
 

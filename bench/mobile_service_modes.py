@@ -15,7 +15,7 @@ from pathlib import Path
 
 from evalsuite.releases.release import Release
 from evalsuite.scoring.modes import MODES, compare_modes, mode_identity, plot, to_markdown, with_mode
-from evalsuite.trials.agents.baselines import make_agent
+from evalsuite.trials.agents.factory import make_agent
 from evalsuite.trials.harness import TrialSettings, run_trials
 
 

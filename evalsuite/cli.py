@@ -66,7 +66,7 @@ def task_schema() -> None:
 def example(workdir: Path = typer.Option(None, help="where to build the world (default: a temporary folder)")) -> None:
     """Build the AP-exceptions example and run the reference, no-op and adversary agents on every task."""
     from evalsuite.domains.ap_exceptions.example import ap_example
-    from evalsuite.trials.agents.baselines import make_agent
+    from evalsuite.trials.agents.factory import make_agent
     from evalsuite.trials.trial import run_trial
 
     workdir = workdir or Path(tempfile.mkdtemp(prefix="evalsuite-"))
@@ -100,7 +100,7 @@ def run(
     from evalsuite.pipeline.driver import resolve_release
     from evalsuite.releases.runs import run_release
     from evalsuite.scoring.modes import MODES
-    from evalsuite.trials.agents.baselines import make_agent
+    from evalsuite.trials.agents.factory import make_agent
 
     if mode is not None and mode not in MODES:
         raise typer.BadParameter(f"{mode!r}: expected one of {', '.join(MODES)}", param_hint="--mode")

@@ -11,7 +11,7 @@ from pathlib import Path
 from evalsuite.releases.release import ReleaseManifest, write_release
 from evalsuite.tasks.taskfile import task_set_sha256
 from evalsuite.trials.agents.baselines import ReferenceAgent
-from evalsuite.trials.agents.baselines import make_agent as builtin_agent
+from evalsuite.trials.agents.factory import make_agent as builtin_agent
 
 DIES_ON = "ap-exc-9103"  # the task whose trials kill their worker process
 

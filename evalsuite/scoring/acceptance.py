@@ -14,7 +14,7 @@ from pydantic import BaseModel, model_serializer
 from evalsuite.core.records import FaultPlanSpec, GoalState, TaskRecord, ToolCall
 from evalsuite.sourcing.spec import Acceptance
 from evalsuite.tasks.reviews import ReviewEntry, by_task, review_state
-from evalsuite.trials.agents.baselines import make_agent
+from evalsuite.trials.agents.factory import make_agent
 from evalsuite.trials.trial import TrialResult, run_trial
 from evalsuite.worlds.faults import schedule
 from evalsuite.worlds.world import World

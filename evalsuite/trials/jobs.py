@@ -76,7 +76,7 @@ def load_factory(spec: str | None) -> AgentFactory:
     """The agent factory, called with an AgentConfig: built-in make_agent, or "module:callable" for agents
     a worker must import."""
     if spec is None:
-        from evalsuite.trials.agents.baselines import make_agent
+        from evalsuite.trials.agents.factory import make_agent
 
         return make_agent
     module, sep, attr = spec.partition(":")

@@ -8,7 +8,7 @@ from evalsuite.core.records import ToolCall
 from evalsuite.domains.mobile_service.generate import composites, sample_world
 from evalsuite.grading.grader import grade_trial
 from evalsuite.scoring.modes import with_mode
-from evalsuite.trials.agents.baselines import make_agent
+from evalsuite.trials.agents.factory import make_agent
 from evalsuite.trials.trial import run_trial
 from evalsuite.trials.users.dual import user_world
 

@@ -8,7 +8,7 @@ import pytest
 
 from evalsuite.domains.mobile_service.generate import sample_world
 from evalsuite.scoring.modes import with_mode
-from evalsuite.trials.agents.baselines import make_agent
+from evalsuite.trials.agents.factory import make_agent
 from evalsuite.trials.trial import run_trial
 
 

@@ -4,7 +4,7 @@ from sqlalchemy import text
 from evalsuite.core.records import Role
 from evalsuite.grading.grader import grade, grade_trial, output_present
 from evalsuite.trials.agents.base import AgentEnv
-from evalsuite.trials.agents.baselines import make_agent
+from evalsuite.trials.agents.factory import make_agent
 from evalsuite.trials.trial import policy_text, run_trial
 
 

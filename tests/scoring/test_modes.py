@@ -10,7 +10,7 @@ from evalsuite.scoring.render import to_markdown as scorecard_markdown
 from evalsuite.scoring.runlog import SCORECARD_MD
 from evalsuite.scoring.scorecard import build_scorecard, required_actions
 from evalsuite.tasks.taskfile import task_set_sha256
-from evalsuite.trials.agents.baselines import make_agent
+from evalsuite.trials.agents.factory import make_agent
 from evalsuite.trials.harness import TrialSettings, run_trials
 from evalsuite.worlds.ref import WorldRef
 

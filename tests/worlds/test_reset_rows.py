@@ -8,7 +8,7 @@ import pytest
 
 from evalsuite.grading.grader import grade_trial
 from evalsuite.trials.agents.base import AgentEnv
-from evalsuite.trials.agents.baselines import make_agent
+from evalsuite.trials.agents.factory import make_agent
 from evalsuite.worlds import ResetError, World
 from evalsuite.worlds.changes import LOG
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from evalsuite.core.records import ToolCall, TrialProtocol
-from evalsuite.trials.agents.baselines import make_agent
+from evalsuite.trials.agents.factory import make_agent
 from evalsuite.trials.agents.mcp_agent import BASE_ENV, URL_VAR, MCPAgent
 from evalsuite.trials.sandbox import Sandbox
 from evalsuite.trials.trial import run_trial

@@ -11,7 +11,7 @@ from evalsuite.core.identity import AgentConfig
 from evalsuite.core.records import TrialProtocol
 from evalsuite.releases.release import Release
 from evalsuite.trials import sandbox
-from evalsuite.trials.agents.baselines import make_agent
+from evalsuite.trials.agents.factory import make_agent
 from evalsuite.trials.agents.mcp_agent import MCPAgent
 from evalsuite.trials.harness import TrialSettings, run_trials
 from evalsuite.trials.sandbox import Sandbox

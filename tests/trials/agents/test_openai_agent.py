@@ -1,7 +1,7 @@
 """The OpenAI-compatible agent against a local endpoint that speaks the chat-completions protocol."""
 import json
 
-from evalsuite.trials.agents.baselines import make_agent
+from evalsuite.trials.agents.factory import make_agent
 from evalsuite.trials.trial import run_trial
 
 

@@ -15,8 +15,8 @@ from evalsuite.releases.release import Release
 from evalsuite.releases.runs import run_release
 from evalsuite.scoring.cost import load_prices
 from evalsuite.scoring.runlog import SCORECARD_JSON, SCORECARD_MD
-from evalsuite.trials.agents.baselines import make_agent
 from evalsuite.trials.agents.endpoint import Endpoint, endpoint
+from evalsuite.trials.agents.factory import make_agent
 from evalsuite.trials.agents.openai_agent import OpenAIAgent
 from evalsuite.trials.trial import run_trial
 
