@@ -11,7 +11,7 @@ from typing import Any
 
 from evalsuite.pipeline import code_versions
 from evalsuite.pipeline.paths import Paths
-from evalsuite.pipeline.stage import Gate, Stage, Verdict, evaluate
+from evalsuite.pipeline.stage import Gate, GateResult, Stage, evaluate
 from evalsuite.pipeline.stages import (
     acceptance,
     deidentified,
@@ -44,7 +44,7 @@ def gates_of(stage: str, spec: SuiteSpec) -> list[Gate]:
     return [g for g in STAGES[stage].gates if g.applies(spec)] if stage in STAGES else []
 
 
-def judge(name: str, spec: SuiteSpec, paths: Paths) -> Verdict:
+def judge(name: str, spec: SuiteSpec, paths: Paths) -> GateResult:
     """One gate's verdict from the records on disk; never raises (an unknown gate name does)."""
     if name not in GATES:
         raise KeyError(f"unknown gate {name!r}; gates: {', '.join(GATES)}")

@@ -1,4 +1,4 @@
-"""The pipeline's nouns: a stage, the gates that guard it, a gate's verdict and the error a blocking gate raises."""
+"""The pipeline's nouns: a stage, the gates that guard it, a gate's result and the error a blocking gate raises."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -20,7 +20,7 @@ class GateError(RuntimeError):
         self.gate, self.reason = gate, reason
 
 
-class Verdict(BaseModel):
+class GateResult(BaseModel):
     """One gate's result: passed, or failed blocking (ERROR) or failed within the allowed quarantine (WARN)."""
 
     gate: str
@@ -38,7 +38,7 @@ class StageOutput:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-Judge = Callable[["SuiteSpec", "Paths"], Verdict]
+Judge = Callable[["SuiteSpec", "Paths"], GateResult]
 
 
 @dataclass(frozen=True)
@@ -66,15 +66,15 @@ class Stage:
     gates: tuple[Gate, ...] = ()
 
 
-def passed(gate: str, reason: str, **metadata: Any) -> Verdict:
-    return Verdict(gate=gate, passed=True, blocking=False, reason=reason, metadata=metadata)
+def passed(gate: str, reason: str, **metadata: Any) -> GateResult:
+    return GateResult(gate=gate, passed=True, blocking=False, reason=reason, metadata=metadata)
 
 
-def blocked(gate: str, reason: str, **metadata: Any) -> Verdict:
-    return Verdict(gate=gate, passed=False, blocking=True, reason=reason, metadata=metadata)
+def blocked(gate: str, reason: str, **metadata: Any) -> GateResult:
+    return GateResult(gate=gate, passed=False, blocking=True, reason=reason, metadata=metadata)
 
 
-def evaluate(gate: Gate, spec: SuiteSpec, paths: Paths) -> Verdict:
+def evaluate(gate: Gate, spec: SuiteSpec, paths: Paths) -> GateResult:
     """Judge one gate; a judge that raises is a blocking failure saying what went wrong, never a pass."""
     try:
         return gate.judge(spec, paths)

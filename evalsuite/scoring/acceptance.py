@@ -67,13 +67,14 @@ class AcceptanceReport(BaseModel):
 
     def gate(self, name: str) -> list[TaskAudit]:
         """Tasks that fail one named gate (for the pipeline's asset checks)."""
-        test = GATES[name]
+        test = TASK_GATES[name]
         return [t for t in self.tasks if not test(t)]
 
 
 _FAULT_FIELDS = ("fault_plans", "alternatives_failing", "controls_passing", "plans_not_fired")
 
-GATES: dict[str, Callable[[TaskAudit], bool]] = {
+# Each acceptance gate as a test of one task's audit (the pipeline's gates, pipeline.registry.GATES, judge a build).
+TASK_GATES: dict[str, Callable[[TaskAudit], bool]] = {
     "reference_solvable": lambda t: (t.reference_passes > 0 and not t.gold_replay_errors and not t.alternatives_failing
                                      and all(t.fault_plans.values()) and not t.plans_not_fired),
     "reference_stable": lambda t: t.reference_stable,
@@ -312,7 +313,7 @@ def audit_markdown(report: AcceptanceReport, title: str) -> str:
              f"Reference trials per task: {s['reference_trials']}. "
              f"Releasable: {'yes' if s['releasable'] else 'no'}.", "",
              "| check | tasks failing |", "|---|---|"]
-    lines += [f"| {name} | {len(report.gate(name))} |" for name in GATES]
+    lines += [f"| {name} | {len(report.gate(name))} |" for name in TASK_GATES]
     faulted = [t for t in report.tasks if t.fault_plans or t.alternatives_failing or t.controls_passing]
     if faulted:
         lines += ["", "## Fault plans", "", "Reference passes per condition (unfaulted, then each fault plan of the "

@@ -24,7 +24,7 @@ from evalsuite.trials.tracelog import TrialRecord
 
 RELEASE_IDENTITY = ("suite", "suite_version", "task_set_sha256")
 UNDECIDED = "not distinguishable at this sample size"
-Verdict = Literal["A better", "B better", "not distinguishable at this sample size"]
+ComparisonVerdict = Literal["A better", "B better", "not distinguishable at this sample size"]
 NEEDED_METHOD = ("n ≈ (1.96 · sd / |diff|)², sd the standard deviation of the per-task differences: a normal "
                  "approximation of the tasks a 95% interval needs to exclude 0 if this difference and spread held; "
                  "∞ when the difference is 0")
@@ -45,7 +45,7 @@ class PairedDiff(BaseModel):
     diff: float
     low: float
     high: float
-    verdict: Verdict
+    verdict: ComparisonVerdict
     tasks_needed: int | None  # None: the observed difference is 0, no sample size would separate the agents
 
 

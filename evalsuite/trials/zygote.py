@@ -97,7 +97,8 @@ def run_child(script: str, args: list[str], request: dict, output: str, replies:
         os._exit(code)
 
 
-def run_trial(script: str, args: list[str], request: dict, replies: int) -> dict:
+def fork_trial(script: str, args: list[str], request: dict, replies: int) -> dict:
+    """One trial's agent in a forked child of the zygote; the reply line once the child has exited."""
     output = os.path.join(request["tmp"], ".agent-output")
     pid = os.fork()
     if pid == 0:
@@ -172,7 +173,7 @@ def main(argv: list[str]) -> int:
         print(f"zygote: not preloaded (the agent imports them itself): {', '.join(failed)}", file=sys.stderr)
     for line in sys.stdin:
         if line.strip():
-            replies.write(json.dumps(run_trial(script, args, json.loads(line), replies.fileno())) + "\n")
+            replies.write(json.dumps(fork_trial(script, args, json.loads(line), replies.fileno())) + "\n")
     return 0
 
 

@@ -15,7 +15,7 @@ import pytest
 from evalsuite.core.records import Adjudication, Review, ToolCall, TraceEvent
 from evalsuite.grading.grader import Check, Verdict
 from evalsuite.scoring.acceptance import (
-    GATES,
+    TASK_GATES,
     AcceptanceReport,
     GoldError,
     TaskAudit,
@@ -367,7 +367,7 @@ def test_the_summary_of_a_suite_and_the_allowed_fraction_boundary(mixed_suite, a
     assert report.summary == {"tasks": 5, "accepted": 2, "quarantined": 3, "quarantined_fraction": 0.6,
                               "max_quarantined_fraction": allowed, "releasable": releasable, "reference_trials": 2,
                               "trials_run": 20, "gold_replay_errors": 2, "noop_passes": 1, "adversary_passes": 1}
-    assert {name: [t.task_id for t in report.gate(name)] for name in GATES} == {
+    assert {name: [t.task_id for t in report.gate(name)] for name in TASK_GATES} == {
         "reference_solvable": ["gold-two"], "reference_stable": [], "not_trivially_passable": ["noop-passes",
                                                                                                "adversary-passes"],
         "resettable": [], "masked_fields_justified": [], "assertions_cite_policy": [], "adjudicated": []}
@@ -471,12 +471,12 @@ GATE_CASES = [
 @pytest.mark.parametrize("audit, failing", GATE_CASES, ids=[c[0].task_id for c in GATE_CASES])
 def test_each_gate_fails_exactly_its_tasks(audit, failing):
     report = AcceptanceReport(tasks=[audit], summary={})
-    assert [name for name in GATES if report.gate(name)] == failing
-    assert [name for name, test in GATES.items() if not test(audit)] == failing
+    assert [name for name in TASK_GATES if report.gate(name)] == failing
+    assert [name for name, test in TASK_GATES.items() if not test(audit)] == failing
 
 
 def test_the_gates_in_order():
-    assert list(GATES) == ["reference_solvable", "reference_stable", "not_trivially_passable", "resettable",
+    assert list(TASK_GATES) == ["reference_solvable", "reference_stable", "not_trivially_passable", "resettable",
                            "masked_fields_justified", "assertions_cite_policy", "adjudicated"]
 
 
@@ -522,4 +522,4 @@ def test_audit_markdown_of_a_clean_real_run(ap):
         "# Acceptance audit: two\n\n"
         "2 tasks, 2 accepted, 0 quarantined (0.0%; allowed 10%). Reference trials per task: 1. Releasable: yes.\n\n"
         "| check | tasks failing |\n|---|---|\n"
-        + "".join(f"| {name} | 0 |\n" for name in GATES))
+        + "".join(f"| {name} | 0 |\n" for name in TASK_GATES))

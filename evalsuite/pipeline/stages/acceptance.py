@@ -11,9 +11,9 @@ from evalsuite.core.identity import RunIdentity
 from evalsuite.core.io import atomic_write, write_json
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.present import Markdown, md_table
-from evalsuite.pipeline.stage import Gate, GateError, Stage, StageOutput, Verdict, require
+from evalsuite.pipeline.stage import Gate, GateError, GateResult, Stage, StageOutput, require
 from evalsuite.pipeline.stages import derived
-from evalsuite.scoring.acceptance import GATES, AcceptanceReport, Runner, audit_markdown, run_acceptance
+from evalsuite.scoring.acceptance import TASK_GATES, AcceptanceReport, Runner, audit_markdown, run_acceptance
 from evalsuite.sourcing.spec import SuiteSpec
 from evalsuite.tasks.reviews import LEDGER_NAME, Ledger, ReviewEntry, ReviewError, review_counts, review_state
 from evalsuite.trials.harness import acceptance_runner
@@ -97,7 +97,7 @@ def run(spec: SuiteSpec, paths: Paths, runner: Runner | None = None) -> StageOut
     return StageOutput(file_sha256(paths.audit), {**reviews,
         "tasks": s["tasks"], "accepted": s["accepted"], "quarantined": s["quarantined"],
         "releasable": s["releasable"], "summary": dict(s),
-        "gates": md_table(["gate", "tasks failing"], [[g, len(report.gate(g))] for g in GATES]),
+        "gates": md_table(["gate", "tasks failing"], [[g, len(report.gate(g))] for g in TASK_GATES]),
         "quarantined_tasks": quarantine_table([(t.task_id, t.reasons) for t in report.tasks if t.quarantined]),
         "audit": paths.acceptance / "audit.md",
         **fault_plan_metadata(report)})
@@ -128,7 +128,7 @@ def audit_on_record(paths: Paths) -> AuditRecord:
 
 
 def _acceptance_gate(name: str):
-    def judge(spec: SuiteSpec, paths: Paths) -> Verdict:
+    def judge(spec: SuiteSpec, paths: Paths) -> GateResult:
         audit = audit_on_record(paths)
         failing = [(t.task_id, "; ".join(t.reasons)) for t in audit.gate(name)]
         return derived.quarantine_verdict(name, spec, len(audit.tasks), failing,
@@ -137,7 +137,7 @@ def _acceptance_gate(name: str):
     return judge
 
 
-def adjudicated(spec: SuiteSpec, paths: Paths, listed: int = 5) -> Verdict:
+def adjudicated(spec: SuiteSpec, paths: Paths, listed: int = 5) -> GateResult:
     """Like every acceptance gate (unadjudicated tasks quarantined within the allowance, blocking beyond it), but
     the reason lists per task what review is missing, and the review counts are its metadata."""
     audit = audit_on_record(paths)

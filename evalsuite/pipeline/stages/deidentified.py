@@ -11,7 +11,7 @@ from evalsuite.deid.rules import load_rules
 from evalsuite.deid.transform import deidentify
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.present import md_table
-from evalsuite.pipeline.stage import Gate, Stage, StageOutput, Verdict, blocked, passed, require
+from evalsuite.pipeline.stage import Gate, GateResult, Stage, StageOutput, blocked, passed, require
 from evalsuite.pipeline.stages import seed as seed_stage
 from evalsuite.sourcing.quality import TableExpectations
 from evalsuite.sourcing.snapshot import read_snapshot, write_snapshot
@@ -82,7 +82,7 @@ def run(spec: SuiteSpec, paths: Paths) -> StageOutput:
     return StageOutput(de.sha256, meta)
 
 
-def no_residual_pii(spec: SuiteSpec, paths: Paths) -> Verdict:
+def no_residual_pii(spec: SuiteSpec, paths: Paths) -> GateResult:
     r = on_record(paths).residual
     if r is None:
         return passed("no_residual_pii", "no de-identification rules; the rights review found no personal columns")
@@ -97,7 +97,7 @@ def no_residual_pii(spec: SuiteSpec, paths: Paths) -> Verdict:
     return passed("no_residual_pii", f"{r.cells_scanned} cells scanned, nothing personal left", **meta)
 
 
-def joins_preserved(spec: SuiteSpec, paths: Paths) -> Verdict:
+def joins_preserved(spec: SuiteSpec, paths: Paths) -> GateResult:
     joins = on_record(paths).joins
     meta = {"joins": md_table(["foreign key", "rows joined before", "after"],
                               [[k, v["before"], v["after"]] for k, v in sorted(joins.items())])} if joins else {}

@@ -15,7 +15,7 @@ from evalsuite.core.io import write_json
 from evalsuite.core.records import Deidentification, Environment, SuiteRef, TaskRecord
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.present import Markdown, md_list, md_table
-from evalsuite.pipeline.stage import Gate, GateError, Stage, StageOutput, Verdict, blocked, passed, require
+from evalsuite.pipeline.stage import Gate, GateError, GateResult, Stage, StageOutput, blocked, passed, require
 from evalsuite.pipeline.stages import deidentified, generation, policies, rights
 from evalsuite.sourcing.snapshot import FrameRows, iter_frame_rows, read_snapshot
 from evalsuite.sourcing.spec import SuiteSpec
@@ -143,7 +143,7 @@ def run(spec: SuiteSpec, paths: Paths) -> StageOutput:
         "problems": len(der.problems), "tasks_file": paths.tasks})
 
 
-def task_schema_valid(spec: SuiteSpec, paths: Paths) -> Verdict:
+def task_schema_valid(spec: SuiteSpec, paths: Paths) -> GateResult:
     """Valid records, of exactly the derivation on record, from the snapshot and rights decision on record now."""
     if not paths.derivation.is_file():
         raise GateError("task_schema_valid", "no derivation on record")
@@ -166,7 +166,7 @@ def task_schema_valid(spec: SuiteSpec, paths: Paths) -> Verdict:
 
 
 def quarantine_verdict(gate: str, spec: SuiteSpec, total: int, failing: list[tuple[str, str]],
-                       releasable: bool | None = None) -> Verdict:
+                       releasable: bool | None = None) -> GateResult:
     """A task-level gate: failing tasks are quarantined; it blocks only when the quarantine exceeds what the spec
     allows (or, for acceptance gates, when the acceptance report says the suite is not releasable)."""
     if not failing:
@@ -176,13 +176,13 @@ def quarantine_verdict(gate: str, spec: SuiteSpec, total: int, failing: list[tup
     meta = {"tasks": total, "failing": len(failing),
             "failing_tasks": md_table(["task", "reasons"], [list(f) for f in failing[:100]])}
     verdict = "blocks the release" if blocking else "quarantined, release still allowed"
-    return Verdict(gate=gate, passed=False, blocking=blocking, metadata=meta,
+    return GateResult(gate=gate, passed=False, blocking=blocking, metadata=meta,
                    reason=f"{len(failing)} of {total} task(s) fail ({verdict}; allowed {allowed:.0%}), "
                           f"first {failing[0][0]}: {failing[0][1]}")
 
 
 def _task_gate(name: str, test: Callable[[TaskRecord], bool]):
-    def judge(spec: SuiteSpec, paths: Paths) -> Verdict:
+    def judge(spec: SuiteSpec, paths: Paths) -> GateResult:
         tasks = tasks_on_disk(paths)
         failing = [(t.task_id, name.replace("_", " ") + " fails") for t in tasks if not test(t)]
         return quarantine_verdict(name, spec, len(tasks), failing)

@@ -8,7 +8,7 @@ from evalsuite.core.io import write_json
 from evalsuite.deid.rules import load_rules
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.present import md_list, md_table
-from evalsuite.pipeline.stage import Gate, GateError, Stage, StageOutput, Verdict, passed
+from evalsuite.pipeline.stage import Gate, GateError, GateResult, Stage, StageOutput, passed
 from evalsuite.sourcing.rights import RightsDecision, load_manifest, review
 from evalsuite.sourcing.spec import BUILD_USES, SuiteSpec
 
@@ -42,7 +42,7 @@ def run(spec: SuiteSpec, paths: Paths) -> StageOutput:
         "reviewed_on": decision.reviewed_on.isoformat(), "record": paths.rights})
 
 
-def rights_cleared(spec: SuiteSpec, paths: Paths) -> Verdict:
+def rights_cleared(spec: SuiteSpec, paths: Paths) -> GateResult:
     d = decision_on_record(paths)
     if not d.cleared:
         raise GateError("rights_cleared", "; ".join(d.reasons))

@@ -12,7 +12,7 @@ from evalsuite.core.io import write_json
 from evalsuite.deid.rules import load_rules
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.present import md_list, md_table
-from evalsuite.pipeline.stage import Gate, GateError, Stage, StageOutput, Verdict, blocked, passed, require
+from evalsuite.pipeline.stage import Gate, GateError, GateResult, Stage, StageOutput, blocked, passed, require
 from evalsuite.pipeline.stages import rights
 from evalsuite.sourcing import pii_scan
 from evalsuite.sourcing.quality import QualityReport, TableExpectations, check_tables, load_expectations
@@ -70,7 +70,7 @@ def record_for(record: Path, model: type[R], snapshot: Path, gate: str, check: s
     return result
 
 
-def source_quality(spec: SuiteSpec, paths: Paths) -> Verdict:
+def source_quality(spec: SuiteSpec, paths: Paths) -> GateResult:
     seed = record_for(paths.quality, SnapshotResult, paths.seed, "source_quality", "quality check")
     q = seed.quality
     if q is None:
@@ -95,7 +95,7 @@ def declared_columns(spec: SuiteSpec) -> set[str]:
     return declared
 
 
-def personal_data_declared(spec: SuiteSpec, paths: Paths) -> Verdict:
+def personal_data_declared(spec: SuiteSpec, paths: Paths) -> GateResult:
     scan = pii_scan.scan_on_record(paths.seed, paths.pii_scan, declared_columns(spec))
     meta = {"findings": md_table(["column", "detector", "rows", "examples"],
                                  [[f.ref, f.detector, f.count, ", ".join(f.examples)] for f in scan.findings]),
