@@ -7,7 +7,7 @@ from typing import Any
 
 import dagster as dg
 
-from evalsuite.pipeline.present import Markdown
+from evalsuite.core.markdown import Markdown
 from evalsuite.pipeline.stage import GateError, StageOutput
 
 

@@ -13,10 +13,10 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from evalsuite.core.io import atomic_write, write_json
+from evalsuite.core.markdown import md_table
 from evalsuite.core.records import TaskRecord
 from evalsuite.pipeline.locks import LockError, suite_lock
 from evalsuite.pipeline.paths import Paths
-from evalsuite.pipeline.present import md_table
 from evalsuite.pipeline.registry import BUILD
 from evalsuite.pipeline.stage import GateError, StageOutput, require
 from evalsuite.pipeline.stages import acceptance, derived

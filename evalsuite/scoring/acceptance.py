@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from pydantic import BaseModel, model_serializer
 
+from evalsuite.core.markdown import md_table
 from evalsuite.core.records import FaultPlanSpec, GoalState, TaskRecord, ToolCall
 from evalsuite.sourcing.spec import Acceptance
 from evalsuite.tasks.reviews import ReviewEntry, by_task, review_state
@@ -298,13 +299,6 @@ def run_acceptance(tasks: list[TaskRecord], settings: Acceptance, runner: Runner
     return AcceptanceReport(tasks=audits, summary=summary)
 
 
-def _by_task(results: list[TrialResult]) -> dict[str, list[TrialResult]]:
-    out: dict[str, list[TrialResult]] = {}
-    for r in sorted(results, key=lambda r: (r.task_id, r.trial)):
-        out.setdefault(r.task_id, []).append(r)
-    return out
-
-
 def audit_markdown(report: AcceptanceReport, title: str) -> str:
     s = report.summary
     lines = [f"# Acceptance audit: {title}", "",
@@ -312,17 +306,15 @@ def audit_markdown(report: AcceptanceReport, title: str) -> str:
              f"({s['quarantined_fraction']:.1%}; allowed {s['max_quarantined_fraction']:.0%}). "
              f"Reference trials per task: {s['reference_trials']}. "
              f"Releasable: {'yes' if s['releasable'] else 'no'}.", "",
-             "| check | tasks failing |", "|---|---|"]
-    lines += [f"| {name} | {len(report.gate(name))} |" for name in TASK_GATES]
+             md_table(["check", "tasks failing"], [[name, len(report.gate(name))] for name in TASK_GATES])]
     faulted = [t for t in report.tasks if t.fault_plans or t.alternatives_failing or t.controls_passing]
     if faulted:
         lines += ["", "## Fault plans", "", "Reference passes per condition (unfaulted, then each fault plan of the "
                   f"task's trial protocol), out of {s['reference_trials']}.", "",
-                  "| task | condition | reference passes |", "|---|---|---|"]
-        lines += [f"| {t.task_id} | {plan or 'unfaulted'} | {n} |"
-                  for t in faulted for plan, n in t.fault_plans.items()]
+                  md_table(["task", "condition", "reference passes"],
+                           [[t.task_id, plan or "unfaulted", n] for t in faulted for plan, n in t.fault_plans.items()])]
     quarantined = [t for t in report.tasks if t.quarantined]
     if quarantined:
-        lines += ["", "## Quarantined tasks", "", "| task | reasons |", "|---|---|"]
-        lines += [f"| {t.task_id} | {'; '.join(r.replace('|', '/') for r in t.reasons)} |" for t in quarantined]
+        lines += ["", "## Quarantined tasks", "",
+                  md_table(["task", "reasons"], [[t.task_id, "; ".join(t.reasons)] for t in quarantined])]
     return "\n".join(lines) + "\n"

@@ -18,8 +18,9 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from evalsuite.core.markdown import md_table
 from evalsuite.scoring.metrics import pass_hat_k, task_bootstrap
-from evalsuite.scoring.render import interval_cell, markdown_table
+from evalsuite.scoring.render import interval_cell
 from evalsuite.trials.tracelog import TrialRecord
 
 RELEASE_IDENTITY = ("suite", "suite_version", "task_set_sha256")
@@ -155,8 +156,8 @@ def _metric_rows(c: Comparison) -> list[list[str]]:
 
 def to_markdown(comparisons: Sequence[Comparison]) -> str:
     """Every pair in one table, two rows per pair."""
-    return "\n".join(markdown_table(["A", "B", "tasks", "metric", "A", "B", "A − B [95% paired]", "verdict"],
-                             [[c.agent_a, c.agent_b, str(c.tasks), *r] for c in comparisons for r in _metric_rows(c)]))
+    return md_table(["A", "B", "tasks", "metric", "A", "B", "A − B [95% paired]", "verdict"],
+                             [[c.agent_a, c.agent_b, str(c.tasks), *r] for c in comparisons for r in _metric_rows(c)])
 
 
 def console_table(c: Comparison):

@@ -12,10 +12,10 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from evalsuite.core.identity import RunIdentity
+from evalsuite.core.markdown import md_table
 from evalsuite.core.records import TaskRecord
 from evalsuite.scoring.compare import counts as task_counts
 from evalsuite.scoring.metrics import KPoint, pass_hat_k, suite_pass_curve
-from evalsuite.scoring.render import markdown_table
 from evalsuite.scoring.scorecard import required_actions
 from evalsuite.tasks.taskfile import task_set_sha256
 from evalsuite.trials.tracelog import TrialRecord
@@ -110,9 +110,9 @@ def _by_actions(counts: Mapping[str, tuple[int, int]], actions: Mapping[str, int
 def to_markdown(cmp: ModeComparison) -> str:
     """The side-by-side table (pass^1 and pass^k per mode) and pass^k by number of required actions."""
     lines = ["# Trial modes side by side", "", f"k = {cmp.k}; intervals: 95% task bootstrap", ""]
-    lines += markdown_table(["mode", "agent", "tasks", "trials", "pass^1", f"pass^{cmp.k}", "identity"],
+    lines.append(md_table(["mode", "agent", "tasks", "trials", "pass^1", f"pass^{cmp.k}", "identity"],
                             [[m.mode, m.agent, str(m.tasks), str(m.trials), _cell(m.curve[0]), _cell(m.curve[-1]),
-                              m.identity_sha256[:12]] for m in cmp.modes])
+                              m.identity_sha256[:12]] for m in cmp.modes]))
     lines += ["", "## pass^k by number of required actions", ""]
     counts = sorted({p.required_actions for m in cmp.modes for p in m.by_actions})
     rows = []
@@ -122,7 +122,7 @@ def to_markdown(cmp: ModeComparison) -> str:
             p = next((p for p in m.by_actions if p.required_actions == a), None)
             row.append("—" if p is None else f"{p.pass_hat_k:.3f} ({p.tasks} tasks)")
         rows.append(row)
-    lines += markdown_table(["required actions", *(m.mode for m in cmp.modes)], rows)
+    lines.append(md_table(["required actions", *(m.mode for m in cmp.modes)], rows))
     return "\n".join(lines) + "\n"
 
 

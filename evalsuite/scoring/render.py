@@ -9,6 +9,7 @@ import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from evalsuite.core.markdown import md_table
 from evalsuite.scoring.cost import money
 from evalsuite.scoring.metrics import KPoint
 from evalsuite.scoring.scorecard import AgentScore, HumanScore, Scorecard
@@ -91,11 +92,6 @@ def cost_cells() -> dict[str, Callable[[AgentScore], str]]:
     }
 
 
-def markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
-    """The lines of a Markdown table (the one table writer: scorecards, comparisons and Dagster metadata)."""
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
-
-
 def _curve_rows(curve: list[KPoint]) -> list[list[str]]:
     return [[str(p.k), _point_cell(p), interval_cell(p.pass_at, p.pass_at_low, p.pass_at_high)] for p in curve]
 
@@ -104,23 +100,23 @@ def _agent_section(a: AgentScore, min_tasks: int) -> list[str]:
     o = a.outcomes
     lines = [f"## {a.agent}", "", f"Config: `{json.dumps(a.agent_config, sort_keys=True)}`  ",
              f"Identity sha256: `{a.identity_sha256}`", ""]
-    lines += markdown_table(["tasks", "trials", "trials/task", "pass", "fail", "budget exhausted", "infra errors",
+    lines.append(md_table(["tasks", "trials", "trials/task", "pass", "fail", "budget exhausted", "infra errors",
                      "tasks with infra errors"],
                     [[str(a.tasks), str(a.trials), f"{a.trials_per_task_min}–{a.trials_per_task_max}", str(o["pass"]),
                       str(o["fail"]), str(o["budget_exhausted"]), str(o["infra_error"]),
-                      str(a.tasks_with_infra_error)]])
+                      str(a.tasks_with_infra_error)]]))
     lines += ["", "### pass^k and pass@k (95% task-bootstrap intervals)", ""]
-    lines += markdown_table(["k", "pass^k", "pass@k"], _curve_rows(a.curve))
+    lines.append(md_table(["k", "pass^k", "pass@k"], _curve_rows(a.curve)))
     lines += ["", "### By trigger type", ""]
-    lines += markdown_table(["trigger", "tasks", "trials", "pass^1", f"pass^{len(a.curve)}"],
+    lines.append(md_table(["trigger", "tasks", "trials", "pass^1", f"pass^{len(a.curve)}"],
                     [[t.trigger_type, str(t.tasks), str(t.trials),
                       _point_cell(t.curve[0]) if t.curve else "—", _point_cell(t.curve[-1]) if t.curve else "—"]
-                     for t in a.by_trigger])
+                     for t in a.by_trigger]))
     lines += ["", f"### Slices (pass^1; * = fewer than {min_tasks} tasks, too small to rank)", ""]
-    lines += markdown_table(["slice", "value", "tasks", "trials", "pass^1", "Wilson (all trials pass)"],
+    lines.append(md_table(["slice", "value", "tasks", "trials", "pass^1", "Wilson (all trials pass)"],
                     [[s.slice, f"{s.value}{' *' if s.too_small_to_rank else ''}", str(s.tasks), str(s.trials),
                       interval_cell(s.pass_hat_1, s.low, s.high), interval_cell(None, s.wilson_low, s.wilson_high)]
-                     for s in a.slices])
+                     for s in a.slices]))
     return lines + [""]
 
 
@@ -135,7 +131,7 @@ def to_markdown(card: Scorecard) -> str:
              "## Policy", "", *(f"- **{k}**: {v}" for k, v in card.policy.items()), ""]
     if card.acceptance:
         acceptance = [[k, str(v)] for k, v in card.acceptance.items()]
-        lines += ["## Acceptance", "", *markdown_table(["check", "value"], acceptance), ""]
+        lines += ["## Acceptance", "", md_table(["check", "value"], acceptance), ""]
     lines += ["## Summary", ""]
     k = min((len(a.curve) for a in card.agents), default=1)
     rows = [[a.agent, str(a.tasks), str(a.trials), str(a.outcomes["infra_error"]), _point_cell(a.curve[0]),
@@ -144,7 +140,7 @@ def to_markdown(card: Scorecard) -> str:
         h = card.humans
         rows.append([human_label(h), str(h.tasks), str(h.attempts), str(h.outcomes["infra_error"]),
                      f"{human_cell(h)} (pass@1, Wilson)", "—"])
-    lines += markdown_table(["agent", "tasks", "trials", "infra errors", "pass^1", f"pass^k (k={k})"], rows)
+    lines.append(md_table(["agent", "tasks", "trials", "infra errors", "pass^1", f"pass^k (k={k})"], rows))
     lines.append("")
     if any(a.cost for a in card.agents):
         lines += _cost_section(card)
@@ -164,9 +160,9 @@ def _cost_section(card: Scorecard) -> list[str]:
              f"Tokens as the endpoint reported them, priced with `{p.get('file')}` ({p.get('currency')}, as of "
              f"{p.get('as_of')}, sha256 `{str(p.get('sha256'))[:12]}`); cost per success = cost / passed trials; "
              "— = not reported (baselines, external programs) or a model without a price.", ""]
-    lines += markdown_table(["agent", *cells, "pass^1"], [[a.agent, *(c(a) for c in cells.values()),
+    lines.append(md_table(["agent", *cells, "pass^1"], [[a.agent, *(c(a) for c in cells.values()),
                                                            f"{a.curve[0].pass_hat:.3f}" if a.curve else "—"]
-                                                          for a in card.agents])
+                                                          for a in card.agents]))
     return lines + [""]
 
 
@@ -176,22 +172,22 @@ def _security_section(card: Scorecard) -> list[str]:
              "Utility: the share of trials reaching the user's goal state, without and under attack; attack success: "
              "the share of trials under attack in which the injection task's effect appeared (judged from the end "
              "state, never from the agent's words). Task-bootstrap 95% intervals.", ""]
-    lines += markdown_table(["agent", "utility without attack", "utility under attack", "attack success"],
+    lines.append(md_table(["agent", "utility without attack", "utility under attack", "attack success"],
                             [[s.agent, cell(s.utility_without_attack), cell(s.utility_under_attack),
-                              cell(s.attack_success)] for s in card.security])
+                              cell(s.attack_success)] for s in card.security]))
     return lines + [""]
 
 
 def _human_section(h: HumanScore) -> list[str]:
     o = h.outcomes
     lines = ["## People (`evalsuite play`)", ""]
-    lines += markdown_table(["people", "attempts", "tasks", "pass", "fail", "budget exhausted", "infra errors",
+    lines.append(md_table(["people", "attempts", "tasks", "pass", "fail", "budget exhausted", "infra errors",
                      "pass@1 [95% Wilson]", "time per task (median)"],
                     [[str(h.people), str(h.attempts), str(h.tasks), str(o["pass"]), str(o["fail"]),
-                      str(o["budget_exhausted"]), str(o["infra_error"]), human_cell(h), f"{h.median_seconds:.0f} s"]])
+                      str(o["budget_exhausted"]), str(o["infra_error"]), human_cell(h), f"{h.median_seconds:.0f} s"]]))
     if h.agents_on_same_tasks:
         lines += ["", "Agents on the same tasks (pass^1, weighted as the attempts are):", ""]
-        lines += markdown_table(["agent", "pass^1"], [[a, f"{v:.3f}"] for a, v in h.agents_on_same_tasks.items()])
+        lines.append(md_table(["agent", "pass^1"], [[a, f"{v:.3f}"] for a, v in h.agents_on_same_tasks.items()]))
     return lines + [""]
 
 

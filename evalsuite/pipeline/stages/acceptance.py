@@ -9,8 +9,8 @@ from evalsuite.core.hashing import file_sha256
 from evalsuite.core.home import home_dir
 from evalsuite.core.identity import RunIdentity
 from evalsuite.core.io import atomic_write, write_json
+from evalsuite.core.markdown import Markdown, md_table
 from evalsuite.pipeline.paths import Paths
-from evalsuite.pipeline.present import Markdown, md_table
 from evalsuite.pipeline.stage import Gate, GateError, GateResult, Stage, StageOutput, require
 from evalsuite.pipeline.stages import derived
 from evalsuite.scoring.acceptance import TASK_GATES, AcceptanceReport, Runner, audit_markdown, run_acceptance

@@ -6,11 +6,11 @@ from pydantic import BaseModel
 
 from evalsuite.core.hashing import file_sha256
 from evalsuite.core.io import write_json
+from evalsuite.core.markdown import md_table
 from evalsuite.deid.residual import ResidualReport, residual_check
 from evalsuite.deid.rules import load_rules
 from evalsuite.deid.transform import deidentify
 from evalsuite.pipeline.paths import Paths
-from evalsuite.pipeline.present import md_table
 from evalsuite.pipeline.stage import Gate, GateResult, Stage, StageOutput, blocked, passed, require
 from evalsuite.pipeline.stages import seed as seed_stage
 from evalsuite.sourcing.quality import TableExpectations

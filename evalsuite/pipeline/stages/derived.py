@@ -12,9 +12,9 @@ from pydantic import BaseModel
 
 from evalsuite.core.hashing import file_sha256
 from evalsuite.core.io import write_json
+from evalsuite.core.markdown import Markdown, md_list, md_table
 from evalsuite.core.records import Deidentification, Environment, SuiteRef, TaskRecord
 from evalsuite.pipeline.paths import Paths
-from evalsuite.pipeline.present import Markdown, md_list, md_table
 from evalsuite.pipeline.stage import Gate, GateError, GateResult, Stage, StageOutput, blocked, passed, require
 from evalsuite.pipeline.stages import deidentified, generation, policies, rights
 from evalsuite.sourcing.snapshot import FrameRows, iter_frame_rows, read_snapshot

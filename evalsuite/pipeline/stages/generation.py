@@ -13,9 +13,9 @@ from pydantic import BaseModel
 
 from evalsuite.core.hashing import json_sha256
 from evalsuite.core.io import write_json
+from evalsuite.core.markdown import md_table
 from evalsuite.core.records import Environment, TaskRecord
 from evalsuite.pipeline.paths import Paths
-from evalsuite.pipeline.present import md_table
 from evalsuite.pipeline.stage import Stage, StageOutput, require
 from evalsuite.pipeline.stages import deidentified, policies
 from evalsuite.sourcing.snapshot import read_snapshot

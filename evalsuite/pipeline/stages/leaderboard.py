@@ -12,8 +12,8 @@ from pydantic import BaseModel
 
 from evalsuite.core.hashing import json_sha256
 from evalsuite.core.io import atomic_write, write_json, write_with
+from evalsuite.core.markdown import image_markdown, md_table
 from evalsuite.pipeline.paths import Paths
-from evalsuite.pipeline.present import image_markdown, md_table
 from evalsuite.pipeline.stage import StageOutput
 from evalsuite.scoring.compare import UNDECIDED
 from evalsuite.scoring.cost import money

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from evalsuite.core.hashing import file_sha256, json_sha256
 from evalsuite.core.io import write_json
+from evalsuite.core.markdown import md_table
 from evalsuite.pipeline.paths import Paths
-from evalsuite.pipeline.present import md_table
 from evalsuite.pipeline.stage import Stage, StageOutput
 from evalsuite.sourcing.policies import PolicyDoc, load_policy
 from evalsuite.sourcing.spec import SuiteSpec

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from evalsuite.core.markdown import Markdown, md_list, md_table
 from evalsuite.pipeline.paths import Paths
-from evalsuite.pipeline.present import Markdown, md_list, md_table
 from evalsuite.pipeline.stage import GateError, Stage, StageOutput, require
 from evalsuite.pipeline.stages import acceptance, deidentified, derived, rights, seed
 from evalsuite.pipeline.stages.acceptance import quarantine_table

@@ -5,9 +5,9 @@ import datetime as dt
 
 from evalsuite.core.hashing import file_sha256, json_sha256
 from evalsuite.core.io import write_json
+from evalsuite.core.markdown import md_list, md_table
 from evalsuite.deid.rules import load_rules
 from evalsuite.pipeline.paths import Paths
-from evalsuite.pipeline.present import md_list, md_table
 from evalsuite.pipeline.stage import Gate, GateError, GateResult, Stage, StageOutput, passed
 from evalsuite.sourcing.rights import RightsDecision, load_manifest, review
 from evalsuite.sourcing.spec import BUILD_USES, SuiteSpec

@@ -5,8 +5,8 @@ from urllib.parse import quote
 
 from evalsuite.core.hashing import file_sha256
 from evalsuite.core.io import write_json
+from evalsuite.core.markdown import Markdown, image_markdown, md_table
 from evalsuite.pipeline.paths import Paths
-from evalsuite.pipeline.present import Markdown, image_markdown, md_table
 from evalsuite.pipeline.stage import StageOutput
 from evalsuite.releases.release import Release, ReleaseError
 from evalsuite.scoring.compare import pairwise

@@ -9,9 +9,9 @@ from pydantic import BaseModel
 
 from evalsuite.core.hashing import file_sha256
 from evalsuite.core.io import write_json
+from evalsuite.core.markdown import md_list, md_table
 from evalsuite.deid.rules import load_rules
 from evalsuite.pipeline.paths import Paths
-from evalsuite.pipeline.present import md_list, md_table
 from evalsuite.pipeline.stage import Gate, GateError, GateResult, Stage, StageOutput, blocked, passed, require
 from evalsuite.pipeline.stages import rights
 from evalsuite.sourcing import pii_scan

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from evalsuite.core.hashing import combine_sha256, file_sha256, json_sha256
-from evalsuite.pipeline.present import md_table
+from evalsuite.core.markdown import md_table
 from evalsuite.pipeline.stage import StageOutput
 from evalsuite.sourcing.spec import SuiteSpec
 

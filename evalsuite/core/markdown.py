@@ -1,4 +1,4 @@
-"""Metadata for people: Markdown tables, lists and inline images that the Dagster UI renders."""
+"""Markdown for people: the one table writer (scorecards, audits, Dagster metadata), lists and inline images."""
 from __future__ import annotations
 
 import base64
@@ -7,10 +7,12 @@ from typing import Any
 
 
 class Markdown(str):
-    """Metadata to show as Markdown."""
+    """Text that is Markdown: the Dagster layer shows it rendered, files and terminals take it as it is."""
 
 
 def md_table(header: list[str], rows: list[list[Any]]) -> Markdown:
+    """A Markdown table; a cell's "|" becomes "/" and its line breaks spaces, so no value can break the table."""
+
     def cell(v: Any) -> str:
         return str(v).replace("|", "/").replace("\n", " ")
 
