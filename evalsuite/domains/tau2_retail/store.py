@@ -32,9 +32,6 @@ _SQL = {
     "payments": select_sql("payments", "order_id = ?", "position"),
     "user_orders": "SELECT order_id FROM user_orders WHERE user_id = ? ORDER BY position",
 }
-_TABLE = {"order": "orders", "user": "users", "product": "products", "variant": "variants", "item": "variants",
-          "method": "payment_methods", "methods": "payment_methods", "variants": "variants",
-          "order_items": "order_items", "fulfillments": "fulfillments", "payments": "payments"}
 
 
 def rows(ctx: ToolContext, query: str, *params: Any) -> list[Row]:
