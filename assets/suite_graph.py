@@ -25,6 +25,7 @@ from evalsuite.deid.keys import DeidKeyError
 from evalsuite.deid.rules import DeidError
 from evalsuite.pipeline import code_versions, registry
 from evalsuite.pipeline.locks import suite_lock
+from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import GateError, Stage
 from evalsuite.pipeline.stages import generation, leaderboard, scorecard, sources, trials
 from evalsuite.sourcing.spec import SuiteSpec, load_spec
@@ -48,6 +49,13 @@ class SuiteGraph:
     checks: list = field(default_factory=list)
     agents: "dg.DynamicPartitionsDefinition | None" = None
     versions: "dg.DynamicPartitionsDefinition | None" = None
+    home: Path | None = None  # the home its assets build in (None: EVALSUITE_HOME), whose files key code versions
+
+    def paths(self) -> Paths:
+        return Paths(self.spec, self.home)
+
+    def code_version(self, stage: str) -> str:
+        return registry.code_version(stage, self.spec, self.paths())
 
     @property
     def trials_group(self) -> str:
@@ -88,7 +96,7 @@ def _stage_asset(g: SuiteGraph, stage: Stage):
 
     deps = [*stage.deps, *(_generated(spec) if stage.name == "derived_tasks" else [])]
     @dg.asset(name=stage.name, key_prefix=spec.name, group_name=spec.name, deps=[g.key(d) for d in deps],
-              code_version=registry.code_version(stage.name, spec), automation_condition=GATED,
+              code_version=g.code_version(stage.name), automation_condition=GATED,
               description=stage.description, kinds=set(stage.kinds), output_required=False)
     def _asset(context: dg.AssetExecutionContext, home: EvalsuiteHome) -> Iterator:
         yield from _gated_step(g, stage, context, home)
@@ -133,7 +141,7 @@ def _trial_asset(g: SuiteGraph):
 
     @dg.asset(name="trial_traces", key_prefix=spec.name, group_name=g.trials_group, deps=[g.key("suite_release")],
               partitions_def=dg.MultiPartitionsDefinition({"version": g.versions, "agent": g.agents}),
-              code_version=registry.code_version("trial_traces", spec), kinds={"jsonl"},
+              code_version=g.code_version("trial_traces"), kinds={"jsonl"},
               description="Every trial of one agent config on one release: traces.jsonl, summary.parquet.")
     def _asset(context: dg.AssetExecutionContext, home: EvalsuiteHome,
                model_endpoint: ModelEndpoint) -> dg.MaterializeResult:
@@ -150,7 +158,7 @@ def _scorecard_asset(g: SuiteGraph):
 
     @dg.asset(name="scorecard", key_prefix=spec.name, group_name=g.trials_group, partitions_def=g.versions,
               deps=[dg.AssetDep(g.key("trial_traces"), partition_mapping=by_version)], kinds={"json", "markdown"},
-              code_version=registry.code_version("scorecard", spec), automation_condition=GATED,
+              code_version=g.code_version("scorecard"), automation_condition=GATED,
               description="pass^k / pass@k per agent with task-bootstrap intervals, slices and the run identity.")
     def _asset(context: dg.AssetExecutionContext, home: EvalsuiteHome) -> dg.MaterializeResult:
         return materialized(run_stage(scorecard.run, spec, home.paths(spec), context.partition_key))
@@ -158,9 +166,9 @@ def _scorecard_asset(g: SuiteGraph):
     return _asset
 
 
-def build_suite_graph(spec_path: str | Path) -> SuiteGraph:
+def build_suite_graph(spec_path: str | Path, home: Path | None = None) -> SuiteGraph:
     spec = load_spec(spec_path)
-    g = SuiteGraph(spec=spec, spec_path=Path(spec_path).resolve(),
+    g = SuiteGraph(spec=spec, spec_path=Path(spec_path).resolve(), home=home,
                    agents=dg.DynamicPartitionsDefinition(name=f"{spec.name}__agents"),
                    versions=dg.DynamicPartitionsDefinition(name=f"{spec.name}__versions"))
     g.assets = [_source_asset(g), *_generation_assets(g), *(_stage_asset(g, s) for s in registry.BUILD),
@@ -180,7 +188,7 @@ def _leaderboard_asset(g: SuiteGraph):
     spec = g.spec
 
     @dg.asset(name="leaderboard", key_prefix=spec.name, group_name=g.trials_group, deps=[g.key("scorecard")],
-              code_version=registry.code_version("leaderboard", spec), kinds={"markdown"},
+              code_version=g.code_version("leaderboard"), kinds={"markdown"},
               automation_condition=dg.AutomationCondition.eager().without(~dg.AutomationCondition.any_deps_missing()),
               description="Every agent on every scored release of the suite, best first.")
     def _asset(config: LeaderboardConfig, home: EvalsuiteHome) -> dg.MaterializeResult:
@@ -201,7 +209,7 @@ def _generation_assets(g: SuiteGraph) -> list:
     spec, stage = g.spec, generation.STAGE
 
     @dg.asset(name=stage.name, key_prefix=spec.name, group_name=spec.name, deps=[g.key(d) for d in stage.deps],
-              code_version=code_versions.code_version(stage.module, spec.domain, stage.config(spec)),
+              code_version=code_versions.code_version(stage.module, spec.domain, stage.config(spec, g.paths())),
               automation_condition=GATED, description=stage.description, kinds=set(stage.kinds),
               output_required=False)
     def _asset(context: dg.AssetExecutionContext, home: EvalsuiteHome) -> Iterator:

@@ -32,10 +32,10 @@ STAGES: dict[str, Stage] = {s.name: s for s in BUILD}
 GATES: dict[str, Gate] = {g.name: g for s in BUILD for g in s.gates}
 
 # The evaluation stages run per release and agent; their code is their module's imports, their config the spec's.
-EVALUATION: dict[str, tuple[str, Callable[[SuiteSpec], Any]]] = {
+EVALUATION: dict[str, tuple[str, Callable[[SuiteSpec, Paths], Any]]] = {
     "trial_traces": (trials.__name__, trials.config),
-    "scorecard": (scorecard.__name__, lambda spec: None),
-    "leaderboard": (leaderboard.__name__, lambda spec: None),
+    "scorecard": (scorecard.__name__, lambda spec, paths: None),
+    "leaderboard": (leaderboard.__name__, lambda spec, paths: None),
 }
 
 
@@ -51,11 +51,11 @@ def judge(name: str, spec: SuiteSpec, paths: Paths) -> GateResult:
     return evaluate(GATES[name], spec, paths)
 
 
-def code_version(stage: str, spec: SuiteSpec) -> str:
+def code_version(stage: str, spec: SuiteSpec, paths: Paths) -> str:
     """What marks a stage's asset stale: the modules it imports (the suite's domain too, where it looks one up)
-    and the spec settings and files it reads."""
+    and the spec settings and files it reads, the suite's own in the home of `paths`."""
     if stage in STAGES:
         module, config = STAGES[stage].module, STAGES[stage].config
     else:
         module, config = EVALUATION[stage]
-    return code_versions.code_version(module, spec.domain, config(spec))
+    return code_versions.code_version(module, spec.domain, config(spec, paths))

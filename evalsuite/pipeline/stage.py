@@ -62,7 +62,8 @@ class Stage:
     kinds: frozenset[str]
     run: Callable[["SuiteSpec", "Paths"], StageOutput]
     module: str  # the module that runs it: its imports define the stage's code version
-    config: Callable[["SuiteSpec"], Any] = lambda spec: None  # the spec settings its result depends on
+    # the spec settings and the suite's own files (in the home it is built in) that its result depends on
+    config: Callable[["SuiteSpec", "Paths"], Any] = lambda spec, paths: None
     gates: tuple[Gate, ...] = ()
 
 

@@ -145,16 +145,31 @@ def test_a_new_sign_off_marks_acceptance_changed(suite):
     task = read_tasks(paths.tasks)[0]
     runner = in_process_runner(World(get_domain(spec.domain), paths.world))
     lenient = spec.model_copy(update={"acceptance": spec.acceptance.model_copy(update={"require_adjudication": False})})
-    before = {s: registry.code_version(s, spec) for s in registry.STAGES}
-    loose = registry.code_version("acceptance_results", lenient)
+    before = {s: registry.code_version(s, spec, paths) for s in registry.STAGES}
+    loose = registry.code_version("acceptance_results", lenient, paths)
     out = acceptance.run(spec, paths, runner)
     Ledger(paths.root / "reviews.jsonl").sign(task, "ann", "agree")
-    after = {s: registry.code_version(s, spec) for s in registry.STAGES}
+    after = {s: registry.code_version(s, spec, paths) for s in registry.STAGES}
     assert {s for s in before if before[s] != after[s]} == {"acceptance_results"}
-    assert registry.code_version("acceptance_results", lenient) == loose  # not an input where not required
+    assert registry.code_version("acceptance_results", lenient, paths) == loose  # not an input where not required
     again = acceptance.run(spec, paths, runner)
     assert again.data_version != out.data_version
     assert (out.metadata["reviews"]["signed_by_1"], again.metadata["reviews"]["signed_by_1"]) == (0, 1)
+
+
+def test_acceptance_is_keyed_on_the_ledger_of_the_home_the_suite_is_built_in(suite, tmp_path, monkeypatch):
+    """A build in another home (`--home X`, a Dagster home resource) is marked stale by a sign-off in X's ledger,
+    and not by one in the default home's."""
+    _, spec, default = suite
+    other = tmp_path / "other_home"
+    shutil.copytree(default.home, other)
+    paths = Paths(spec, other)
+    task = read_tasks(paths.tasks)[0]
+    before = registry.code_version("acceptance_results", spec, paths)
+    Ledger(default.root / "reviews.jsonl").sign(task, "ann", "agree")
+    assert registry.code_version("acceptance_results", spec, paths) == before
+    Ledger(paths.root / "reviews.jsonl").sign(task, "bob", "agree")
+    assert registry.code_version("acceptance_results", spec, paths) != before
 
 
 def test_a_ledger_that_cannot_be_read_blocks_at_the_adjudicated_gate(suite):

@@ -5,6 +5,7 @@ import pytest
 from suite_support import ROOT
 
 from evalsuite.pipeline import code_versions, registry
+from evalsuite.pipeline.paths import Paths
 from evalsuite.sourcing.spec import load_spec
 
 STAGES = [*registry.STAGES, *registry.EVALUATION]
@@ -20,7 +21,7 @@ def _module(stage: str) -> str:
 
 
 def versions(spec) -> dict[str, str]:
-    return {s: registry.code_version(s, spec) for s in STAGES}
+    return {s: registry.code_version(s, spec, Paths(spec)) for s in STAGES}
 
 
 def test_derived_tasks_runs_the_module_that_hashes_the_task_set():

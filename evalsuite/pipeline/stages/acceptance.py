@@ -6,7 +6,6 @@ from functools import lru_cache
 from pathlib import Path
 
 from evalsuite.core.hashing import file_sha256
-from evalsuite.core.home import home_dir
 from evalsuite.core.identity import RunIdentity
 from evalsuite.core.io import atomic_write, write_json
 from evalsuite.core.markdown import Markdown, md_table
@@ -72,12 +71,12 @@ def ledger_entries(spec: SuiteSpec, paths: Paths) -> list[ReviewEntry]:
         raise GateError("adjudicated", str(exc)) from exc
 
 
-def _config(spec: SuiteSpec) -> list:
+def _config(spec: SuiteSpec, paths: Paths) -> list:
     """The acceptance settings and, where adjudication is required, the ledger's content: a new sign-off marks
-    acceptance stale like an edited spec setting (the ledger of the default home, EVALSUITE_HOME)."""
+    acceptance stale like an edited spec setting (the ledger of the home the suite is built in)."""
     if not spec.acceptance.require_adjudication:
         return [spec.acceptance.model_dump(mode="json"), None]
-    found = home_dir() / "suites" / spec.name / LEDGER_NAME
+    found = ledger(paths).path
     return [spec.acceptance.model_dump(mode="json"), file_sha256(found) if found.is_file() else None]
 
 

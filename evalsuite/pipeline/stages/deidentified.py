@@ -108,7 +108,7 @@ def joins_preserved(spec: SuiteSpec, paths: Paths) -> GateResult:
     return passed("joins_preserved", f"{len(joins)} foreign-key join(s) preserved", **meta)
 
 
-def _config(spec: SuiteSpec) -> list:
+def _config(spec: SuiteSpec, paths: Paths) -> list:
     return [file_sha256(spec.resolve(p)) if p else None for p in (spec.deid, spec.quality)]
 
 

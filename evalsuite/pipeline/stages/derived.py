@@ -190,7 +190,7 @@ def _task_gate(name: str, test: Callable[[TaskRecord], bool]):
     return judge
 
 
-def _config(spec: SuiteSpec) -> list:
+def _config(spec: SuiteSpec, paths: Paths) -> list:
     imported = file_sha256(spec.resolve(spec.derivation.tasks)) if spec.derivation.tasks else None
     generated = [spec.generation.model_dump(mode="json")] if spec.generation else []  # only where a spec generates
     return [spec.derivation.model_dump(mode="json"), spec.trial_protocol.model_dump(mode="json"), imported, *generated]

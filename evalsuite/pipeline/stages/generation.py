@@ -97,6 +97,6 @@ def run(spec: SuiteSpec, paths: Paths) -> StageOutput:
 STAGE = Stage(
     name="generated_tasks", deps=("deidentified_snapshot", "policy_documents"), module=__name__,
     kinds=frozenset({"json"}), run=run,
-    config=lambda spec: spec.generation.model_dump(mode="json") if spec.generation else None,
+    config=lambda spec, paths: spec.generation.model_dump(mode="json") if spec.generation else None,
     description="Composed tasks: every composite of the domain's subtasks verified, a balanced seeded sample taken.",
 )

@@ -26,6 +26,6 @@ def run(spec: SuiteSpec, paths: Paths) -> StageOutput:
 
 STAGE = Stage(
     name="policy_documents", deps=(), module=__name__, kinds=frozenset({"markdown"}), run=run,
-    config=lambda spec: [file_sha256(spec.resolve(p)) for p in spec.policies],
+    config=lambda spec, paths: [file_sha256(spec.resolve(p)) for p in spec.policies],
     description="The versioned policies staff applied, with their clauses.",
 )

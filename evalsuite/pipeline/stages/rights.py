@@ -50,7 +50,7 @@ def rights_cleared(spec: SuiteSpec, paths: Paths) -> GateResult:
                   manifest_sha256=d.manifest_sha256)
 
 
-def _config(spec: SuiteSpec) -> list:
+def _config(spec: SuiteSpec, paths: Paths) -> list:
     files = [file_sha256(spec.resolve(p)) for p in spec.rights]
     return [spec.needed_uses, files, file_sha256(spec.resolve(spec.deid)) if spec.deid else None]
 

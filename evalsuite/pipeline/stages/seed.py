@@ -111,7 +111,7 @@ def personal_data_declared(spec: SuiteSpec, paths: Paths) -> GateResult:
 STAGE = Stage(
     name="seed_snapshot", deps=("rights_review",), module=__name__, kinds=frozenset({"parquet"}), run=run,
     description="The source tables as a Parquet snapshot with a canonical content hash.",
-    config=lambda spec: file_sha256(spec.resolve(spec.quality)) if spec.quality else None,
+    config=lambda spec, paths: file_sha256(spec.resolve(spec.quality)) if spec.quality else None,
     gates=(Gate("source_quality", "seed_snapshot", source_quality,
                 description="The source tables meet their great-expectations suite (keys, required columns, "
                             "joins, value sets)."),

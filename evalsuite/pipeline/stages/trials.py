@@ -50,5 +50,5 @@ def _cost(cost) -> dict:
             "cost per success": money(cost.cost_per_success, cost.currency)}
 
 
-def config(spec: SuiteSpec):
+def config(spec: SuiteSpec, paths: Paths):
     return [spec.trial_protocol.model_dump(mode="json"), [a.model_dump(mode="json") for a in spec.agents]]
