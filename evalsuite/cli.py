@@ -12,9 +12,9 @@ from rich.console import Console
 from rich.table import Table
 from typer.core import TyperGroup
 
+from evalsuite.audit.validation import validate_file
 from evalsuite.core.records import TaskRecord
 from evalsuite.tasks.taskfile import TaskFileError
-from evalsuite.tasks.validation import validate_file
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Build agent test suites from records and score agents on them.")
 task_app = typer.Typer(no_args_is_help=True, help="Task records: validate files, print the schema.")
@@ -200,7 +200,7 @@ def users_sample(run_dir: Path = typer.Argument(..., help="a run folder written 
     """Write a seeded sample of the run's conversations with an LLM user, one per line, each with its transcript
     and an empty `error_class` (none, benign, task-critical) and `note` for the reviewer to fill in."""
     from evalsuite.scoring.runlog import RunFolderError, read_records, read_run_tasks
-    from evalsuite.scoring.user_review import conversations, sample_sheet
+    from evalsuite.audit.user_review import conversations, sample_sheet
 
     with _run_errors():
         items = conversations(read_records(run_dir), read_run_tasks(run_dir), llm_only=not scripted)
@@ -214,7 +214,7 @@ def users_sample(run_dir: Path = typer.Argument(..., help="a run folder written 
 @users_app.command("tally")
 def users_tally(sheet: Path = typer.Argument(..., help="a review sheet written by `evalsuite users sample`")) -> None:
     """Count the error classes of a filled review sheet; the task-critical rate with its Wilson interval."""
-    from evalsuite.scoring.user_review import ReviewError, read_sheet, tally
+    from evalsuite.audit.user_review import ReviewError, read_sheet, tally
 
     with _build_errors(ReviewError):
         t = tally(read_sheet(sheet))
@@ -410,11 +410,11 @@ HOME = typer.Option(None, help="home folder (default: EVALSUITE_HOME, else ./.ev
 
 def _reviewed(spec_path: Path, home: Path | None):
     """(derived tasks by id, the suite's ledger) of a built suite; ReviewError when it has not been built."""
+    from evalsuite.audit.reviews import ReviewError
     from evalsuite.core.home import home_dir
     from evalsuite.pipeline.paths import Paths
     from evalsuite.pipeline.stages.acceptance import ledger
     from evalsuite.sourcing.spec import load_spec
-    from evalsuite.tasks.reviews import ReviewError
     from evalsuite.tasks.taskfile import read_tasks
 
     spec = load_spec(spec_path)
@@ -427,7 +427,7 @@ def _reviewed(spec_path: Path, home: Path | None):
 
 def _review_task(spec_path: Path, home: Path | None, task_id: str):
     """(the named task, the ledger); ReviewError naming the task file when the suite has no such task."""
-    from evalsuite.tasks.reviews import ReviewError
+    from evalsuite.audit.reviews import ReviewError
 
     tasks, ledger, paths = _reviewed(spec_path, home)
     if task_id not in tasks:
@@ -438,7 +438,7 @@ def _review_task(spec_path: Path, home: Path | None, task_id: str):
 @review_app.command("status")
 def review_status(spec: Path = SUITE_SPEC, home: Path = HOME) -> None:
     """Tasks signed by 0, 1 or 2 reviewers on their current goal, disagreements open, and what each task still needs."""
-    from evalsuite.tasks.reviews import ReviewError, review_counts, review_state
+    from evalsuite.audit.reviews import ReviewError, review_counts, review_state
 
     with _build_errors(ReviewError):
         tasks, ledger, _ = _reviewed(spec, home)
@@ -457,7 +457,7 @@ def review_status(spec: Path = SUITE_SPEC, home: Path = HOME) -> None:
 def review_show(spec: Path = SUITE_SPEC, task: str = typer.Option(..., "--task", help="task id"),
                 home: Path = HOME) -> None:
     """What a reviewer signs: trigger, goal state beside the policy clauses it cites, reference solution, provenance."""
-    from evalsuite.tasks.reviews import ReviewError, describe, review_state
+    from evalsuite.audit.reviews import ReviewError, describe, review_state
 
     with _build_errors(ReviewError):
         record, ledger = _review_task(spec, home, task)
@@ -470,7 +470,7 @@ def review_sign(spec: Path = SUITE_SPEC, task: str = typer.Option(..., "--task",
                 decision: str = typer.Option(..., "--decision", help="agree or disagree"),
                 note: str = typer.Option("", "--note", help="why, citing the policy text"), home: Path = HOME) -> None:
     """Sign a task's current goal state; signing again replaces your earlier decision on the same goal."""
-    from evalsuite.tasks.reviews import ReviewError, review_lines
+    from evalsuite.audit.reviews import ReviewError, review_lines
 
     with _build_errors(ReviewError):
         record, ledger = _review_task(spec, home, task)
@@ -486,7 +486,7 @@ def review_resolve(spec: Path = SUITE_SPEC, task: str = typer.Option(..., "--tas
                    home: Path = HOME) -> None:
     """Record how an open disagreement was settled against the policy text; the goal state stands as it is (to
     change a goal, change its derivation or sources and rebuild: the new goal needs fresh sign-offs)."""
-    from evalsuite.tasks.reviews import ReviewError, review_lines
+    from evalsuite.audit.reviews import ReviewError, review_lines
 
     with _build_errors(ReviewError):
         record, ledger = _review_task(spec, home, task)

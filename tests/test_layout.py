@@ -9,8 +9,10 @@ from docs_support import page, section
 from evalsuite.pipeline.code_versions import LIBRARY, imported_modules
 
 # Lower first; a package imports only packages of a lower rank (siblings of one rank stay apart).
+# audit (the task-quality checks) runs trials and uses scoring's statistics, and only the pipeline and the CLI
+# call it, so it ranks above scoring, beside releases.
 RANKS = {"core": 0, "worlds": 1, "grading": 2, "sourcing": 2, "deid": 2, "tasks": 3, "domains": 4, "trials": 5,
-         "scoring": 6, "releases": 7, "pipeline": 8, "site": 8, "importers": 9, "exporters": 9, "cli": 10}
+         "scoring": 6, "releases": 7, "audit": 7, "pipeline": 8, "site": 8, "importers": 9, "exporters": 9, "cli": 10}
 
 
 def modules() -> dict[str, Path]:

@@ -12,6 +12,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from evalsuite.audit.acceptance import AcceptanceReport, Runner
+from evalsuite.audit.probes import ColumnValues, PeerCheck, probe_task
 from evalsuite.core.io import atomic_write, write_json
 from evalsuite.core.markdown import md_table
 from evalsuite.core.records import TaskRecord
@@ -21,8 +23,6 @@ from evalsuite.pipeline.registry import BUILD
 from evalsuite.pipeline.stage import GateError, StageOutput, require
 from evalsuite.pipeline.stages import acceptance, derived
 from evalsuite.releases.release import Release, ReleaseError
-from evalsuite.scoring.acceptance import AcceptanceReport, Runner
-from evalsuite.scoring.probes import ColumnValues, PeerCheck, probe_task
 from evalsuite.sourcing.spec import SuiteSpec, load_spec
 from evalsuite.worlds.registry import get_domain
 from evalsuite.worlds.world import World
@@ -92,7 +92,7 @@ def audit(spec_path: str | Path, out: Path, home: Path | None = None, runner: Ru
 
 def users_section(world: World, tasks: list[TaskRecord], audit_json: dict) -> str:
     """The user-simulator audit (scripted users probed, LLM conversations sampled for review) into the audit."""
-    from evalsuite.trials.users.audit import audit_users, to_markdown
+    from evalsuite.audit.users import audit_users, to_markdown
 
     report = audit_users(world, tasks)
     audit_json["user_simulator"] = report.model_dump(mode="json") | {"scripted_ok": report.scripted_ok}

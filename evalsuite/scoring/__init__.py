@@ -1,1 +1,1 @@
-"""Acceptance of tasks, pass^k / pass@k metrics with task-bootstrap intervals, and scorecards."""
+"""pass^k / pass@k metrics with task-bootstrap intervals, comparisons, cost and scorecards."""

@@ -1,1 +1,1 @@
-"""Task derivation, splits, task files and their validation, and held-out access."""
+"""Task derivation, composition, splits, task files and held-out access."""

@@ -147,7 +147,7 @@ def default_workers(trials: int) -> int | None:
 
 def acceptance_runner(world_ref: WorldRef, identity: RunIdentity, workers: int | None = None
                       ) -> Callable[[list[TaskRecord], Mapping[str, int]], list[TrialResult]]:
-    """A runner for evalsuite.scoring.acceptance.run_acceptance: one pool for all its agents and trials."""
+    """A runner for evalsuite.audit.acceptance.run_acceptance: one pool for all its agents and trials."""
 
     def run(tasks: list[TaskRecord], plan: Mapping[str, int]) -> list[TrialResult]:
         total = len(tasks) * sum(plan.values())

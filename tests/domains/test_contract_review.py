@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from evalsuite.audit.validation import domain_problems
 from evalsuite.core.records import TaskRecord, ToolCall
 from evalsuite.domains.contract_review import DOMAIN, ROLE
 from evalsuite.domains.contract_review.authoring import write_suite
 from evalsuite.domains.contract_review.store import LICENSE_REF, source_tables
 from evalsuite.domains.contract_review.tasks import build_tasks
 from evalsuite.pipeline import driver
-from evalsuite.tasks.validation import domain_problems
 from evalsuite.trials.agents.baselines import AdversaryAgent, NoOpAgent, ReferenceAgent
 from evalsuite.trials.trial import TrialResult, run_trial
 from evalsuite.worlds.world import World

@@ -112,7 +112,7 @@ def test_alternatives_pass_and_negative_controls_fail(ms):
 
 
 def test_records_validate_against_both_worlds_and_a_wrong_user_side_column_is_named(ms):
-    from evalsuite.tasks.validation import domain_problems
+    from evalsuite.audit.validation import domain_problems
 
     world, gen = ms
     assert [p for t in gen.tasks for p in domain_problems(t, world.domain)] == []

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from suite_support import ROOT
 
+from evalsuite.audit.acceptance import in_process_runner, run_acceptance
 from evalsuite.core.records import Environment, FaultPlanSpec, FaultSpec, ToolCall
 from evalsuite.domains.retail_support import DOMAIN, open_or_build_world
 from evalsuite.domains.retail_support.schema import AUTHORED, metadata
 from evalsuite.domains.retail_support.tasks import build_tasks
-from evalsuite.scoring.acceptance import in_process_runner, run_acceptance
 from evalsuite.sourcing.spec import Acceptance
 from evalsuite.tasks.taskfile import task_set_sha256
 from evalsuite.trials.agents.baselines import NoOpAgent, ReferenceAgent

@@ -10,14 +10,14 @@ import yaml
 from suite_support import DEMO_KEY, SUITE, edit_spec
 from typer.testing import CliRunner
 
+from evalsuite.audit.acceptance import in_process_runner
+from evalsuite.audit.reviews import Ledger
 from evalsuite.cli import app
 from evalsuite.pipeline import driver, registry
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import GateError
 from evalsuite.pipeline.stages import acceptance
-from evalsuite.scoring.acceptance import in_process_runner
 from evalsuite.sourcing.spec import load_spec
-from evalsuite.tasks.reviews import Ledger
 from evalsuite.tasks.taskfile import read_tasks
 from evalsuite.worlds.registry import get_domain
 from evalsuite.worlds.world import World

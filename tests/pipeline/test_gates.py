@@ -13,12 +13,12 @@ import yaml
 from docs_support import page, section
 from suite_support import DEMO_KEY, copy_suite, deny_personal_data, expire_license, leak_email
 
+from evalsuite.audit.acceptance import in_process_runner
 from evalsuite.core.records import Assertion, Role, ToolCall
 from evalsuite.pipeline import driver, registry
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import GateError
 from evalsuite.pipeline.stages import acceptance, deidentified, derived, release, rights, seed
-from evalsuite.scoring.acceptance import in_process_runner
 from evalsuite.sourcing.spec import load_spec
 from evalsuite.tasks.taskfile import task_set_sha256
 from evalsuite.trials.agents.baselines import AdversaryAgent, ReferenceAgent

@@ -15,10 +15,10 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from input_support import fuzz, one_line_naming
 
+from evalsuite.audit.validation import validate_file, validate_files
 from evalsuite.core.io import MAX_DEPTH
 from evalsuite.domains.tau2_retail import DOMAIN as RETAIL
 from evalsuite.tasks.taskfile import TaskFileError, read_tasks
-from evalsuite.tasks.validation import validate_file, validate_files
 
 ROOT = Path(__file__).resolve().parents[2]
 RETAIL_TASKS = [json.loads(line)

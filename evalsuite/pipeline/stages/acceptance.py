@@ -5,6 +5,8 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
+from evalsuite.audit.acceptance import TASK_GATES, AcceptanceReport, Runner, audit_markdown, run_acceptance
+from evalsuite.audit.reviews import LEDGER_NAME, Ledger, ReviewEntry, ReviewError, review_counts, review_state
 from evalsuite.core.hashing import file_sha256
 from evalsuite.core.identity import RunIdentity
 from evalsuite.core.io import atomic_write, write_json
@@ -12,9 +14,7 @@ from evalsuite.core.markdown import Markdown, md_table
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import Gate, GateError, GateResult, Stage, StageOutput, require
 from evalsuite.pipeline.stages import derived
-from evalsuite.scoring.acceptance import TASK_GATES, AcceptanceReport, Runner, audit_markdown, run_acceptance
 from evalsuite.sourcing.spec import SuiteSpec
-from evalsuite.tasks.reviews import LEDGER_NAME, Ledger, ReviewEntry, ReviewError, review_counts, review_state
 from evalsuite.trials.harness import acceptance_runner
 from evalsuite.worlds.ref import WorldRef
 from evalsuite.worlds.registry import get_domain

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from evalsuite.audit.validation import domain_problems, validate_file
 from evalsuite.core.hashing import file_sha256
 from evalsuite.core.io import write_json
 from evalsuite.core.markdown import Markdown, md_list, md_table
@@ -21,7 +22,6 @@ from evalsuite.sourcing.snapshot import FrameRows, iter_frame_rows, read_snapsho
 from evalsuite.sourcing.spec import SuiteSpec
 from evalsuite.tasks.derivation import DeriveContext
 from evalsuite.tasks.taskfile import TaskFileError, read_tasks, task_set_sha256, write_tasks
-from evalsuite.tasks.validation import domain_problems, validate_file
 from evalsuite.worlds.registry import get_deriver, get_domain
 from evalsuite.worlds.world import World
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from evalsuite.audit.users import audit_users
 from evalsuite.core.identity import RunIdentity
 from evalsuite.core.records import Simulator, UserScenario
 from evalsuite.domains.mobile_service.generate import PIN, sample_world
 from evalsuite.scoring.scorecard import build_scorecard
 from evalsuite.trials.harness import TrialSettings, run_trials
 from evalsuite.trials.users import Conversation, ScriptedUser, SimulatedUser
-from evalsuite.trials.users.audit import audit_users
 from evalsuite.trials.users.dual import user_role, user_world
 from evalsuite.worlds.ref import WorldRef
 

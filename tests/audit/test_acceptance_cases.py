@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalsuite.core.records import Adjudication, Review, ToolCall, TraceEvent
-from evalsuite.grading.grader import Check, Verdict
-from evalsuite.scoring.acceptance import (
+from evalsuite.audit.acceptance import (
     TASK_GATES,
     AcceptanceReport,
     GoldError,
@@ -25,6 +23,8 @@ from evalsuite.scoring.acceptance import (
     run_acceptance,
     state_passed,
 )
+from evalsuite.core.records import Adjudication, Review, ToolCall, TraceEvent
+from evalsuite.grading.grader import Check, Verdict
 from evalsuite.sourcing.spec import Acceptance
 from evalsuite.trials.agents.baselines import AdversaryAgent, ReferenceAgent
 from evalsuite.trials.trial import TrialResult

@@ -9,12 +9,12 @@ from harness_support import make_release
 from scripted_model import Always
 from typer.testing import CliRunner
 
+from evalsuite.audit.user_review import read_sheet, tally
 from evalsuite.cli import app
 from evalsuite.core.records import Simulator
 from evalsuite.domains.mobile_service.generate import sample_world
 from evalsuite.releases.release import Release
 from evalsuite.releases.runs import run_release
-from evalsuite.scoring.user_review import read_sheet, tally
 
 LLM = Simulator(model="sim-user", version="v1", temperature=0.0, seed=3)  # kind None: an LLM user
 

@@ -1,4 +1,4 @@
-"""Human review of LLM-simulated users: the audit (trials/users/audit) names the tasks; this puts the
+"""Human review of LLM-simulated users: the user-simulator audit (audit.users) names the tasks; this puts the
 conversations in front of a person and counts what they found.
 
 `sample_sheet` draws a seeded sample of a run's conversations with an LLM user and writes each as one JSON line:

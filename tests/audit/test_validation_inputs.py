@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from evalsuite.tasks.validation import validate_file
+from evalsuite.audit.validation import validate_file
 
 
 def write(tmp_path, objs) -> str:

@@ -11,10 +11,10 @@ from collections.abc import Callable, Mapping, Sequence
 
 from pydantic import BaseModel, model_serializer
 
+from evalsuite.audit.reviews import ReviewEntry, by_task, review_state
 from evalsuite.core.markdown import md_table
 from evalsuite.core.records import FaultPlanSpec, GoalState, TaskRecord, ToolCall
 from evalsuite.sourcing.spec import Acceptance
-from evalsuite.tasks.reviews import ReviewEntry, by_task, review_state
 from evalsuite.trials.agents.factory import make_agent
 from evalsuite.trials.trial import TrialResult, run_trial
 from evalsuite.worlds.faults import schedule

@@ -2,7 +2,7 @@ import json
 import subprocess
 import sys
 
-from evalsuite.tasks.validation import validate_file
+from evalsuite.audit.validation import validate_file
 
 
 def _write(path, tasks):

@@ -4,11 +4,11 @@ import time
 
 import pytest
 
+from evalsuite.audit.acceptance import in_process_runner, run_acceptance
 from evalsuite.pipeline import driver
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stages.release import release
 from evalsuite.releases.release import Release
-from evalsuite.scoring.acceptance import in_process_runner, run_acceptance
 from evalsuite.sourcing.spec import Acceptance, load_spec
 from evalsuite.trials.agents.baselines import ReferenceAgent
 

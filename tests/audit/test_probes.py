@@ -6,6 +6,7 @@ import datetime as dt
 
 import pytest
 
+from evalsuite.audit.probes import UNRELATED, ColumnValues, near_misses, probe_task
 from evalsuite.core.records import (
     Assertion,
     DomainCheck,
@@ -19,7 +20,6 @@ from evalsuite.core.records import (
     ToolCall,
     Trigger,
 )
-from evalsuite.scoring.probes import UNRELATED, ColumnValues, near_misses, probe_task
 from tests.grading import test_domain_checks  # noqa: F401  (registers the shop's closed_exactly check)
 from tests.grading.grader_shop import CLERK, build_world
 

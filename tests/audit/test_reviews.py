@@ -8,8 +8,8 @@ import time
 
 import pytest
 
+from evalsuite.audit.reviews import Ledger, ReviewError, goal_sha256, review_counts, review_state
 from evalsuite.core.records import Adjudication, Review
-from evalsuite.tasks.reviews import Ledger, ReviewError, goal_sha256, review_counts, review_state
 
 
 @pytest.fixture
