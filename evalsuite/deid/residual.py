@@ -9,9 +9,10 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalsuite.core.pii import ValueIndex
 from evalsuite.deid.columns import factorize
 from evalsuite.deid.rules import DeidRules, check_rules
-from evalsuite.deid.text import ValueIndex, original_index, redact_patterns
+from evalsuite.deid.text import original_index, redact_patterns
 
 
 class ResidualFinding(BaseModel):
@@ -22,7 +23,7 @@ class ResidualFinding(BaseModel):
     table: str
     column: str
     row: str
-    kind: str  # "original_value" or a pattern kind: iban, email, account, phone
+    kind: str  # "original_value" or a pattern kind of evalsuite.core.pii.TEXT_KINDS (iban, email, card, account, phone)
     source: str | None = None  # for original values: the ruled column it came from
 
 

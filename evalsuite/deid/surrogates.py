@@ -5,9 +5,9 @@ from collections.abc import Callable
 from itertools import accumulate
 from typing import Any
 
+from evalsuite.core.pii import ValueIndex
 from evalsuite.deid.keys import Keyed
 from evalsuite.deid.rules import DeidError, SurrogateRule
-from evalsuite.deid.text import ValueIndex
 
 _SURROGATES: dict[str, Callable[[Any, str], str]] = {
     "name": lambda g, t: g.name(),

@@ -12,11 +12,12 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalsuite.core.hashing import canon
+from evalsuite.core.pii import ValueIndex
 from evalsuite.deid.columns import as_datetimes, expand, factorize, like_original
 from evalsuite.deid.keys import Keyed, checked_key, load_key
 from evalsuite.deid.rules import DateShiftRule, DeidRules, GeneraliseRule, PseudonymRule, SurrogateRule, check_rules
 from evalsuite.deid.surrogates import Surrogates
-from evalsuite.deid.text import ValueIndex, original_index, redact_patterns
+from evalsuite.deid.text import original_index, redact_patterns
 
 # A method name and version recorded in every provenance; it stays as first published
 # (not this module's path) so provenance of the same method compares equal across releases.

@@ -21,8 +21,8 @@ from pydantic import ValidationError
 
 from evalsuite.core.hashing import canon
 from evalsuite.core.io import one_line, parse_json, read_text
+from evalsuite.core.pii import ValueIndex
 from evalsuite.deid.rules import HIDING_RULES
-from evalsuite.deid.text import ValueIndex
 from evalsuite.deid.transform import ColumnCount
 
 # Environment variables whose values are secrets wherever they appear (names like these, and these two).

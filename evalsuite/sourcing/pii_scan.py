@@ -37,57 +37,46 @@ the rule below holds; `count` is the number of rows whose value matched):
   type (12 Main Street, 986 Sunset Drive), a German-style street with a number
   (Hauptstraße 5) or a French one (12 rue de la Paix); one is enough.
 
-Examples in the report are masked (j***@e***.com); no raw value is ever recorded.
+Examples in the report are masked (j***@e***.com); no raw value is ever recorded. The patterns and checks are
+the detectors of evalsuite.core.pii, which the de-identification scrub uses too; the column rules are this scan's.
 """
 from __future__ import annotations
 
-import importlib
 import json
 import re
 from collections.abc import Callable, Mapping
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import phonenumbers
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict
 
-from evalsuite.core.hashing import file_sha256
+from evalsuite.core import pii
+from evalsuite.core.hashing import file_sha256, json_sha256
 from evalsuite.core.io import write_json
+from evalsuite.core.pii import (
+    ADDRESS,
+    CARD,
+    CARD_ISSUERS,
+    EMAIL,
+    EMAIL_RE2,
+    GROUPED_CARD,
+    NAME,
+    PHONE_REGIONS,
+    STREET_TYPES,
+    card_valid,
+    first_names,
+    ibans_in,
+    phones_in,
+)
 
 DETECTORS = ("email", "phone", "iban", "card", "person_name", "postal_address")
-# None: numbers in international form only; the regions: national forms of the countries tried as well.
-PHONE_REGIONS: tuple[str | None, ...] = (None, "US", "GB", "DE", "FR")
-NAME_LOCALES = ("en_US", "en_GB", "de_DE", "fr_FR", "es_ES", "it_IT", "nl_NL", "pt_BR")
 MIN_NAME_SHARE = 0.5  # of a column's distinct values, for person_name
 MIN_BARE_CARD_SHARE = 0.5  # of a column's bare digit runs of card length, for card (chance is 0.1)
 EXAMPLES = 3
-
-# Registered IBAN lengths by country (SWIFT IBAN registry).
-IBAN_LENGTHS = {c: int(n) for c, n in re.findall(r"([A-Z]{2})(\d\d)", (
-    "AD24AE23AL28AT20AZ28BA20BE16BG22BH22BR29BY28CH21CR22CY28CZ24DE22DK18DO28EE20EG29ES24FI18FO18FR27GB22GE22"
-    "GI23GL18GR27GT28HR21HU28IE22IL23IQ23IS26IT27JO30KW30KZ20LB28LC32LI21LT20LU20LV21MC27MD24ME22MK19MR27MT31"
-    "MU30NL18NO15PK24PL28PS29PT25QA29RO24RS22SA24SC31SE24SI19SK24SM27ST25SV28TL23TN24TR26UA29VA22VG24XK20"))}
-
-_IBAN_DIGITS = str.maketrans({c: str(int(c, 36)) for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"})  # A=10 … Z=35
-
-# Card issuers: (prefix ranges as (low, high, digits of prefix), allowed lengths).
-CARD_ISSUERS = (
-    ((4, 4, 1), (13, 16, 19)),  # Visa
-    ((51, 55, 2), (16,)), ((2221, 2720, 4), (16,)),  # Mastercard
-    ((34, 34, 2), (15,)), ((37, 37, 2), (15,)),  # American Express
-    ((6011, 6011, 4), (16, 19)), ((644, 649, 3), (16, 19)), ((65, 65, 2), (16, 19)),  # Discover
-    ((3528, 3589, 4), (16, 19)),  # JCB
-    ((300, 305, 3), (14,)), ((36, 36, 2), (14,)), ((38, 39, 2), (14, 16)),  # Diners Club
-    ((62, 62, 2), (16, 17, 18, 19)),  # UnionPay
-)
-
-_STREET_TYPES = ("Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Place|Pl|Terrace|Way|"
-                 "Parkway|Pkwy|Highway|Hwy|Square|Sq|Circle|Cir|Trail|Crescent|Close|Gardens|Plaza|Alley|Row|Walk")
 
 # Prefilters: RE2 patterns run by pyarrow over a column's distinct values, generous; every hit is verified in Python.
 _PREFILTER = {
@@ -95,7 +84,7 @@ _PREFILTER = {
     "phone": r"\+\d|\(\d+\)|\d[ \-/]+\d\d|\d\d\.\d{3,4}\.\d\d",  # a + or digit groups with separators
     "iban": r"[A-Z]{2}\d{2} ?[A-Z0-9]{4}",
     "card": r"(\d[ \-]?){13}",
-    "postal_address": rf"\b({_STREET_TYPES})\b|(straße|strasse|str\.|weg|gasse|platz|allee|ring|damm)\s+\d"
+    "postal_address": rf"\b({STREET_TYPES})\b|(straße|strasse|str\.|weg|gasse|platz|allee|ring|damm)\s+\d"
                       r"|(?i:\b(rue|avenue|boulevard|chemin|allée|impasse|place|quai)\b)",
 }
 # Whole values that are dates, times or amounts: never phones, and often every value of a big column.
@@ -103,24 +92,6 @@ _NOT_PHONE = (r"^\d{4}-\d\d-\d\d([T ]\d\d:\d\d(:\d\d(\.\d+)?)?)?(Z|[+\-]\d\d:?\d
               r"|^\d{1,2}[./\-]\d{1,2}[./\-]\d{2,4}( \d\d:\d\d(:\d\d)?)?$"
               r"|^-?[\d ,.]*\d[.,]\d{1,2}$|^-?\d{1,3}([ ,.]\d{3})+$")
 _BARE_CARD = r"^\d{13,19}$"
-_EMAIL_RE2 = r"(^|[^\w.+-])[\w.+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}($|[^\w-])"  # _EMAIL, for RE2
-_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![\w-])")
-_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}(?![A-Za-z0-9])")
-_CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
-# An amount or plain number (1 234 567, 16728.19): a region's numbering plan may accept its digits as a phone.
-_NUMBER = re.compile(r"\d{1,3}(?:[,\s]\d{3})*(?:\.\d+)?|\d{1,3}(?:[.\s]\d{3})*(?:,\d+)?|\d+[.,]\d+")
-_PHONE_SPAN = re.compile(r"\+?\(?\d[\d\s().\-/]{5,}\d")
-_PHONE_SEPARATED = re.compile(r"\d[\s().\-/]+\d")
-_GROUPED_CARD = re.compile(r"\d{4}(?:[ -]\d{4}){3}(?:[ -]\d{1,3})?|\d{4}[ -]\d{6}[ -]\d{4,5}")
-_ADDRESS = re.compile(
-    rf"\b\d{{1,6}}[A-Za-z]?,?\s+(?:[A-Z][\w'’.-]*\s+){{1,4}}(?:{_STREET_TYPES})\b"
-    r"|\b[A-ZÄÖÜ][a-zäöüß]+(?:straße|strasse|str\.|weg|gasse|platz|allee|ring|damm)\s+\d{1,4}[a-z]?\b"
-    r"|\b\d{1,4}(?:\s?(?:bis|ter))?,?\s+(?i:rue|avenue|boulevard|chemin|allée|impasse|place|quai)\s+\w")
-_NAME_WORD = r"[A-ZÀ-ÖØ-Þ][a-zà-öø-ÿß'’]+"
-_NAME_TOKEN = rf"{_NAME_WORD}(?:-{_NAME_WORD})?"
-_NAME = (r"(?:(?:Mr|Mrs|Ms|Miss|Dr|Prof)\.? )?"
-         rf"(?P<first>{_NAME_WORD})(?:-{_NAME_WORD})?(?: [A-Z]\.?)?(?: {_NAME_TOKEN}){{1,2}}"
-         r"(?:,? (?:Jr\.?|Sr\.?|II|III|IV|MD|DDS|DVM|PhD))?")
 
 
 class ColumnFinding(BaseModel):
@@ -149,7 +120,7 @@ class ScanReport(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     sha256: str  # of the seed snapshot scanned
-    scanner: str  # sha256 of this module's source: a changed scanner rescans
+    scanner: str  # scanner_sha256(): a changed scanner or detector rescans
     phone_regions: list[str | None]
     columns: list[str]  # every column scanned, as table.column
     findings: list[ColumnFinding]
@@ -162,30 +133,6 @@ class ScanReport(BaseModel):
 
 
 # ---------------------------------------------------------------- verification
-
-def iban_valid(text: str) -> bool:
-    """Registered length for its country and mod-97 remainder 1 (ISO 13616)."""
-    s = text.replace(" ", "")
-    if IBAN_LENGTHS.get(s[:2]) != len(s) or not s.isalnum():
-        return False
-    return int((s[4:] + s[:4]).translate(_IBAN_DIGITS)) % 97 == 1
-
-
-def luhn_valid(digits: str) -> bool:
-    total = 0
-    for i, c in enumerate(reversed(digits)):
-        d = int(c) * (2 if i % 2 else 1)
-        total += d - 9 if d > 9 else d
-    return total % 10 == 0
-
-
-def card_valid(digits: str) -> bool:
-    """An issuer's prefix and length, a Luhn check, and not one digit repeated."""
-    if not 13 <= len(digits) <= 19 or len(set(digits)) == 1 or not luhn_valid(digits):
-        return False
-    return any(low <= int(digits[:width]) <= high and len(digits) in lengths
-               for (low, high, width), lengths in CARD_ISSUERS)
-
 
 def cards_valid(bare: pa.Array) -> np.ndarray:
     """card_valid over many bare digit strings at once: Luhn and issuer checks on one digit matrix per length."""
@@ -207,39 +154,6 @@ def cards_valid(bare: pa.Array) -> np.ndarray:
                 issuer |= (prefix >= low) & (prefix <= high)
         ok[rows] = luhn & issuer & (digits != digits[:, :1]).any(1)
     return ok
-
-
-def phones_in(text: str, regions: tuple[str | None, ...]) -> list[str]:
-    """Valid phone numbers written with a + or separators, for the international form or any region."""
-    found: list[str] = []
-    spans = _PHONE_SPAN.findall(text)
-    if not any(7 <= sum(c.isdigit() for c in m) <= 15 and not _NUMBER.fullmatch(m) for m in spans):
-        return found  # no digit group long enough to be a phone: skip the costly matcher
-    for region in regions:
-        for m in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.VALID):
-            if m.start and (text[m.start - 1].isalnum() or text[m.start - 1] in "-_/#."):
-                continue  # the tail of an id (INV-2024-000123), not a number on its own
-            if _written(m.raw_string) and m.raw_string not in found:
-                found.append(m.raw_string)
-        if found:
-            return found  # the other regions would find the same numbers again
-    return found
-
-
-def _written(raw: str) -> bool:
-    """Written as a phone number: with a +, or digit groups with separators that do not make an amount."""
-    return raw.startswith("+") or bool(_PHONE_SEPARATED.search(raw) and not _NUMBER.fullmatch(raw))
-
-
-
-@lru_cache(maxsize=1)
-def first_names() -> frozenset[str]:
-    """First names of Faker's person providers for NAME_LOCALES."""
-    names: set[str] = set()
-    for locale in NAME_LOCALES:
-        provider = importlib.import_module(f"faker.providers.person.{locale}").Provider
-        names |= set(provider.first_names)
-    return frozenset(names)
 
 
 # ---------------------------------------------------------------- masking
@@ -300,8 +214,8 @@ def _verified(d: Distinct, idx: np.ndarray, find: Callable[[str], list[str]]) ->
 
 
 def _emails(d: Distinct, regions) -> Hits:
-    idx = d.where(_EMAIL_RE2)  # the whole pattern in RE2: Python only picks the examples
-    return idx, [(_EMAIL.findall(t) or [t])[0] for t in d.texts(idx[:EXAMPLES])]
+    idx = d.where(EMAIL_RE2)  # the whole pattern in RE2: Python only picks the examples
+    return idx, [(EMAIL.findall(t) or [t])[0] for t in d.texts(idx[:EXAMPLES])]
 
 
 def _phones(d: Distinct, regions) -> Hits:
@@ -310,12 +224,12 @@ def _phones(d: Distinct, regions) -> Hits:
 
 
 def _ibans(d: Distinct, regions) -> Hits:
-    return _verified(d, d.where(_PREFILTER["iban"]), lambda text: [m for m in _IBAN.findall(text) if iban_valid(m)])
+    return _verified(d, d.where(_PREFILTER["iban"]), ibans_in)
 
 
 def _addresses(d: Distinct, regions) -> Hits:
     idx = d.where(_PREFILTER["postal_address"])
-    return _verified(d, idx, lambda text: [m.group() for m in _ADDRESS.finditer(text)])
+    return _verified(d, idx, lambda text: [m.group() for m in ADDRESS.finditer(text)])
 
 
 def _cards(d: Distinct, regions) -> Hits:
@@ -324,11 +238,11 @@ def _cards(d: Distinct, regions) -> Hits:
     bare_idx = np.flatnonzero(is_bare)
     bare_valid = bare_idx[cards_valid(d.values.take(pa.array(bare_idx, type=pa.int64())))]
     embedded = np.flatnonzero(d.matching(_PREFILTER["card"]) & ~is_bare)
-    runs = [(int(i), m) for i, text in zip(embedded, d.texts(embedded)) for m in _CARD.findall(text)]
-    valid = [(i, m, bool(_GROUPED_CARD.fullmatch(m))) for i, m in runs if card_valid(re.sub(r"\D", "", m))]
+    runs = [(int(i), m) for i, text in zip(embedded, d.texts(embedded)) for m in CARD.findall(text)]
+    valid = [(i, m, bool(GROUPED_CARD.fullmatch(m))) for i, m in runs if card_valid(re.sub(r"\D", "", m))]
     grouped = [(i, m) for i, m, is_grouped in valid if is_grouped]
     bare = [(int(i), t) for i, t in zip(bare_valid, d.texts(bare_valid[:EXAMPLES]))]
-    bare_runs = len(bare_idx) + sum(not _GROUPED_CARD.fullmatch(m) for _, m in runs)
+    bare_runs = len(bare_idx) + sum(not GROUPED_CARD.fullmatch(m) for _, m in runs)
     bare_hits = len(bare_valid) + sum(not g for _, _, g in valid)
     if bare_runs and bare_hits >= MIN_BARE_CARD_SHARE * bare_runs:
         grouped += [(i, m) for i, m, g in valid if not g]
@@ -339,8 +253,8 @@ def _cards(d: Distinct, regions) -> Hits:
 
 def _names(d: Distinct, regions) -> Hits:
     """Values that are person names, if at least MIN_NAME_SHARE of the column's distinct values are."""
-    shaped = d.where(f"^{_NAME}$")
-    parts = pc.extract_regex(d.values.take(pa.array(shaped, type=pa.int64())), f"^{_NAME}$")
+    shaped = d.where(f"^{NAME}$")
+    parts = pc.extract_regex(d.values.take(pa.array(shaped, type=pa.int64())), f"^{NAME}$")
     firsts = pc.struct_field(parts, "first")
     named = shaped[pc.is_in(firsts, value_set=pa.array(sorted(first_names()))).to_numpy(zero_copy_only=False)]
     if not len(named) or len(named) < MIN_NAME_SHARE * len(d):
@@ -380,6 +294,11 @@ def scan_column(table: str, column: str, values: pd.Series | pa.Array | pa.Chunk
 
 # ---------------------------------------------------------------- a snapshot
 
+def scanner_sha256() -> str:
+    """The scan's own source and its detectors' (evalsuite.core.pii), so that a change to either rescans."""
+    return json_sha256([file_sha256(__file__), file_sha256(pii.__file__)])
+
+
 def snapshot_sha256(snapshot: Path) -> str:
     meta = snapshot / "snapshot.json"
     if not meta.is_file():
@@ -399,7 +318,7 @@ def scan_snapshot(snapshot: str | Path, regions: tuple[str | None, ...] = PHONE_
             if text_of(values) is not None:
                 columns.append(f"{path.stem}.{name}")
                 findings += scan_column(path.stem, name, values, regions)
-    return ScanReport(sha256=snapshot_sha256(snapshot), scanner=file_sha256(__file__), phone_regions=list(regions),
+    return ScanReport(sha256=snapshot_sha256(snapshot), scanner=scanner_sha256(), phone_regions=list(regions),
                       columns=columns, findings=findings)
 
 
@@ -408,7 +327,7 @@ def scan_on_record(snapshot: Path, record: Path, declared: set[str]) -> ScanRepo
     the declared columns (table.column) and written back to `record`."""
     report = ScanReport.model_validate_json(record.read_text()) if record.is_file() else None
     if report is None or (report.sha256, report.scanner, report.phone_regions) != (
-            snapshot_sha256(snapshot), file_sha256(__file__), list(PHONE_REGIONS)):
+            snapshot_sha256(snapshot), scanner_sha256(), list(PHONE_REGIONS)):
         report = scan_snapshot(snapshot)
     refs = sorted({f.ref for f in report.findings})
     report = report.model_copy(update={"declared": sorted(declared),

@@ -1,5 +1,6 @@
 import json
 import re
+from collections import Counter
 from datetime import date
 
 import pandas as pd
@@ -9,6 +10,7 @@ from evalsuite.deid.keys import DeidKeyError, Keyed, load_key
 from evalsuite.deid.residual import residual_check
 from evalsuite.deid.rules import DeidError, DeidRules, load_rules
 from evalsuite.deid.surrogates import Surrogates, faker_generator
+from evalsuite.deid.text import redact_patterns
 from evalsuite.deid.transform import deidentify
 
 KEY = "test-key-0123456789abcdef"
@@ -108,6 +110,24 @@ def test_pattern_detectors_redact_contact_details_but_not_dates_or_amounts():
     assert notes[3] == "Paid to [IBAN] on 2024-03-20"
     assert notes[4] == "Refer to account [ACCOUNT]; amount 310.00 agreed on 2024-01-21 10:30"
     assert pd.isna(notes[1])
+
+
+@pytest.mark.parametrize("value, kind", [
+    ("jane.doe@acme-corp.com", "email"), ("jose@müller.de", "email"), ("GB82 WEST 1234 5698 7654 32", "iban"),
+    ("FR1420041010050500013M02606", "iban"), ("4111 1111 1111 1111", "card"), ("5555-5555-5555-4444", "card"),
+    ("3782 822463 10005", "card"), ("+44 20 7946 0958", "phone"), ("(415) 555-2671", "phone"),
+])
+def test_what_the_source_scan_finds_in_a_note_the_scrub_replaces_and_the_residual_check_reports(value, kind):
+    """One set of detectors: a value the source scan reports is never left in free text by de-identification
+    (card numbers were: the scrub had no card detector), and the residual check names the same kind."""
+    from evalsuite.sourcing.pii_scan import scan_column
+
+    note = f"Customer wrote: {value} (see ticket)."
+    assert [f.detector for f in scan_column("t", "note", pd.Series([note]))] == [kind]
+    assert redact_patterns(note) == (f"Customer wrote: [{kind.upper()}] (see ticket).", Counter({kind: 1}))
+    leaked = {name: df.copy() for name, df in run().tables.items()}
+    leaked["invoices"].loc[1, "note"] = note
+    assert residual_check(tables(), leaked, RULES).counts == {kind: 1}
 
 
 def test_same_input_same_surrogate_across_tables_and_runs_and_not_across_keys():
@@ -214,7 +234,7 @@ def test_fast_faker_names_are_the_values_stock_faker_draws():
 
 
 def test_value_index_prefers_longest_whole_word_match_case_insensitively():
-    from evalsuite.deid.text import ValueIndex
+    from evalsuite.core.pii import ValueIndex
 
     index = ValueIndex()
     for value, new in [("Ann Lee", "A"), ("Ann Lee-Smith", "B"), ("+1 555 0100", "P"), ("Li", "short")]:

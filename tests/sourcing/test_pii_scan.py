@@ -8,8 +8,9 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
+from evalsuite.core.pii import card_valid, iban_valid
 from evalsuite.sourcing import pii_scan
-from evalsuite.sourcing.pii_scan import card_valid, cards_valid, iban_valid, mask, scan_column
+from evalsuite.sourcing.pii_scan import cards_valid, mask, scan_column
 from evalsuite.sourcing.snapshot import write_snapshot
 
 # Business values that look like nothing personal: ids, invoice numbers, amounts, dates, codes, statuses.
@@ -63,6 +64,19 @@ def test_no_detector_fires_on_business_values_that_only_look_like_personal_data(
 def test_each_detector_finds_one_value_among_ordinary_ones(value, detector):
     found = detectors([*NEAR_MISSES, value, value])
     assert found == {detector: 2}  # rows, not distinct values
+
+
+@pytest.mark.parametrize("value", [
+    "pay GB82WEST12345698765432 EUR 100 by friday",  # an IBAN in one run, a currency code after it
+    "BE68 5390 0754 7034 PAID",  # printed in groups of four, ending on a whole group, a word after it
+])
+def test_an_iban_followed_by_another_word_is_found(value):
+    """The IBAN is cut at its country's registered length, so the word after it no longer spoils its check."""
+    assert detectors([*NEAR_MISSES, value]) == {"iban": 1}
+
+
+def test_an_address_whose_domain_is_not_ascii_is_an_email():
+    assert detectors(["jose@müller.de", "ann@exämple.com"]) == {"email": 2}
 
 
 def test_checksums_decide_ibans_and_cards():
