@@ -120,7 +120,7 @@ def _gold_errors(results: Sequence[TrialResult], task: TaskRecord) -> list[GoldE
 
 def _adjudicated(task: TaskRecord, required: bool, reviews: Sequence[ReviewEntry] = ()) -> tuple[bool, str | None]:
     """(adjudicated, why not) from the task's entries in the review ledger and any reviews an imported record
-    carries (tasks.reviews.review_state); always adjudicated where the spec does not require it."""
+    carries (reviews.review_state); always adjudicated where the spec does not require it."""
     if not required:
         return True, None
     state = review_state(task, reviews)
