@@ -199,8 +199,8 @@ def users_sample(run_dir: Path = typer.Argument(..., help="a run folder written 
                  ) -> None:
     """Write a seeded sample of the run's conversations with an LLM user, one per line, each with its transcript
     and an empty `error_class` (none, benign, task-critical) and `note` for the reviewer to fill in."""
-    from evalsuite.scoring.runlog import RunFolderError, read_records, read_run_tasks
     from evalsuite.audit.user_review import conversations, sample_sheet
+    from evalsuite.scoring.runlog import RunFolderError, read_records, read_run_tasks
 
     with _run_errors():
         items = conversations(read_records(run_dir), read_run_tasks(run_dir), llm_only=not scripted)

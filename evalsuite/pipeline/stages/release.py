@@ -89,6 +89,7 @@ def diff_markdown(d: ReleaseDiff, limit: int = 50) -> Markdown:
 
 STAGE = Stage(
     name="suite_release", deps=("acceptance_results",), module=__name__, kinds=frozenset({"json"}), run=run,
-    config=lambda spec, paths: [spec.version_prefix, spec.simulator.model_dump(mode="json") if spec.simulator else None],
+    config=lambda spec, paths: [spec.version_prefix,
+                                spec.simulator.model_dump(mode="json") if spec.simulator else None],
     description="The immutable, versioned release: manifest.json, tasks.jsonl, world.sqlite.",
 )
