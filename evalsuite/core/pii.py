@@ -158,18 +158,36 @@ def first_names() -> frozenset[str]:
 # The free-text detectors, in the order that settles overlaps: an IBAN or e-mail is taken whole before its digits
 # could look like a card, an account or a phone number.
 TEXT_KINDS = ("iban", "email", "card", "account", "phone")
-_RANK = {kind: i for i, kind in enumerate(TEXT_KINDS)}
+_TEXT_PATTERNS = {"iban": IBAN, "email": EMAIL, "card": CARD, "account": ACCOUNT, "phone": PHONE}
+# One alternation per kind onwards: one regex pass finds the first kind whose shape matches at a place, and where
+# its check fails the later kinds are tried at the same place.
+_FROM = [re.compile("|".join(f"(?P<{k}>{_TEXT_PATTERNS[k].pattern})" for k in TEXT_KINDS[i:]))
+         for i in range(len(TEXT_KINDS))]
 _ANY_DIGIT = re.compile(r"\d")
 
 Hit = tuple[int, int, str]  # start, end, kind
 
 
-def _candidates(text: str) -> Iterator[Hit]:
-    yield from ((m.start(), iban_end(m), "iban") for m in IBAN.finditer(text))
-    yield from ((m.start(), m.end(), "email") for m in EMAIL.finditer(text))
-    yield from ((m.start(), m.end(), "card") for m in CARD.finditer(text) if card_valid(re.sub(r"\D", "", m.group())))
-    yield from ((m.start(), m.end(), "account") for m in ACCOUNT.finditer(text))
-    yield from ((m.start(), m.end(), "phone") for m in PHONE.finditer(text) if phone_shaped(m.group()))
+def _end(m: re.Match) -> int | None:
+    """Where a free-text hit ends, or None where the kind's check fails (cards: Luhn and issuer; phones: shape)."""
+    kind = m.lastgroup
+    if kind == "iban":
+        return iban_end(m)
+    if kind == "card" and not card_valid(re.sub(r"\D", "", m.group())):
+        return None
+    if kind == "phone" and not phone_shaped(m.group()):
+        return None
+    return m.end()
+
+
+def _hit_at(text: str, m: re.Match) -> Hit | None:
+    """The first kind, from m's on, whose shape matches where m starts and whose check holds."""
+    while m is not None:
+        if (end := _end(m)) is not None:
+            return m.start(), end, m.lastgroup or ""
+        rest = TEXT_KINDS.index(m.lastgroup or "") + 1
+        m = _FROM[rest].match(text, m.start()) if rest < len(TEXT_KINDS) else None
+    return None
 
 
 def find_in_text(text: str) -> list[Hit]:
@@ -177,9 +195,11 @@ def find_in_text(text: str) -> list[Hit]:
     if "@" not in text and not _ANY_DIGIT.search(text):  # every detector needs a digit or an "@"
         return []
     hits: list[Hit] = []
-    for start, end, kind in sorted(_candidates(text), key=lambda h: (h[0], _RANK[h[2]])):
-        if not hits or start >= hits[-1][1]:
-            hits.append((start, end, kind))
+    pos = 0
+    while (m := _FROM[0].search(text, pos)) is not None:
+        hit = _hit_at(text, m)
+        hits += [hit] if hit else []
+        pos = hit[1] if hit else m.end()  # no kind holds: what the first shape took is not looked at again
     return hits
 
 
