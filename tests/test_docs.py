@@ -18,7 +18,9 @@ from suite_support import DEMO_KEY, SUITE, copy_suite
 from evalsuite.scoring.runlog import TRACES
 from evalsuite.trials import sandbox
 
-TOP_LEVEL = {p.name for p in ROOT.iterdir() if p.name not in (".git", ".venv", ".venv-peers", "site")}
+# The repository's own top-level entries: dot-folders other than .ci are made by running things (the home
+# .evalsuite, the venvs, caches), so paths below them are examples of output, not files of the repository.
+TOP_LEVEL = {p.name for p in ROOT.iterdir() if (p.name == ".ci" or not p.name.startswith(".")) and p.name != "site"}
 # a/b/c-like tokens (not inside a longer path, a URL or a $VARIABLE), cut before a trailing "=" (a tag such as
 # evalsuite/not_run=<gate>) or ":" (FILE:LINE)
 REPO_PATH = re.compile(r"(?<![\w./$<:~-])((?:[\w.-]+/)+[\w*.-]*)(?![\w=])")
