@@ -25,7 +25,7 @@ instance:
 	@cmp -s dagster.yaml $(DAGSTER_HOME)/dagster.yaml || cp dagster.yaml $(DAGSTER_HOME)/dagster.yaml
 
 demo: $(VENV)/.installed instance
-	$(PY) -m assets.demo
+	$(PY) examples/demo.py
 
 ui: $(VENV)/.installed instance
 	@$(if $(EVALSUITE_SUITES)$(EVALSUITE_DEID_KEY),,echo "note: the bundled suites de-identify with the published DEMO key; set EVALSUITE_DEID_KEY for real records")

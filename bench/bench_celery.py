@@ -4,7 +4,7 @@
                                            [--broker redis://127.0.0.1:6379/N] [--json PATH]
 
 Builds the bundled AP suite (49 tasks) with `--trials` trials per task, starts N Celery workers
-(assets.celery_trials.local_workers: `celery -A dagster_celery.app worker --pool=solo`, one step at a time each)
+(tests/celery_workers.py: `celery -A dagster_celery.app worker --pool=solo`, one step at a time each)
 on a SQLite instance in a temporary DAGSTER_HOME, waits until they are ready (their start is not timed), and
 runs the reference agent's trials through `<suite>__celery_trials_job` in chunks of about `--chunk` trials,
 `--repeats` times into a fresh run folder. Figures:
@@ -85,13 +85,14 @@ def main() -> None:
 
     os.environ.setdefault("EVALSUITE_DEID_KEY", KEY)
     import dagster as dg
+    from celery_workers import local_workers
+    from dagster_driver import QUIET
 
-    from assets.celery_trials import celery_run_config, local_workers
-    from assets.driver import QUIET
     from evalsuite.pipeline import driver
     from evalsuite.releases.release import Release
     from evalsuite.releases.runs import run_release
     from evalsuite.sourcing.spec import load_spec
+    from evalsuite_dagster.trials.celery import celery_run_config
 
     result = benchlib.Result("bench_celery", benchlib.command_line())
     tmp = Path(tempfile.mkdtemp(prefix="bench-celery-"))
@@ -108,7 +109,7 @@ def main() -> None:
             ms, _ = benchlib.timed(lambda: run_release(rel, config, tmp / f"inproc{i}", workers=1))
             inproc.append(n / (ms / 1000))
         result.add(f"in process (run_release, workers=1), {n} trials", inproc, "trials/s")
-        recon = dg.build_reconstructable_job("assets.celery_trials", "job_for_spec",
+        recon = dg.build_reconstructable_job("evalsuite_dagster.trials.celery", "job_for_spec",
                                              reconstructable_args=(str(spec), str(home)))
         out_dir = home / "runs" / "ap_exceptions" / version / "agents" / AGENT
         for count in [int(w) for w in args.workers.split(",")]:

@@ -43,12 +43,15 @@ from evalsuite.pipeline.driver import build
 print(build(sys.argv[1]).model_dump_json())
 """
 DAGSTER_BUILD = """
-import json
+import json, sys
+sys.path.insert(0, "tests")
 import dagster as dg
-from assets import driver
-from assets.definitions import GRAPHS, defs
+import dagster_driver as driver
+from evalsuite_dagster.definitions import build_defs
+from evalsuite_dagster.suite.loading import listed_specs, load_suites
+graphs, _ = load_suites(listed_specs())
 with dg.DagsterInstance.get() as instance:
-    out = driver.build(defs, GRAPHS[0], instance)
+    out = driver.build(build_defs(graphs), graphs[0], instance)
     assert out.success, out.blocked
     steps = {}
     for rec in instance.all_logs(out.run_id):

@@ -21,7 +21,7 @@ from pathlib import Path
 from evalsuite.deid.keys import DEMO_KEY
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "assets")]
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "evalsuite_dagster")]
 from browser_support import CHROMIUM, fill_tool_form  # noqa: E402  (the tests' way of filling a tool's form)
 
 IMG = ROOT / "docs" / "img"
@@ -65,14 +65,14 @@ def make(tmp: Path) -> None:
 
 def shot_blocked(tmp: Path) -> None:
     """The derived_tasks asset after a build whose license gate blocked: not run, the gate's reason beside it."""
+    import dagster_driver as driver
     from pipeline_support import open_project_instance
     from playwright.sync_api import sync_playwright
     from suite_support import SUITE, copy_suite, expire_license
     from webserver_support import get, serve
 
-    from assets import driver
-    from assets.definitions import build_defs
-    from assets.suite_graph import build_suite_graph
+    from evalsuite_dagster.definitions import build_defs
+    from evalsuite_dagster.suite.graph import build_suite_graph
 
     spec = copy_suite(tmp / "suite")
     expire_license(spec)

@@ -343,24 +343,25 @@ def build_cmd(spec: Path = typer.Argument(..., help="a suite spec (YAML)"),
     """Build a suite spec into a release; one JSON line. A blocking gate exits 2 naming the gate and its reason."""
     from evalsuite.pipeline.driver import build
 
-    with _build_errors(), _stage_progress(progress) as on_stage:
+    with _build_errors(), _stage_progress(progress, spec) as on_stage:
         built = build(spec, home, on_stage=on_stage)
     typer.echo(built.model_dump_json())
 
 
 @contextmanager
-def _stage_progress(enabled: bool | None) -> Iterator[Callable | None]:
+def _stage_progress(enabled: bool | None, spec: Path) -> Iterator[Callable | None]:
     """A bar over the build stages on stderr (stdout keeps the one JSON line); once tasks are derived, how many
     cases became tasks and why the others did not is printed above it."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from evalsuite.pipeline.registry import BUILD
+    from evalsuite.pipeline.registry import build_stages
+    from evalsuite.sourcing.spec import load_spec
 
     err = Console(stderr=True)
     if not (err.is_terminal if enabled is None else enabled):
         yield None
         return
-    names = [s.name for s in BUILD]
+    names = [s.name for s in build_stages(load_spec(spec))]
     columns = (TextColumn("{task.description:<22}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err) as bar:
         task = bar.add_task(names[0], total=len(names))

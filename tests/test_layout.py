@@ -92,3 +92,32 @@ def test_no_function_in_the_library_is_over_60_lines():
             for node in ast.walk(ast.parse(f.read_text()))
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 60]
     assert long == []
+
+
+WIRING = LIBRARY.parent / "evalsuite_dagster"  # the Dagster code location
+
+
+def _imports(f: Path) -> set[str]:
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(f.read_text())):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.add(node.module)
+    return out
+
+
+def test_the_library_never_imports_the_code_location():
+    for m, f in modules().items():
+        assert not {n for n in _imports(f) if n.split(".")[0] == "evalsuite_dagster"}, m
+
+
+def test_the_code_location_holds_definitions_and_no_harness():
+    """Its modules say their job and import the library, Dagster and each other only: the demo, the in-process
+    driver and the local Celery workers live in examples/ and tests/."""
+    files = [f for f in sorted(WIRING.rglob("*.py")) if "__pycache__" not in f.parts]
+    assert files
+    for f in files:
+        assert (ast.get_docstring(ast.parse(f.read_text())) or "").strip(), f
+        roots = {n.split(".")[0] for n in _imports(f)}
+        assert not roots & {"dagster_driver", "celery_workers", "demo", "subprocess"}, f

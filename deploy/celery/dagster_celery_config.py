@@ -1,7 +1,7 @@
 """Celery settings for `celery -A dagster_celery.app worker` (dagster-celery imports this module by name).
 
 Put this folder on the worker's PYTHONPATH. The broker and result backend must be the ones the
-`<suite>__celery_trials_job` run config names (assets.celery_trials.celery_run_config reads the same
+`<suite>__celery_trials_job` run config names (evalsuite_dagster.trials.celery.celery_run_config reads the same
 variables), or the workers never see the steps.
 """
 import os

@@ -19,7 +19,7 @@ from evalsuite.core.markdown import md_table
 from evalsuite.core.records import TaskRecord
 from evalsuite.pipeline.locks import LockError, suite_lock
 from evalsuite.pipeline.paths import Paths
-from evalsuite.pipeline.registry import BUILD
+from evalsuite.pipeline.registry import build_stages
 from evalsuite.pipeline.stage import GateError, StageOutput, require
 from evalsuite.pipeline.stages import acceptance, derived
 from evalsuite.releases.release import Release, ReleaseError
@@ -46,7 +46,7 @@ def run_until(spec: SuiteSpec, paths: Paths, last: str, runner: Runner | None = 
     """Run the build stages in order up to and including `last`, each followed by its own gates
     (those of `last` only if `judge_last`: an audit reports failing tasks rather than stopping at them);
     `on_stage` hears of each stage as it finishes, before its gates are judged."""
-    for stage in BUILD:
+    for stage in build_stages(spec):
         out = acceptance.run(spec, paths, runner) if stage is acceptance.STAGE else stage.run(spec, paths)
         if on_stage:
             on_stage(stage.name, out)

@@ -16,6 +16,7 @@ from evalsuite.pipeline.stages import (
     acceptance,
     deidentified,
     derived,
+    generation,
     leaderboard,
     policies,
     release,
@@ -26,8 +27,8 @@ from evalsuite.pipeline.stages import (
 )
 from evalsuite.sourcing.spec import SuiteSpec
 
-BUILD: tuple[Stage, ...] = (rights.STAGE, seed.STAGE, deidentified.STAGE, policies.STAGE, derived.STAGE,
-                            acceptance.STAGE, release.STAGE)
+BUILD: tuple[Stage, ...] = (rights.STAGE, seed.STAGE, deidentified.STAGE, policies.STAGE, generation.STAGE,
+                            derived.STAGE, acceptance.STAGE, release.STAGE)
 STAGES: dict[str, Stage] = {s.name: s for s in BUILD}
 GATES: dict[str, Gate] = {g.name: g for s in BUILD for g in s.gates}
 
@@ -37,6 +38,17 @@ EVALUATION: dict[str, tuple[str, Callable[[SuiteSpec, Paths], Any]]] = {
     "scorecard": (scorecard.__name__, lambda spec, paths: None),
     "leaderboard": (leaderboard.__name__, lambda spec, paths: None),
 }
+
+
+def build_stages(spec: SuiteSpec) -> list[Stage]:
+    """The build stages this spec runs, in build order (generation only where the spec composes its tasks)."""
+    return [s for s in BUILD if s.applies(spec)]
+
+
+def deps_of(stage: Stage, spec: SuiteSpec) -> list[str]:
+    """The stages this one reads for this spec: its deps, less those the spec does not run."""
+    run = {s.name for s in build_stages(spec)}
+    return [d for d in stage.deps if d in run or d not in STAGES]
 
 
 def gates_of(stage: str, spec: SuiteSpec) -> list[Gate]:

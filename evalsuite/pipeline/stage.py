@@ -65,6 +65,7 @@ class Stage:
     # the spec settings and the suite's own files (in the home it is built in) that its result depends on
     config: Callable[["SuiteSpec", "Paths"], Any] = lambda spec, paths: None
     gates: tuple[Gate, ...] = ()
+    applies: Callable[["SuiteSpec"], bool] = lambda spec: True  # a stage only some specs run (generation)
 
 
 def passed(gate: str, reason: str, **metadata: Any) -> GateResult:

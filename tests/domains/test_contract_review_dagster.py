@@ -6,11 +6,11 @@ import shutil
 from pathlib import Path
 
 import dagster as dg
+import dagster_driver
 import yaml
 
-from assets import driver as dagster_driver
-from assets.definitions import build_defs
-from assets.suite_graph import build_suite_graph
+from evalsuite_dagster.definitions import build_defs
+from evalsuite_dagster.suite.graph import build_suite_graph
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,17 +8,17 @@ import shutil
 from pathlib import Path
 
 import dagster as dg
+import dagster_driver as driver
 import yaml
 
-from assets import driver
-from assets.definitions import build_defs
-from assets.suite_graph import build_suite_graph
 from evalsuite.pipeline.driver import users_section
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stages.derived import tasks_on_disk
 from evalsuite.sourcing.spec import load_spec
 from evalsuite.worlds.registry import get_domain
 from evalsuite.worlds.world import World
+from evalsuite_dagster.definitions import build_defs
+from evalsuite_dagster.suite.graph import build_suite_graph
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 
 import dagster as dg
+import dagster_driver as driver
 from suite_support import ROOT
 from typer.testing import CliRunner
 
-from assets import driver
-from assets.definitions import build_defs
-from assets.suite_graph import build_suite_graph
 from evalsuite.cli import app
+from evalsuite_dagster.definitions import build_defs
+from evalsuite_dagster.suite.graph import build_suite_graph
 
 SPEC = ROOT / "suites" / "retail_support.yaml"
 

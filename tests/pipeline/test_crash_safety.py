@@ -182,8 +182,8 @@ def test_a_second_build_waits_for_the_first_and_gives_the_same_version(quick_sui
 def test_a_dagster_stage_takes_the_suite_lock(tmp_path, monkeypatch):
     import dagster as dg
 
-    from assets.resources import EvalsuiteHome
-    from assets.suite_graph import build_suite_graph
+    from evalsuite_dagster.resources import EvalsuiteHome
+    from evalsuite_dagster.suite.graph import build_suite_graph
 
     spec = copy_suite(tmp_path / "suite")
     home = tmp_path / "home"

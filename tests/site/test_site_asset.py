@@ -7,12 +7,12 @@ import shutil
 import dagster as dg
 from suite_support import DEMO_KEY
 
-from assets.resources import EvalsuiteHome
-from assets.site import NAME, site_parts
-from assets.suite_graph import build_suite_graph
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stages import scorecard, trials
 from evalsuite.releases.release import latest_release
+from evalsuite_dagster.resources import EvalsuiteHome
+from evalsuite_dagster.site.asset import NAME, site_parts
+from evalsuite_dagster.suite.graph import build_suite_graph
 
 
 def test_the_asset_publishes_the_scored_release_downstream_of_its_scorecard(built, tmp_path, monkeypatch):

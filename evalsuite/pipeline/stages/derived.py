@@ -197,7 +197,7 @@ def _config(spec: SuiteSpec, paths: Paths) -> list:
 
 
 STAGE = Stage(
-    name="derived_tasks", deps=("deidentified_snapshot", "policy_documents"), module=__name__,
+    name="derived_tasks", deps=("deidentified_snapshot", "policy_documents", "generated_tasks"), module=__name__,
     kinds=frozenset({"jsonl", "sqlite"}), run=run, config=_config,
     description="Task records derived from resolved cases, and the world they run in.",
     gates=(Gate("task_schema_valid", "derived_tasks", task_schema_valid,

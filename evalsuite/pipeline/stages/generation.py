@@ -96,7 +96,7 @@ def run(spec: SuiteSpec, paths: Paths) -> StageOutput:
 
 STAGE = Stage(
     name="generated_tasks", deps=("deidentified_snapshot", "policy_documents"), module=__name__,
-    kinds=frozenset({"json"}), run=run,
+    kinds=frozenset({"json"}), run=run, applies=lambda spec: spec.generation is not None,
     config=lambda spec, paths: spec.generation.model_dump(mode="json") if spec.generation else None,
     description="Composed tasks: every composite of the domain's subtasks verified, a balanced seeded sample taken.",
 )

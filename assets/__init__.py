@@ -1,8 +1,0 @@
-"""Dagster code location: thin wiring of evalsuite library calls into assets, checks, sensors and schedules."""
-import warnings
-
-import dagster as dg
-
-# observable_source_asset and MultiToSingleDimensionPartitionMapping are marked beta in Dagster 1.13;
-# both are used deliberately (see suite_graph.py), so their warnings are noise in every run log.
-warnings.filterwarnings("ignore", category=dg.BetaWarning)

@@ -1,0 +1,1 @@
+"""The evidence site asset of each scored release."""

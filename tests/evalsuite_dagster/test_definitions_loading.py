@@ -1,0 +1,131 @@
+"""Loading the code location: a bad suite spec shows up as an invalid-spec asset and the other suites still load;
+`dagster definitions validate` works from the project root with no environment variables set."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import dagster as dg
+import yaml
+from suite_support import ROOT, SUITE, copy_suite
+
+INVALID = "invalid_suite_specs"
+DAGSTER = str(Path(sys.executable).parent / "dagster")
+
+
+def load_location(monkeypatch, *specs: Path) -> dg.Definitions:
+    """The code location's definitions loaded afresh from its defs folder, as Dagster loads them, with
+    EVALSUITE_SUITES listing these specs."""
+    monkeypatch.setenv("EVALSUITE_SUITES", os.pathsep.join(str(s) for s in specs))
+    defs = dg.load_from_defs_folder(path_within_project=ROOT / "evalsuite_dagster")
+    dg.Definitions.validate_loadable(defs)  # what loading the location in the UI does
+    return defs
+
+
+def specs_of(defs: dg.Definitions) -> dict[dg.AssetKey, dg.AssetSpec]:
+    return {s.key: s for s in defs.resolve_all_asset_specs()}
+
+
+def variant(good: Path, dest: Path, **changes) -> Path:
+    """A copy of the good spec beside it (same data), with some top-level keys changed or added."""
+    raw = yaml.safe_load(good.read_text())
+    dest.write_text(yaml.safe_dump({**raw, **changes}, sort_keys=False))
+    return dest
+
+
+def test_bad_specs_are_shown_as_invalid_and_the_good_suite_loads(tmp_path, monkeypatch):
+    good = copy_suite(tmp_path / "suites")
+    broken = tmp_path / "suites" / "broken.yaml"
+    broken.write_text("name: [ap_exceptions\ndomain: ap_exceptions\n")
+    unknown = variant(good, tmp_path / "suites" / "typo.yaml", name="typo_suite", bogus_key=1)
+
+    specs = specs_of(load_location(monkeypatch, good, broken, unknown))
+
+    assert dg.AssetKey([SUITE, "suite_release"]) in specs and dg.AssetKey([SUITE, "leaderboard"]) in specs
+    assert specs[dg.AssetKey([SUITE, "suite_release"])].group_name == SUITE
+    bad = {k: s for k, s in specs.items() if s.group_name == INVALID}
+    assert set(bad) == {dg.AssetKey([INVALID, "broken"]), dg.AssetKey([INVALID, "typo"])}
+    yaml_error = bad[dg.AssetKey([INVALID, "broken"])].description
+    key_error = bad[dg.AssetKey([INVALID, "typo"])].description
+    assert yaml_error.startswith(f"{broken}:") and "malformed YAML" in yaml_error and "\n" not in yaml_error
+    assert key_error.startswith(f"{unknown}: bogus_key: ") and "unknown key" in key_error and "\n" not in key_error
+    assert not any(k.path[0] == "typo_suite" for k in specs)
+    assert {k.path[0] for k in specs} == {SUITE, INVALID}  # the listed specs replace the bundled suites
+
+
+def test_a_second_spec_with_a_taken_suite_name_is_invalid_and_the_first_loads(tmp_path, monkeypatch):
+    first = copy_suite(tmp_path / "a")
+    second = copy_suite(tmp_path / "b")
+
+    defs = load_location(monkeypatch, first, second)
+
+    specs = specs_of(defs)
+    assert dg.AssetKey([SUITE, "suite_release"]) in specs
+    assert defs.resolve_job_def(f"{SUITE}__build_job") is not None
+    bad = [s for s in specs.values() if s.group_name == INVALID]
+    assert [s.key for s in bad] == [dg.AssetKey([INVALID, SUITE])]
+    assert bad[0].description == f"{second}: name: suite name {SUITE} is already used by {first}"
+
+
+def test_a_spec_dagster_rejects_is_invalid_too(tmp_path, monkeypatch):
+    good = copy_suite(tmp_path / "suites")
+    cron = variant(good, tmp_path / "suites" / "weekly.yaml", name="weekly", schedule="every tuesday")
+
+    specs = specs_of(load_location(monkeypatch, good, cron))
+
+    assert dg.AssetKey([SUITE, "suite_release"]) in specs and not any(k.path[0] == "weekly" for k in specs)
+    error = specs[dg.AssetKey([INVALID, "weekly"])].description
+    assert error.startswith(f"{cron}: DagsterInvalidDefinitionError:") and "every tuesday" in error
+    assert "\n" not in error
+
+
+def test_materializing_an_invalid_spec_fails_with_its_error(tmp_path, monkeypatch):
+    missing = tmp_path / "nowhere.yaml"
+    defs = load_location(monkeypatch, missing)
+
+    key = dg.AssetKey([INVALID, "nowhere"])
+    error = specs_of(defs)[key].description
+    assert error.startswith(f"{missing}:") and "not found" in error
+    (tmp_path / "dagster").mkdir()
+    with dg.instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:
+        result = dg.materialize([defs.resolve_assets_def(key)], instance=instance, raise_on_error=False)
+    assert not result.success
+    (failure,) = result.get_step_failure_events()
+    assert failure.step_failure_data.user_failure_data.description == error
+
+
+def minimal_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """No DAGSTER_HOME, no EVALSUITE_*: what a fresh shell in the project root has (and the PYTHONPATH the tests
+    run with, if any, so the code under test is the code loaded)."""
+    (tmp_path / "user_home").mkdir(exist_ok=True)
+    path = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path / "user_home"), **path, **extra}
+
+
+def validate(env: dict[str, str]) -> subprocess.CompletedProcess:
+    """Run from a copy of the project root's dagster.yaml and workspace.yaml: with DAGSTER_HOME unset Dagster reads
+    ./dagster.yaml and makes a temporary home in the current folder, which must not be the checkout."""
+    root = Path(env["HOME"]).parent / "project_root"
+    root.mkdir(exist_ok=True)
+    for name in ("dagster.yaml", "workspace.yaml"):
+        shutil.copyfile(ROOT / name, root / name)
+    return subprocess.run([DAGSTER, "definitions", "validate", "-w", "workspace.yaml"], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_definitions_validate_from_the_project_root_without_environment(tmp_path):
+    run = validate(minimal_env(tmp_path))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "All code locations passed validation" in run.stdout + run.stderr
+
+
+def test_definitions_validate_passes_with_a_bad_spec_listed(tmp_path):
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("name: [oops\n")
+    suites = os.pathsep.join([str(ROOT / "suites" / f"{SUITE}.yaml"), str(broken)])
+    run = validate(minimal_env(tmp_path, EVALSUITE_SUITES=suites))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "All code locations passed validation" in run.stdout + run.stderr

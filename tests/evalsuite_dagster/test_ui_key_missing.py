@@ -1,0 +1,47 @@
+"""A user's own suite without a de-identification key: the build stops at deidentified_snapshot, whose assets
+below say in the UI they were not run and why (the variable to set), not "Failed", and automation leaves them."""
+from __future__ import annotations
+
+import dagster as dg
+import dagster_driver as driver
+from browser_support import browser_page
+from pipeline_support import open_project_instance
+from suite_support import SUITE, copy_suite
+from webserver_support import get, serve
+
+from evalsuite_dagster.definitions import build_defs
+from evalsuite_dagster.suite.graph import build_suite_graph
+from evalsuite_dagster.suite.held_back import KEY_MISSING, NOT_RUN_TAG
+
+BELOW = ["deidentified_snapshot", "derived_tasks", "acceptance_results", "suite_release"]
+LATEST = """query ($keys: [AssetKeyInput!]!) { assetsLatestInfo(assetKeys: $keys) {
+    assetKey { path } latestMaterialization { runId } latestRun { id status tags { key value } } } }"""
+
+
+def test_a_build_without_a_key_leaves_the_assets_below_not_run_naming_the_variable(tmp_path, monkeypatch):
+    monkeypatch.delenv("EVALSUITE_DEID_KEY")
+    spec = copy_suite(tmp_path / "suite")  # the user's own copy: no demo key for it
+    graph = build_suite_graph(spec)
+    defs = build_defs([graph], home=tmp_path / "home")
+    with open_project_instance(tmp_path / "dagster") as instance:
+        before = dg.evaluate_automation_conditions(defs, instance)
+        out = driver.build(defs, graph, instance)
+        after = dg.evaluate_automation_conditions(defs, instance, cursor=before.cursor)
+    assert not out.success and out.held_back == BELOW
+    assert "set the environment variable EVALSUITE_DEID_KEY" in out.blocked[0][1]
+    assert after.total_requested == 0, [r.key for r in after.results if r.true_subset.size]  # nothing relaunched
+
+    with serve(tmp_path / "dagster", spec, tmp_path / "home", tmp_path / "webserver.log") as base:
+        info = {i["assetKey"]["path"][1]: i for i in get(f"{base}/graphql", {
+            "query": LATEST, "variables": {"keys": [{"path": [SUITE, s]} for s in ["seed_snapshot", *BELOW]]}})[
+            "data"]["assetsLatestInfo"]}
+        with browser_page() as page:
+            page.goto(f"{base}/assets/{SUITE}/derived_tasks", wait_until="domcontentloaded")
+            page.get_by_text("Never materialized").first.wait_for(timeout=60_000)
+            page.get_by_text("de-identification key missing").first.wait_for(timeout=60_000)
+            derived_page = page.inner_text("body")
+    run = info["seed_snapshot"]["latestRun"]
+    assert run["status"] == "SUCCESS" and {"key": NOT_RUN_TAG, "value": KEY_MISSING} in run["tags"]
+    assert all(info[s]["latestRun"]["id"] == run["id"] and info[s]["latestMaterialization"] is None for s in BELOW)
+    assert "Failed" not in derived_page
+    assert "de-identification key missing: set the environment variable EVALSUITE_DEID_KEY" in derived_page

@@ -1,0 +1,63 @@
+"""The trials group in the UI over a scored and published release: the scorecard's pass^k plot and table shown in
+place, and the evidence site's link."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from browser_support import browser_page
+from dagster_driver import publish
+from pipeline_support import open_project_instance
+from suite_support import SUITE
+from webserver_support import serve
+
+from evalsuite_dagster.definitions import build_defs
+
+
+@pytest.fixture(scope="module")
+def published(built, tmp_path_factory):
+    """A copy of the session's scored suite (instance and home) with the release's evidence site published."""
+    tmp = tmp_path_factory.mktemp("published")
+    shutil.copytree(built.dagster_home, tmp / "dagster")
+    shutil.copytree(built.suite.home, tmp / "home")
+    defs = build_defs([built.suite.graph], home=tmp / "home")
+    with open_project_instance(tmp / "dagster") as instance:
+        site = publish(defs, built.suite.graph, instance, built.first.version)
+    with serve(tmp / "dagster", built.suite.spec, tmp / "home", tmp / "webserver.log") as base:
+        yield base, site
+
+
+# The metadata values of the given keys drawn past the right edge of what shows them (an ancestor that clips or
+# scrolls sideways).
+CLIPPED = """keys => [...document.querySelectorAll('tr')].filter(r => keys.includes(r.cells[0]?.innerText.trim()))
+  .flatMap(r => [...r.querySelectorAll('td table, td img, td p')]).filter(e => {
+    let edge = Infinity;
+    for (let a = e.parentElement; a; a = a.parentElement) {
+        if (getComputedStyle(a).overflowX !== 'visible') edge = Math.min(edge, a.getBoundingClientRect().right);
+    }
+    return e.getBoundingClientRect().right > edge + 1;
+}).map(e => (e.alt || e.innerText).slice(0, 60))"""
+
+
+def test_the_scorecard_shows_a_readable_pass_k_plot_and_table_in_place_not_cut_at_the_right(published):
+    base, _ = published
+    with browser_page() as page:
+        page.goto(f"{base}/assets/{SUITE}/scorecard", wait_until="domcontentloaded")
+        plot = page.locator('img[alt="pass^k"]').first  # in place: no [Show Markdown] click
+        plot.wait_for(timeout=60_000)
+        page.get_by_text("paired_comparison").first.wait_for(timeout=60_000)
+        page.wait_for_timeout(500)
+        size = plot.evaluate("img => [img.naturalWidth, img.getBoundingClientRect().width]")
+        clipped = page.evaluate(CLIPPED, ["pass^k_plot", "pass^k"])
+    assert min(size) >= 400, size  # was 216 px wide with 7 px tick labels
+    assert clipped == [], f"cut at the right edge of their cell: {clipped}"
+
+
+def test_the_evidence_site_is_a_link(published):
+    base, site = published
+    with browser_page() as page:
+        page.goto(f"{base}/assets/{SUITE}/evidence_site", wait_until="domcontentloaded")
+        link = page.locator(f'a[href="{site}"]').first
+        link.wait_for(timeout=60_000)
+        text = link.inner_text()
+    assert site.startswith("file:///") and site.endswith("/index.html") and text == site
