@@ -17,6 +17,7 @@ from evalsuite.core.hashing import file_sha256, json_sha256
 LIBRARY = Path(__file__).resolve().parent.parent  # the evalsuite package folder
 REGISTRY = "evalsuite.worlds.registry"  # where domains are looked up by name: the spec's domain joins the closure
 LOOKUPS = {"get_domain", "get_deriver"}  # the registry's lookups; importing only its list of names runs no domain
+STATEMENTS = (ast.stmt, ast.excepthandler, ast.match_case)  # what a statement body holds (an import is one)
 
 
 def module_file(name: str) -> Path | None:
@@ -33,16 +34,30 @@ def module_file(name: str) -> Path | None:
 
 
 @lru_cache(maxsize=None)
-def imported_modules(name: str) -> frozenset[str]:
-    """The evalsuite modules one module imports directly, wherever in the module the import stands."""
+def _import_statements(name: str) -> tuple[ast.Import | ast.ImportFrom, ...]:
+    """Every import statement of a module, wherever it stands. Imports are statements, so only statement bodies are
+    searched, not expressions: a tenth of the nodes of a full ast.walk, which the location pays for every module."""
     path = module_file(name)
     if path is None:
-        return frozenset()
+        return ()
+    found, todo = [], list(ast.parse(path.read_text(), str(path)).body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.append(node)
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            todo += [n for n in getattr(node, field, ()) if isinstance(n, STATEMENTS)]
+    return tuple(found)
+
+
+@lru_cache(maxsize=None)
+def imported_modules(name: str) -> frozenset[str]:
+    """The evalsuite modules one module imports directly, wherever in the module the import stands."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in _import_statements(name):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        elif node.module and node.level == 0:
             found.add(node.module)
             found |= {f"{node.module}.{a.name}" for a in node.names}  # `from pkg import module`
     mods = {m for m in found if m.split(".")[0] == "evalsuite" and module_file(m)}
@@ -53,10 +68,7 @@ def imported_modules(name: str) -> frozenset[str]:
 @lru_cache(maxsize=None)
 def looks_up_domains(name: str) -> bool:
     """Whether a module imports one of the registry's lookups (so runs whichever domain a spec names)."""
-    path = module_file(name)
-    if path is None:
-        return False
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in _import_statements(name):
         if isinstance(node, ast.ImportFrom) and node.module == REGISTRY and {a.name for a in node.names} & LOOKUPS:
             return True
         if isinstance(node, ast.Import) and any(a.name == REGISTRY for a in node.names):

@@ -8,25 +8,37 @@ stage below refuses the blocked input itself and is held back, not run, with
 the gate's reason (held_back.py), so Dagster's own blocking is not used.
 """
 
+from collections.abc import Iterator
+
 import dagster as dg
 
 from evalsuite.pipeline import registry
-from evalsuite.pipeline.stage import Gate
+from evalsuite.pipeline.stage import Gate, Verdict
 from evalsuite.sourcing.spec import SuiteSpec
 from evalsuite_dagster.metadata import to_metadata
 from evalsuite_dagster.resources import EvalsuiteHome
 
 
-def gate_check(spec: SuiteSpec, asset_key: dg.AssetKey, gate: Gate) -> dg.AssetChecksDefinition:
-    @dg.asset_check(asset=asset_key, name=gate.name, description=f"Gate: {gate.description}")
-    def _check(home: EvalsuiteHome) -> dg.AssetCheckResult:
-        v = registry.judge(gate.name, spec, home.paths(spec))
-        severity = dg.AssetCheckSeverity.WARN if not v.passed and not v.blocking else dg.AssetCheckSeverity.ERROR
-        return dg.AssetCheckResult(passed=v.passed, severity=severity, description=v.reason,
-                                   metadata=to_metadata({"reason": v.reason, **v.metadata}))
+def stage_checks(spec: SuiteSpec, asset_key: dg.AssetKey, gates: list[Gate]) -> dg.AssetChecksDefinition:
+    """The gates of one stage as one step: a step per gate would cost the run its bookkeeping (a start, a success
+    and their writes) a dozen times over; each gate is still its own check, run alone when selected alone."""
+    by_name = {g.name: g for g in gates}
 
-    return _check
+    @dg.multi_asset_check(name=f"{asset_key.to_python_identifier()}_gates", can_subset=True,
+                          specs=[dg.AssetCheckSpec(g.name, asset=asset_key, description=f"Gate: {g.description}")
+                                 for g in gates])
+    def _checks(context: dg.AssetCheckExecutionContext, home: EvalsuiteHome) -> Iterator[dg.AssetCheckResult]:
+        for key in sorted(context.selected_asset_check_keys, key=lambda k: list(by_name).index(k.name)):
+            yield verdict_result(key, registry.judge(key.name, spec, home.paths(spec)))
+
+    return _checks
+
+
+def verdict_result(key: dg.AssetCheckKey, v: Verdict) -> dg.AssetCheckResult:
+    severity = dg.AssetCheckSeverity.WARN if not v.passed and not v.blocking else dg.AssetCheckSeverity.ERROR
+    return dg.AssetCheckResult(asset_key=key.asset_key, check_name=key.name, passed=v.passed, severity=severity,
+                               description=v.reason, metadata=to_metadata({"reason": v.reason, **v.metadata}))
 
 
 def suite_checks(spec: SuiteSpec, key: dict[str, dg.AssetKey]) -> list[dg.AssetChecksDefinition]:
-    return [gate_check(spec, key[stage], gate) for stage in key for gate in registry.gates_of(stage, spec)]
+    return [stage_checks(spec, key[stage], gates) for stage in key if (gates := registry.gates_of(stage, spec))]

@@ -1,5 +1,5 @@
-"""What a user sees of the code location's definitions: asset keys and their groups, deps, partitions and kinds; checks; jobs
-and what they select; sensors and schedules and their targets."""
+"""What a user sees of the code location's definitions: asset keys and their groups, deps, partitions and kinds;
+checks; jobs and what they select; sensors and schedules and their targets."""
 from __future__ import annotations
 
 import dagster as dg
@@ -28,7 +28,8 @@ def user_view(defs: dg.Definitions) -> dict:
         if job.name == "__ASSET_JOB":
             continue
         keys = job.asset_layer.selected_asset_keys if job.asset_layer else set()
-        jobs[job.name] = sorted(k.to_user_string() for k in keys) or sorted(n.name for n in job.nodes_in_topological_order)
+        ops = sorted(n.name for n in job.nodes_in_topological_order)  # a job of ops (the Celery one)
+        jobs[job.name] = sorted(k.to_user_string() for k in keys) or ops
     sensors = {s.name: sorted(getattr(t, "job_name", "") or "" for t in s.targets) for s in defs.sensors or []}
     schedules = {s.name: s.job_name for s in defs.schedules or []}
     return {"assets": assets, "checks": checks, "jobs": dict(sorted(jobs.items())),

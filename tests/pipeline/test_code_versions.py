@@ -65,3 +65,14 @@ def test_spec_settings_a_stage_reads_are_part_of_its_version(spec):
     stricter = spec.model_copy(update={"acceptance": spec.acceptance.model_copy(update={"reference_trials": 3})})
     a, b = versions(spec), versions(stricter)
     assert {s for s in STAGES if a[s] != b[s]} == {"acceptance_results"}
+
+
+def test_the_statement_walk_finds_every_import_a_full_walk_finds():
+    """Imports inside functions, branches, try/except and with blocks count: the walk over statement bodies that
+    makes loading the code location fast must miss none of them."""
+    import ast
+
+    for f in sorted(code_versions.LIBRARY.rglob("*.py")):
+        name = ".".join(f.relative_to(code_versions.LIBRARY.parent).with_suffix("").parts).removesuffix(".__init__")
+        full = [n for n in ast.walk(ast.parse(f.read_text())) if isinstance(n, (ast.Import, ast.ImportFrom))]
+        assert sorted(map(ast.dump, code_versions._import_statements(name))) == sorted(map(ast.dump, full)), name
