@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import dagster as dg
 
 from evalsuite.pipeline import registry
-from evalsuite.pipeline.stage import Gate, Verdict
+from evalsuite.pipeline.stage import Gate, GateResult
 from evalsuite.sourcing.spec import SuiteSpec
 from evalsuite_dagster.metadata import to_metadata
 from evalsuite_dagster.resources import EvalsuiteHome
@@ -29,12 +29,12 @@ def stage_checks(spec: SuiteSpec, asset_key: dg.AssetKey, gates: list[Gate]) -> 
                                  for g in gates])
     def _checks(context: dg.AssetCheckExecutionContext, home: EvalsuiteHome) -> Iterator[dg.AssetCheckResult]:
         for key in sorted(context.selected_asset_check_keys, key=lambda k: list(by_name).index(k.name)):
-            yield verdict_result(key, registry.judge(key.name, spec, home.paths(spec)))
+            yield check_result(key, registry.judge(key.name, spec, home.paths(spec)))
 
     return _checks
 
 
-def verdict_result(key: dg.AssetCheckKey, v: Verdict) -> dg.AssetCheckResult:
+def check_result(key: dg.AssetCheckKey, v: GateResult) -> dg.AssetCheckResult:
     severity = dg.AssetCheckSeverity.WARN if not v.passed and not v.blocking else dg.AssetCheckSeverity.ERROR
     return dg.AssetCheckResult(asset_key=key.asset_key, check_name=key.name, passed=v.passed, severity=severity,
                                description=v.reason, metadata=to_metadata({"reason": v.reason, **v.metadata}))
