@@ -84,7 +84,12 @@ def files_under(home: Path) -> set[str]:
 
 
 def leftovers(home: Path) -> list[Path]:
-    return sorted(p for p in home.rglob("*") if p.name.startswith(".") or p.name.endswith((".tmp", "-journal")))
+    """Temporaries below the home. os.walk, not rglob: a live build renames and removes them while we look, and an
+    entry gone between listing and visiting is simply not left over (rglob raised FileNotFoundError on it)."""
+    found = []
+    for folder, dirs, files in os.walk(home):
+        found += [Path(folder) / n for n in dirs + files if n.startswith(".") or n.endswith((".tmp", "-journal"))]
+    return sorted(found)
 
 
 def assert_no_partial_release(home: Path) -> None:
