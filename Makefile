@@ -68,8 +68,9 @@ bench-pipeline: $(VENV)/.installed
 	$(PY) bench/bench_pipeline.py
 
 # Mutation score of the judging modules: mutmut 3.8.1 (the `mutation` extra) with the [tool.mutmut] config in
-# pyproject.toml (forkserver isolation). Slow: hours on 2 cores (1,408 mutants; metrics.py alone took 37 min); not part of `make test`. Rebuilds ./mutants
-# (git-ignored) from scratch each run, then prints the score per module (mutmut's own verdicts).
+# pyproject.toml (forkserver isolation). Slow: hours on 2 cores (metrics.py alone, 364 mutants, took 37 minutes);
+# not part of `make test`. Rebuilds ./mutants (git-ignored) from scratch each run, then prints the score per module
+# (mutmut's own verdicts).
 mutation: $(VENV)/.installed
 	$(VENV)/bin/mutmut --version 2>/dev/null | grep -q ' 3\.8\.1$$' || $(PY) -m pip install -q -e '.[dev,mutation]'
 	rm -rf mutants
