@@ -120,6 +120,26 @@ SPECS = {
 }
 
 
+def _two_misspelt_keys(raw: dict) -> None:
+    raw["sources"]["tabels"] = raw["sources"].pop("tables")
+    raw["agentz"] = raw.pop("agents", [])
+
+
+def test_a_spec_with_two_unknown_keys_names_both_in_its_one_line(suite, tmp_path):
+    line = refused(["build", edit(suite, _two_misspelt_keys), "--home", tmp_path / "home"], suite)
+    assert "sources.tabels: unknown key" in line and "agentz: unknown key" in line
+    assert "more)" not in line
+
+
+@pytest.mark.parametrize("body", ["", "# nothing here yet\n", "---\n"])
+def test_an_empty_spec_is_called_empty_not_a_type_name(tmp_path, body):
+    spec = tmp_path / "suite.yaml"
+    spec.write_text(body)
+    line = refused(["build", spec, "--home", tmp_path / "home"], spec)
+    assert line == f"error: {spec}: the file holds nothing (empty, or only comments); expected a mapping of keys"
+    assert "NoneType" not in line
+
+
 @pytest.mark.parametrize("case", sorted(SPECS))
 def test_build_answers_each_bad_suite_input_in_one_line_and_writes_nothing(suite, tmp_path, monkeypatch, case):
     monkeypatch.setenv("EVALSUITE_DEID_KEY", DEMO_KEY)

@@ -103,15 +103,26 @@ def one_line(text: str) -> str:
     return " ".join(part.strip() for part in str(text).splitlines())
 
 
+LISTED_ERRORS = 5  # problems one validation line spells out; beyond them it counts the rest and names their keys
+
+
 def validation_line(path: str | Path, exc: ValidationError) -> str:
-    """`FILE: field.path: message (+N more)` for the first error of a pydantic validation; an unknown key
-    comes first, so a misspelt key is named even when the key it was meant to be is reported missing."""
-    errors = exc.errors()
-    first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
-    where = ".".join(str(p) for p in first["loc"]) or "<top level>"
-    msg = "unknown key" if first["type"] == "extra_forbidden" else first["msg"].removeprefix("Value error, ")
-    more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return one_line(f"{path}: {where}: {msg}{more}")
+    """`FILE: key: message; key: message` for a pydantic validation, one line; unknown keys come first, so a
+    misspelt key is named even when the key it was meant to be is reported missing, and every unknown key is
+    named. Past LISTED_ERRORS problems the rest are counted and their keys named, never hidden."""
+    errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")  # stable: file order otherwise
+    shown, seen = [], set()
+    for e in errors:
+        where = ".".join(str(p) for p in e["loc"]) or "<top level>"
+        if where not in seen:  # a union's alternatives each report the one field: it is named once
+            seen.add(where)
+            msg = "unknown key" if e["type"] == "extra_forbidden" else e["msg"].removeprefix("Value error, ")
+            shown.append((where, msg))
+    unknown = [w for w, m in shown if m == "unknown key"]
+    listed = shown[:max(LISTED_ERRORS, len(unknown))]
+    rest = [w for w, _ in shown[len(listed):]]
+    more = f" (+{len(rest)} more: {', '.join(rest)})" if rest else ""
+    return one_line(f"{path}: " + "; ".join(f"{w}: {m}" for w, m in listed) + more)
 
 
 def read_text(path: str | Path, error: type[Exception] = YamlModelError) -> str:
@@ -272,6 +283,8 @@ def read_yaml(path: str | Path, error: type[Exception] = YamlModelError, *, inva
 def model_from(path: str | Path, data: Any, model: type[M], error: type[Exception] = YamlModelError, **extra: Any) -> M:
     """Validate a mapping read from path (plus `extra`, fields the file may not set) into `model`;
     every problem raises `error` with one line naming the file and field."""
+    if data is None:  # an empty file, or one of comments only, parses to nothing at all
+        raise error(f"{path}: the file holds nothing (empty, or only comments); expected a mapping of keys")
     if not isinstance(data, dict):
         raise error(f"{path}: <top level>: expected a mapping, got {type(data).__name__}")
     clash = sorted(set(data) & set(extra), key=str)

@@ -62,3 +62,18 @@ def test_a_file_may_not_set_what_the_loader_supplies(tmp_path):
     (tmp_path / "k.yaml").write_text("name: x\nsize: 2\n")
     with pytest.raises(YamlModelError, match=r"k\.yaml: size: unknown key"):
         load_yaml_model(tmp_path / "k.yaml", Knob, size=3)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("name: x\nsise: 2\nnmae: y\n", "k.yaml: sise: unknown key; nmae: unknown key"),
+    ("sise: 2\nsize: big\n", "k.yaml: sise: unknown key; name: Field required; size: Input should be a valid integer"),
+    ("".join(f"k{i}: 1\n" for i in range(7)) + "size: q\n",
+     "k.yaml: " + "; ".join(f"k{i}: unknown key" for i in range(7)) + " (+2 more: name, size)"),
+    ("", "k.yaml: the file holds nothing (empty, or only comments); expected a mapping of keys"),
+])
+def test_every_problem_of_a_file_is_named_on_its_one_line(tmp_path, text, expected):
+    (tmp_path / "k.yaml").write_text(text)
+    with pytest.raises(YamlModelError) as exc:
+        load_yaml_model(tmp_path / "k.yaml", Knob)
+    assert str(exc.value).startswith(str(tmp_path / expected.split(":")[0])) and "\n" not in str(exc.value)
+    assert str(exc.value).removeprefix(str(tmp_path) + "/").startswith(expected)
