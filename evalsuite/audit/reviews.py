@@ -9,7 +9,8 @@ task needs review again.
 The file is append-only: a reviewer signing again adds a line that replaces their earlier decision on the same
 hash when the ledger is read. Appends hold a file lock (`reviews.lock`) across read, check and write, because a
 resolution is checked against the ledger as it stands (is a disagreement open?) and two reviewers may sign at
-once; each entry is one `write` of one line on a descriptor opened with O_APPEND, then fsync. No temporary file
+once; each append (one entry, or a reviewer's bulk sign-off) is one `write` of whole lines on a descriptor
+opened with O_APPEND, then fsync. No temporary file
 is involved, so a build's sweep of temporaries (which does not take this lock) can never remove a sign-off in
 flight; a line cut short by a crash is found before the next append and named, never written over.
 """
@@ -18,7 +19,8 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
@@ -177,6 +179,15 @@ def review_counts(states: Sequence[ReviewState]) -> dict[str, int]:
             "needs_review_again": sum(s.needs_review_again for s in states)}
 
 
+def status_lines(states: Sequence[ReviewState]) -> list[str]:
+    """`evalsuite review status`: the counts in one line, then one line per task not yet adjudicated."""
+    c = review_counts(states)
+    head = (f"{c['tasks']} tasks: signed by 0: {c['signed_by_0']}, 1: {c['signed_by_1']}, 2 or more: "
+            f"{c['signed_by_2_or_more']}; disagreements open: {c['disagreements_open']}; resolved: {c['resolved']}; "
+            f"adjudicated: {c['adjudicated']}; needs review again: {c['needs_review_again']}")
+    return [head, *(f"{s.task_id}: {s.missing()}" for s in states if not s.adjudicated)]
+
+
 def by_task(entries: Iterable[ReviewEntry]) -> dict[str, list[ReviewEntry]]:
     """Ledger entries grouped by task id, each group in ledger order."""
     out: dict[str, list[ReviewEntry]] = {}
@@ -208,11 +219,24 @@ class Ledger:
 
     def sign(self, task: TaskRecord, reviewer: str, decision: str, note: str = "") -> ReviewState:
         """Record a reviewer's decision on the task's current goal; it replaces their earlier one on that goal."""
-        if decision not in DECISIONS:
-            raise ReviewError(f"--decision: expected agree or disagree, got {decision!r}")
-        entry = ReviewEntry(task_id=task.task_id, goal_sha256=goal_sha256(task), kind="sign", decision=decision,
-                            reviewer=_name("--reviewer", reviewer), note=one_line(note), at=_now())
-        return self._append(task, entry)
+        entry = _sign_entry(task, reviewer, decision, note)
+        with self._locked() as entries:
+            self._append_entries([entry], len(entries))
+            return review_state(task, [*entries, entry])
+
+    def sign_all(self, tasks: Sequence[TaskRecord], reviewer: str, decision: str, note: str = "") -> SignedAll:
+        """One reviewer's decision on the current goal of every task they have not yet signed on that goal (a
+        task they signed keeps their decision: change it with `sign` on that task); one lock, one write."""
+        name = _signer(reviewer, decision)
+        with self._locked() as entries:
+            before = by_task(entries)
+            unsigned = [t for t in tasks if not _signed_by(name, review_state(t, before.get(t.task_id, [])))]
+            new = [_sign_entry(t, name, decision, note) for t in unsigned]
+            self._append_entries(new, len(entries))
+        after = by_task([*entries, *new])
+        return SignedAll(reviewer=name, decision=decision, signed=len(new), already=len(tasks) - len(new),
+                         tasks=len(tasks), adjudicated=sum(review_state(t, after.get(t.task_id, [])).adjudicated
+                                                           for t in tasks))
 
     def resolve(self, task: TaskRecord, by: str, resolution: str) -> ReviewState:
         """Record how an open disagreement on the current goal was settled; the text must cite the clause of the
@@ -227,9 +251,16 @@ class Ledger:
                               f"it (one of {', '.join(clauses)})")
         entry = ReviewEntry(task_id=task.task_id, goal_sha256=goal_sha256(task), kind="resolve",
                             reviewer=_name("--by", by), resolution=text, at=_now())
-        return self._append(task, entry)
+        with self._locked() as entries:
+            if not review_state(task, entries).open_disagreement:
+                raise ReviewError(f"{task.task_id}: no open disagreement on its current goal state to resolve")
+            self._append_entries([entry], len(entries))
+            return review_state(task, [*entries, entry])
 
-    def _append(self, task: TaskRecord, entry: ReviewEntry) -> ReviewState:
+    @contextmanager
+    def _locked(self) -> Iterator[list[ReviewEntry]]:
+        """The ledger's entries as they stand, read (and every line validated) under its lock, held while the
+        caller checks them and appends."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         lock = FileLock(self.path.with_suffix(".lock"))
         try:
@@ -237,14 +268,14 @@ class Ledger:
         except Timeout:
             raise ReviewError(f"{lock.lock_file}: still held after {LOCK_TIMEOUT:g} s by another reviewer") from None
         try:
-            entries = self.entries()  # validates every line before one more is added
-            if entry.kind == "resolve" and not review_state(task, entries).open_disagreement:
-                raise ReviewError(f"{task.task_id}: no open disagreement on its current goal state to resolve")
-            self._cut_short_check(len(entries))
-            _append_line(self.path, entry.model_dump_json() + "\n")
-            return review_state(task, [*entries, entry])
+            yield self.entries()
         finally:
             lock.release()
+
+    def _append_entries(self, entries: Sequence[ReviewEntry], lines: int) -> None:
+        if entries:
+            self._cut_short_check(lines)
+            _append_line(self.path, "".join(e.model_dump_json() + "\n" for e in entries))
 
     def _cut_short_check(self, lines: int) -> None:
         if self.path.exists() and self.path.stat().st_size and not self.path.read_bytes().endswith(b"\n"):
@@ -252,8 +283,41 @@ class Ledger:
                               "remove it and sign again")
 
 
+class SignedAll(BaseModel):
+    """What `review sign --all` did: tasks newly signed, tasks the reviewer had signed already (left as they
+    were), and how many of the suite's tasks are adjudicated now."""
+
+    reviewer: str
+    decision: Decision
+    signed: int
+    already: int
+    adjudicated: int
+    tasks: int
+
+    def summary(self) -> str:
+        return (f"{self.reviewer} {self.decision} recorded on {self.signed} task(s); {self.already} already signed by "
+                f"{self.reviewer} left as they were (sign one with --task to change it); "
+                f"adjudicated: {self.adjudicated} of {self.tasks}")
+
+
+def _signed_by(reviewer: str, state: ReviewState) -> bool:
+    return _who(reviewer) in map(_who, state.decisions)
+
+
+def _signer(reviewer: str, decision: str) -> str:
+    """The reviewer's name as recorded, once the decision is known to be one."""
+    if decision not in DECISIONS:
+        raise ReviewError(f"--decision: expected agree or disagree, got {decision!r}")
+    return _name("--reviewer", reviewer)
+
+
+def _sign_entry(task: TaskRecord, reviewer: str, decision: str, note: str) -> ReviewEntry:
+    return ReviewEntry(task_id=task.task_id, goal_sha256=goal_sha256(task), kind="sign", decision=decision,
+                       reviewer=_signer(reviewer, decision), note=one_line(note), at=_now())
+
+
 def _append_line(path: Path, line: str) -> None:
-    """One write of one whole line at the end of the file, flushed to disk before returning."""
+    """One write of whole lines at the end of the file, flushed to disk before returning."""
     data = line.encode()
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
