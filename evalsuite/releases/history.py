@@ -1,13 +1,16 @@
 """Release history: list a suite's releases and diff two of them task by task and field by field."""
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
+from evalsuite.core.home import home_dir
 from evalsuite.releases.release import Release, ReleaseError, ReleaseManifest
+from evalsuite.sourcing.spec import SUITE_NAME, load_spec
 
 # what a release stamps into each task (see tasks/taskfile.task_set_sha256): not a change of the task
 STAMPED = {"suite": {"version", "task_set_sha256"}}
@@ -54,6 +57,17 @@ class ReleaseDiff(BaseModel):
     @property
     def empty(self) -> bool:
         return not (self.added or self.removed or self.changed or self.quarantine or self.manifest)
+
+
+def suite_releases(suite: str | Path, home: str | Path | None = None) -> tuple[Path, str]:
+    """(the home's releases folder, the suite's name) for a suite named as a user types it, by its name or by
+    its spec file (a .yaml path, read to learn the name)."""
+    ref = str(suite)
+    if Path(ref).suffix in (".yaml", ".yml") or Path(ref).is_file():
+        return home_dir(home) / "releases", load_spec(ref).name
+    if not re.fullmatch(SUITE_NAME, ref):
+        raise ReleaseError(f"{ref}: neither a suite name (lower case letters, digits, _) nor a suite spec (.yaml)")
+    return home_dir(home) / "releases", ref
 
 
 def releases(root: str | Path, suite: str) -> list[ReleaseRow]:
@@ -116,10 +130,16 @@ def resolve(ref: str | Path, root: str | Path | None, suite: str | None) -> Rele
     if path.is_dir():
         return Release(path)
     if root is None or suite is None:
-        raise ReleaseError(f"{ref}: not a release folder (give --suite SPEC to name a release by version)")
+        raise ReleaseError(f"{ref}: not a release folder (give --suite SUITE to name a release by version)")
     if not (Path(root) / suite / str(ref)).is_dir():
         raise ReleaseError(f"{ref}: no release {ref} of suite {suite} in {Path(root) / suite}")
     return Release(Path(root) / suite / str(ref))
+
+
+def diff_refs(old: str, new: str, suite: str | Path | None = None, home: str | Path | None = None) -> ReleaseDiff:
+    """`evalsuite releases diff`: two releases, each a folder or (with `suite`, a name or spec) a version id."""
+    root, name = suite_releases(suite, home) if suite else (None, None)
+    return diff_releases(resolve(old, root, name), resolve(new, root, name))
 
 
 def short(v: Any) -> str:

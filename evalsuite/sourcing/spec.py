@@ -28,6 +28,9 @@ TableName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$"
 BUILD_USES = ("build_environments", "derive_tasks")
 
 
+SUITE_NAME = r"^[a-z][a-z0-9_]*$"  # a suite's name: part of folder names, typed on command lines
+
+
 class SpecError(ValueError):
     """A suite spec that cannot be used; the message is one line naming file and key."""
 
@@ -100,7 +103,7 @@ class Acceptance(Strict):
 
 
 class SuiteSpec(Strict):
-    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    name: str = Field(pattern=SUITE_NAME)
     version_prefix: str = Field(default="r", pattern=r"^[a-z][a-z0-9_-]{0,15}$")  # part of a folder name
     domain: str
     sources: Sources

@@ -97,3 +97,19 @@ def test_suite_release_metadata_carries_the_diff_against_the_previous_release(bu
     assert f"From `{first.manifest.version}` to `v-edited`" in md and removed in md and "seed_sha256" in md
     shutil.rmtree(second.path)
     assert _changes(first, Paths(spec, root.parent)) == "First release of this suite."
+
+
+def test_cli_list_and_diff_take_the_suite_by_the_name_a_user_types(built, tmp_path):
+    spec, root, first, _, _, _ = _edited_release(built, tmp_path)
+    home = str(root.parent)
+    by_name = CliRunner().invoke(app, ["releases", "list", spec.name, "--home", home])
+    by_spec = CliRunner().invoke(app, ["releases", "list", str(built[0]), "--home", home])
+    assert by_name.exit_code == 0, by_name.output
+    assert by_name.output == by_spec.output and "v-edited" in by_name.output
+    diffed = CliRunner().invoke(app, ["releases", "diff", first.manifest.version, "v-edited", "--suite", spec.name,
+                                      "--home", home])
+    assert diffed.exit_code == 0 and "1 added, 1 removed, 2 changed" in diffed.output, diffed.output
+    unknown = CliRunner().invoke(app, ["releases", "list", "no_such_suite", "--home", home])
+    assert unknown.exit_code == 2 and "no release of suite no_such_suite" in unknown.stderr
+    odd = CliRunner().invoke(app, ["releases", "list", "Not A Suite", "--home", home])
+    assert odd.exit_code == 2 and "neither a suite name" in odd.stderr
