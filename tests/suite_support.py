@@ -110,3 +110,11 @@ def deny_personal_data(spec: Path) -> None:
             del tables["vendor_master"]["columns"][column]
 
     edit_rules(spec, unrule)
+
+
+def private_copy(built: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
+    """The built suite's folder and home copied below tmp_path, for a test to change: (spec file, home)."""
+    spec_path, home = built
+    shutil.copytree(spec_path.parent, tmp_path / "suite")
+    shutil.copytree(home, tmp_path / "home")
+    return tmp_path / "suite" / spec_path.name, tmp_path / "home"

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from evalsuite.core.io import atomic_write
 from evalsuite.core.records import Simulator, TaskRecord
 from evalsuite.scoring.metrics import wilson_interval
+from evalsuite.scoring.runlog import RunFolderError, read_records, read_run_tasks
 from evalsuite.trials.tracelog import TrialRecord
 from evalsuite.trials.users.base import MESSAGE
 
@@ -81,6 +82,15 @@ def sample_sheet(items: Sequence[ReviewItem], n: int, seed: int, path: Path) -> 
     chosen = [items[i] for i in picked]
     atomic_write(Path(path), "".join(item.model_dump_json() + "\n" for item in chosen))
     return chosen
+
+
+def sample_run(run_dir: Path, out: Path, n: int, seed: int = 0, scripted: bool = False) -> tuple[list[ReviewItem], int]:
+    """`evalsuite users sample`: a seeded sample of the run folder's conversations with an LLM user (every user's
+    with `scripted`) written to the sheet `out`; returns the sample and how many there were to sample from."""
+    items = conversations(read_records(run_dir), read_run_tasks(run_dir), llm_only=not scripted)
+    if not items:
+        raise RunFolderError(f"{run_dir}: no conversation with an LLM user to review (--scripted for all)")
+    return sample_sheet(items, n, seed, out), len(items)
 
 
 def read_sheet(path: Path) -> list[ReviewItem]:

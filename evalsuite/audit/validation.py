@@ -16,7 +16,7 @@ from sqlalchemy import Table
 
 from evalsuite.core.io import one_line, unbounded_number
 from evalsuite.core.records import Assertion, TaskRecord, ToolCall
-from evalsuite.tasks.taskfile import read_task_objects
+from evalsuite.tasks.taskfile import TaskFileError, read_task_objects
 from evalsuite.worlds.domain import Domain, Tool
 from evalsuite.worlds.registry import get_domain, get_user_domain
 from evalsuite.worlds.types import Money
@@ -175,6 +175,19 @@ def validate_files(paths: Iterable[str | Path]) -> list[Problem]:
     """Every problem of several task files; a task id that repeats within one suite, across files too, is one."""
     seen: dict[tuple[str, str], tuple[str, int]] = {}
     return [p for path in paths for p in validate_file(path, seen)]
+
+
+def problem_lines(paths: Iterable[str | Path]) -> list[str]:
+    """`evalsuite task validate`: every problem of the files as one line FILE:TASK_ID:FIELD: message; a file that
+    cannot be read at all is one line FILE:LINE: message and the other files are still checked."""
+    lines: list[str] = []
+    seen: dict[tuple[str, str], tuple[str, int]] = {}
+    for path in paths:
+        try:
+            lines.extend(str(p) for p in validate_file(path, seen))
+        except TaskFileError as exc:
+            lines.append(str(exc))
+    return lines
 
 
 def validate_file(path: str | Path, seen: dict[tuple[str, str], tuple[str, int]] | None = None) -> list[Problem]:

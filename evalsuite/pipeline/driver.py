@@ -1,14 +1,14 @@
 """The one build driver: every stage in order, each refusing unchecked inputs, stopping at the first blocking gate.
 
-The command line calls `build` and `audit`; each Dagster asset calls the same
-stage's `run` (the driver's loop is Dagster's graph there), and each asset check
-calls `registry.judge`.
+The command line calls `build`, `audit`, `run_source`, `replay_calls` and `example`; each Dagster asset calls
+the same stage's `run` (the driver's loop is Dagster's graph there), and each asset check calls `registry.judge`.
 """
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
@@ -26,6 +26,9 @@ from evalsuite.releases.release import Release, ReleaseError
 from evalsuite.sourcing.spec import SuiteSpec, load_spec
 from evalsuite.worlds.registry import get_domain
 from evalsuite.worlds.world import World
+
+if TYPE_CHECKING:
+    from evalsuite.scoring.scorecard import Scorecard
 
 OnStage = Callable[[str, StageOutput], None]  # (stage name, its output)
 PeerOf = Callable[[World], PeerCheck | None]  # an imported suite's world -> its peer's grader
@@ -131,3 +134,67 @@ def resolve_release(source: str | Path) -> Release:
         except (GateError, LockError) as exc:
             raise ReleaseError(f"{source}: {exc}") from exc
     raise ReleaseError(f"{source}: neither a release folder nor a suite spec (.yaml)")
+
+
+def run_source(source: str | Path, agents: list[str], out: Path | None = None, *, mode: str | None = None,
+               **options) -> tuple[Scorecard, Path]:
+    """`evalsuite run`: score agents on a release (a suite spec is built first) into `out`, by default
+    runs/<suite>/<version>, or runs/<suite>/<version>-<mode> for another trial mode (another task set);
+    `options` as for releases.runs.run_release. Returns the scorecard and the run folder."""
+    from evalsuite.releases.runs import run_release
+
+    release = resolve_release(source)
+    out = out or Path("runs") / release.manifest.suite / (release.manifest.version + (f"-{mode}" if mode else ""))
+    return run_release(release, agents, out, mode=mode, **options), out
+
+
+def replay_calls(source: str | Path, task_id: str, calls: Path, faults: Path | None = None,
+                 message: str = "") -> dict:
+    """`evalsuite trial replay`: the given calls (a JSON file) run on a freshly reset world of the release (a suite
+    spec is built first) as the task's role, under the fault plan file if given; the report as a JSON-ready dict.
+    The files are read before any build, so a bad one costs nothing."""
+    from evalsuite.trials.replay import find_task, load_calls, load_faults, replay
+
+    given, plan = load_calls(calls), load_faults(faults) if faults else None
+    release = resolve_release(source)
+    return replay(release.open_world(), find_task(release.tasks("replay"), task_id), given, plan, message)
+
+
+class ExampleRow(BaseModel):
+    """One baseline agent on every task of the AP-exceptions example."""
+
+    agent: str
+    passed: int
+    failed: int
+    infra_errors: int
+    expected: str
+
+
+class ExampleRun(BaseModel):
+    """What `evalsuite example` shows: the example's tasks, what derivation skipped, each baseline's outcomes."""
+
+    tasks: int
+    skipped: dict
+    rows: list[ExampleRow]
+    world: str
+    seed_sha256: str
+
+
+EXAMPLE_AGENTS = (("reference", "all pass"), ("noop", "all fail"), ("adversary", "all fail"))
+
+
+def example(workdir: Path) -> ExampleRun:
+    """Build the AP-exceptions example in `workdir` and run the reference, no-op and adversary agents on every task."""
+    from evalsuite.domains.ap_exceptions.example import ap_example
+    from evalsuite.trials.agents.factory import make_agent
+    from evalsuite.trials.trial import run_trial
+
+    ex = ap_example(workdir)
+    rows = []
+    for name, expected in EXAMPLE_AGENTS:
+        results = [run_trial(ex.world, t, make_agent(name)) for t in ex.tasks]
+        rows.append(ExampleRow(agent=name, passed=sum(r.passed for r in results), expected=expected,
+                               failed=sum(r.outcome == "fail" for r in results),
+                               infra_errors=sum(r.outcome == "infra_error" for r in results)))
+    return ExampleRun(tasks=len(ex.tasks), skipped=dict(ex.skipped), rows=rows, world=str(ex.world.path),
+                      seed_sha256=ex.world.seed_sha256)

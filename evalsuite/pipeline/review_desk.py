@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from evalsuite.audit.reviews import ReviewError, ReviewState, SignedAll, describe, review_state, status_lines
 from evalsuite.core.home import home_dir
 from evalsuite.core.records import TaskRecord
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stages.acceptance import ledger
 from evalsuite.sourcing.spec import load_spec
-from evalsuite.tasks.reviews import ReviewError, ReviewState, SignedAll, describe, review_state, status_lines
 from evalsuite.tasks.taskfile import read_tasks
 
 

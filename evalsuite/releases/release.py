@@ -18,7 +18,7 @@ from evalsuite.core.hashing import json_sha256
 from evalsuite.core.identity import AgentConfig, RunIdentity
 from evalsuite.core.io import model_from, parse_json, read_text, staged_dir, write_json
 from evalsuite.core.records import Simulator, TaskRecord
-from evalsuite.tasks.heldout import log_read
+from evalsuite.tasks.heldout import EXCLUDING_HELD_OUT, export_tasks, log_read
 from evalsuite.tasks.taskfile import read_tasks, task_set_sha256, write_tasks
 from evalsuite.worlds.ref import WorldRef
 from evalsuite.worlds.world import World
@@ -115,3 +115,13 @@ def latest_release(root: str | Path, suite: str) -> Release:
     if not found:
         raise ReleaseError(f"{folder}: no release of suite {suite}")
     return Release(found[-1].parent)
+
+
+def export_release(release_dir: str | Path, purpose: str, out: str | Path) -> list[TaskRecord]:
+    """`evalsuite export`: the release's tasks a purpose may receive written to `out` as JSONL (training and prompt
+    tuning never receive held-out tasks); an unknown purpose raises ReleaseError before the release is read."""
+    if purpose not in EXCLUDING_HELD_OUT | {"evaluation", "review"}:
+        raise ReleaseError(f"--purpose: unknown purpose {purpose!r}")
+    tasks = export_tasks(Release(release_dir).tasks(purpose=purpose), purpose)  # type: ignore[arg-type]
+    write_tasks(out, tasks)
+    return tasks

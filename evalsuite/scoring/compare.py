@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from itertools import combinations
+from pathlib import Path
 from statistics import NormalDist
 from typing import Literal
 
@@ -21,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 from evalsuite.core.markdown import md_table
 from evalsuite.scoring.metrics import pass_hat_k, task_bootstrap
 from evalsuite.scoring.render import interval_cell
+from evalsuite.scoring.runlog import read_records
 from evalsuite.trials.tracelog import TrialRecord
 
 RELEASE_IDENTITY = ("suite", "suite_version", "task_set_sha256")
@@ -189,3 +191,18 @@ def pick_agents(records_a: Sequence[TrialRecord], records_b: Sequence[TrialRecor
         raise CompareError(f"runs have agents [{', '.join(names_a)}] and [{', '.join(names_b)}]: "
                            "name one of each with --agent A --agent B")
     return names_a[0], names_b[0]
+
+
+def compare_runs(run_a: Path, run_b: Path | None = None, agents: Sequence[str] = (), k: int | None = None,
+                 resamples: int = 2000, seed: int = 0) -> Comparison:
+    """`evalsuite compare`: two agents of two run folders (or both of one) on the tasks both ran. Agents that
+    cannot be picked, or a k beyond the trials of a task, raise CompareError."""
+    records_a = read_records(run_a)
+    records_b = read_records(run_b) if run_b else None
+    try:
+        a, b = pick_agents(records_a, records_b, agents)
+        return compare_records(records_a, a, records_b or records_a, b, k=k, resamples=resamples, seed=seed)
+    except CompareError:
+        raise
+    except ValueError as exc:  # a k beyond the trials of a task
+        raise CompareError(str(exc)) from exc

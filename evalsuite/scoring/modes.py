@@ -12,10 +12,12 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from evalsuite.core.identity import RunIdentity
+from evalsuite.core.io import atomic_write
 from evalsuite.core.markdown import md_table
 from evalsuite.core.records import TaskRecord
 from evalsuite.scoring.compare import counts as task_counts
 from evalsuite.scoring.metrics import KPoint, pass_hat_k, suite_pass_curve
+from evalsuite.scoring.runlog import RunFolderError, read_records, read_run_tasks
 from evalsuite.scoring.scorecard import required_actions
 from evalsuite.tasks.taskfile import task_set_sha256
 from evalsuite.trials.tracelog import TrialRecord
@@ -151,3 +153,23 @@ def plot(cmp: ModeComparison, path: str | Path) -> Path:
     fig.tight_layout()
     fig.savefig(path, format="png")
     return Path(path)
+
+
+def compare_mode_runs(run_dirs: Sequence[Path], out: Path, resamples: int = 2000) -> ModeComparison:
+    """`evalsuite modes`: an agent's run folders, one per trial mode, side by side; modes.md and modes.png go to
+    `out`. Folders that are not one per mode, or runs that do not fit together, raise RunFolderError naming them."""
+    runs, tasks = {}, []
+    for folder in run_dirs:
+        tasks = read_run_tasks(folder)
+        found = {t.trial_protocol.mode or "default" for t in tasks}
+        if len(found) != 1 or next(iter(found)) in runs:
+            raise RunFolderError(f"{folder}: one run folder per mode, each in one mode (found {sorted(found)})")
+        runs[next(iter(found))] = read_records(folder)
+    try:
+        cmp = compare_modes(runs, tasks, resamples=resamples)
+    except ValueError as exc:  # runs of other tasks, agents or modes: the folders given do not fit together
+        raise RunFolderError(f"{', '.join(map(str, run_dirs))}: {exc}") from exc
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write(out / "modes.md", to_markdown(cmp))
+    plot(cmp, out / "modes.png")
+    return cmp

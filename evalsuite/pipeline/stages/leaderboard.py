@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from evalsuite.core.hashing import json_sha256
+from evalsuite.core.home import home_dir
 from evalsuite.core.io import atomic_write, write_json, write_with
 from evalsuite.core.markdown import image_markdown, md_table
 from evalsuite.pipeline.paths import Paths
@@ -19,7 +20,7 @@ from evalsuite.scoring.compare import UNDECIDED
 from evalsuite.scoring.cost import money
 from evalsuite.scoring.render import interval_cell
 from evalsuite.scoring.runlog import COMPARE_JSON, SCORECARD_JSON
-from evalsuite.sourcing.spec import SuiteSpec
+from evalsuite.sourcing.spec import SpecError, SuiteSpec, load_spec
 
 SortBy = Literal["pass_k", "cost_per_trial", "cost_per_success"]
 SORTS: tuple[str, ...] = SortBy.__args__  # type: ignore[attr-defined]
@@ -126,3 +127,13 @@ def run(spec: SuiteSpec, paths: Paths, sort_by: SortBy = "pass_k") -> StageOutpu
                                            "leaderboard": shown, "by_cost_per_success": table(cheapest),
                                            "pass^k_vs_cost": image_markdown(png, "pass^k against cost"),
                                            "file": paths.runs / "leaderboard.md", "plot": png})
+
+
+def for_spec(spec_path: str | Path, home: Path | None = None, sort_by: SortBy = "pass_k") -> StageOutput:
+    """`evalsuite leaderboard`: the leaderboard of a suite spec's scored releases in the home; a suite with none
+    raises SpecError naming the runs folder (checked before Paths, which creates the home)."""
+    suite = load_spec(spec_path)
+    runs = home_dir(home) / "runs" / suite.name
+    if not any(runs.glob(f"*/{SCORECARD_JSON}")):
+        raise SpecError(f"{runs}: no scored release of suite {suite.name} (the scorecard asset writes one)")
+    return run(suite, Paths(suite, runs.parent.parent), sort_by)

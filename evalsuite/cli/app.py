@@ -1,0 +1,32 @@
+"""The root `evalsuite` command: the version option and every command group, each from its own module."""
+from __future__ import annotations
+
+import typer
+
+from evalsuite.cli import build, play, releases, review, runs, site, tasks, transfer, users
+from evalsuite.cli.common import Typer
+
+app = Typer(help="Build agent test suites from records and score agents on them.")
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"evalsuite {version('evalsuite')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(_version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
+                                        help="print the installed version and exit")) -> None:
+    """Build agent test suites from records and score agents on them."""
+
+
+for group in (build.commands, runs.commands, play.commands, site.commands):
+    app.add_typer(group)
+for name, group in (("task", tasks.task_app), ("trial", tasks.trial_app), ("users", users.users_app),
+                    ("review", review.review_app), ("releases", releases.releases_app),
+                    ("import", transfer.import_app), ("export", transfer.export_app),
+                    ("tau2-retail", transfer.tau2_app), ("agentdojo-banking", transfer.agentdojo_app)):
+    app.add_typer(group, name=name)

@@ -1,0 +1,136 @@
+"""`evalsuite run`, `score`, `compare`, `modes` and `leaderboard`: agents scored on releases, and the scores read."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from evalsuite.cli.common import (
+    HOME,
+    RESAMPLES,
+    RUN_DIR,
+    Typer,
+    build_errors,
+    console,
+    one_of,
+    print_scorecard,
+    run_errors,
+)
+
+commands = Typer()
+
+
+def _known_agents(names: list[str]) -> list[str]:
+    """Refuse an agent name before any build or trial: a typo should cost nothing."""
+    from evalsuite.trials.agents.factory import make_agent
+
+    for name in names:
+        try:
+            make_agent(name)
+        except KeyError as exc:
+            raise typer.BadParameter(exc.args[0]) from exc
+        except ValueError as exc:  # openai: without a model, mcp: without a command
+            raise typer.BadParameter(str(exc)) from exc
+    return names
+
+
+def _modes(value: str | None) -> str | None:
+    from evalsuite.scoring.modes import MODES
+
+    return one_of(MODES)(value)
+
+
+def _sorts(value: str) -> str:
+    from evalsuite.pipeline.stages.leaderboard import SORTS
+
+    return one_of(SORTS)(value)
+
+
+@commands.command("run")
+def run(
+    source: Path = typer.Argument(..., metavar="SOURCE", help="a release folder (with manifest.json) or a suite spec "
+                                                               "(.yaml)"),
+    agent: list[str] = typer.Option(..., "--agent", metavar="AGENT", callback=_known_agents,
+                                    help="agent to score: reference, noop, adversary, openai:MODEL or mcp:COMMAND; "
+                                         "repeat for several"),
+    trials: int = typer.Option(None, min=1, metavar="N", help="trials per task (default: each task's trial protocol)"),
+    out: Path = typer.Option(None, metavar="FOLDER", help="run folder (default: runs/<suite>/<version>); rerunning "
+                                                          "resumes it"),
+    workers: int = typer.Option(None, min=1, metavar="N", help="worker processes (default: all cores; 1 runs in this "
+                                                               "process)"),
+    seed: int = typer.Option(0, metavar="N", help="run seed; per-trial seeds derive from it"),
+    resamples: int = RESAMPLES,
+    progress: bool = typer.Option(True, help="show a progress bar on stderr"),
+    mode: str = typer.Option(None, metavar="MODE", callback=_modes,
+                             help="trial mode of a conversational suite: default, no_user or oracle_plan (another "
+                                  "task set; default run folder runs/<suite>/<version>-<mode>)"),
+) -> None:
+    """Score agents on a release: traces, summary and scorecard go to the run folder; a killed run resumes."""
+    from evalsuite.pipeline.driver import run_source
+
+    with run_errors():
+        card, out = run_source(source, agent, out, trials=trials, workers=workers, seed=seed, progress=progress,
+                               resamples=resamples, mode=mode)
+    print_scorecard(card, out)
+
+
+@commands.command("modes")
+def modes(run_dirs: list[Path] = typer.Argument(..., metavar="RUN",
+                                                help="run folders of one agent on the same tasks, one per mode"),
+          out: Path = typer.Option(..., "--out", metavar="FOLDER", help="folder for modes.md and modes.png"),
+          resamples: int = RESAMPLES) -> None:
+    """Put an agent's runs in the three trial modes side by side: pass^k per mode, pass^k by required actions."""
+    from evalsuite.scoring.modes import compare_mode_runs, to_markdown
+
+    with run_errors():
+        cmp = compare_mode_runs(run_dirs, out, resamples)
+    typer.echo(to_markdown(cmp))
+    typer.echo(f"written to {out / 'modes.md'} and {out / 'modes.png'}")
+
+
+@commands.command("score")
+def score(run_dir: Path = RUN_DIR) -> None:
+    """Recompute the scorecard of a run folder from its stored traces; nothing is rerun."""
+    from evalsuite.releases.runs import rescore
+
+    with run_errors():
+        card = rescore(run_dir)
+    print_scorecard(card, run_dir)
+
+
+@commands.command("compare")
+def compare(
+    run_a: Path = typer.Argument(..., metavar="RUN_A", help="a run folder written by `evalsuite run`"),
+    run_b: Path = typer.Argument(None, metavar="RUN_B", help="a second run folder of the same release (default: "
+                                                              "compare within RUN_A)"),
+    agent: list[str] = typer.Option([], "--agent", metavar="AGENT",
+                                    help="agent A then agent B (A from RUN_A, B from RUN_B if given); may be left out "
+                                         "when each run has one agent, or RUN_A two"),
+    k: int = typer.Option(None, min=1, metavar="K", help="k of pass^k (default: the fewest trials of any shared task)"),
+    resamples: int = typer.Option(2000, min=1, metavar="N", help="paired task-bootstrap resamples"),
+    seed: int = typer.Option(0, metavar="N", help="bootstrap seed: the same seed gives the same interval"),
+) -> None:
+    """Paired comparison of two agents on the tasks both ran: A - B with a paired task-bootstrap interval and a
+    verdict (A better, B better, or not distinguishable with the tasks that would be needed)."""
+    from evalsuite.scoring.compare import CompareError, compare_runs, console_table
+
+    with run_errors(CompareError):
+        result = compare_runs(run_a, run_b, agent, k=k, resamples=resamples, seed=seed)
+    console.print(console_table(result))
+    console.print(f"paired task bootstrap, {resamples} resamples, seed {seed}; tasks needed: {result.needed_method}")
+
+
+@commands.command("leaderboard")
+def leaderboard_cmd(spec: Path = typer.Argument(..., metavar="SPEC",
+                                                help="a suite spec (YAML) with releases scored in Dagster"),
+                    home: Path = HOME,
+                    sort_by: str = typer.Option("pass_k", "--sort-by", metavar="ORDER", callback=_sorts,
+                                                help="pass_k (best first), cost_per_trial or cost_per_success "
+                                                     "(cheapest first; agents without a price last)")) -> None:
+    """Every agent on every scored release of a suite, newest release first, with cost per trial and per success
+    and ties the paired comparison cannot separate; writes leaderboard.md/.json/.png beside the scorecards."""
+    from evalsuite.pipeline.stages.leaderboard import for_spec
+
+    with build_errors():
+        out = for_spec(spec, home, sort_by)
+    typer.echo(f"{out.metadata['leaderboard']}\n\nleaderboard: {out.metadata['file']}  plot: {out.metadata['plot']}")

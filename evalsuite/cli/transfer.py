@@ -1,0 +1,114 @@
+"""`evalsuite import`, `export` and the importers' round trips (`tau2-retail`, `agentdojo-banking export-state`)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from evalsuite.cli.common import PlainGroup, Typer, build_errors
+
+import_app = Typer(help="Import public benchmarks as evalsuite sources and suites.")
+tau2_app = Typer(help="τ²-bench retail round trips.")
+agentdojo_app = Typer(help="AgentDojo banking round trips.")
+IMPORTED = typer.Argument(..., metavar="IMPORTED", help="an imported folder")
+IMPORT_OUT = typer.Option(..., "--out", metavar="FOLDER",
+                          help="folder for the source tables, rights, policy, tasks and suite.yaml")
+
+
+class _ExportGroup(PlainGroup):
+    """`evalsuite export RELEASE --purpose …` (no subcommand named) is `evalsuite export tasks RELEASE --purpose …`,
+    so the task export keeps its command line beside `evalsuite export inspect`."""
+
+    def resolve_command(self, ctx, args):
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args.insert(0, "tasks")
+        return super().resolve_command(ctx, args)
+
+
+export_app = Typer(cls=_ExportGroup, help="A release's tasks for a purpose (JSONL), or as a task other evaluation "
+                                          "tools run.")
+RELEASE = typer.Argument(..., metavar="RELEASE", help="a release folder")
+
+
+@import_app.command("tau2-retail")
+def import_tau2(src: Path = typer.Argument(..., metavar="FOLDER",
+                                           help="folder with db.json, tasks.json, split_tasks.json, policy.md"),
+                out: Path = IMPORT_OUT) -> None:
+    """Import τ²-bench retail: tables, rights manifest (MIT), versioned policy, tasks with replay-derived goals."""
+    from evalsuite.importers.tau2.importer import Tau2InputError, import_tau2_retail
+
+    with build_errors(Tau2InputError):
+        report = import_tau2_retail(src, out)
+    typer.echo(f"{report.tasks} tasks imported to {out}; {len(report.gold_replay_errors)} gold action(s) raised "
+               f"(listed in {out / 'import_report.json'}); suite spec: {out / 'suite.yaml'}")
+
+
+@tau2_app.command("export-state")
+def tau2_export_state(out_dir: Path = IMPORTED,
+                      task: str = typer.Option(..., "--task", metavar="TASK",
+                                               help="task id whose gold actions to replay"),
+                      dest: Path = typer.Option(..., "--out", metavar="FILE",
+                                                help="JSON file in the original nested db.json form")) -> None:
+    """Write the world after replaying a task's gold actions, as nested JSON, and print its tau2 hash."""
+    from evalsuite.importers.tau2.importer import Tau2InputError, export_state
+
+    with build_errors(Tau2InputError):
+        typer.echo(export_state(out_dir, task, dest))
+
+
+@import_app.command("agentdojo-banking")
+def import_agentdojo(src: Path = typer.Argument(..., metavar="FOLDER",
+                                                help="folder with environment.yaml, injection_vectors.yaml, LICENSE"),
+                     out: Path = IMPORT_OUT) -> None:
+    """Import AgentDojo banking: tables, rights manifest (MIT), authored policy, 25 tasks with replay-derived goals."""
+    from evalsuite.importers.agentdojo.importer import AgentDojoInputError, import_agentdojo_banking
+
+    with build_errors(AgentDojoInputError):
+        report = import_agentdojo_banking(src, out)
+    passing = sorted(t for t, ok in report.peer_check_on_noop.items() if ok)
+    typer.echo(f"{report.tasks} tasks imported to {out}; the peer's own check passes a no-op on {len(passing)} "
+               f"({', '.join(passing) or 'none'}; see {out / 'import_report.json'}); suite spec: {out / 'suite.yaml'}")
+
+
+@agentdojo_app.command("export-state")
+def agentdojo_export_state(out_dir: Path = IMPORTED,
+                           task: str = typer.Option(..., "--task", metavar="TASK",
+                                                    help="task id whose reference solution to replay"),
+                           dest: Path = typer.Option(..., "--out", metavar="FILE",
+                                                     help="JSON file: the environment as the peer dumps it")) -> None:
+    """Write the environment after a task's reference solution in the peer's JSON form."""
+    from evalsuite.importers.agentdojo.importer import AgentDojoInputError, export_state
+
+    with build_errors(AgentDojoInputError):
+        export_state(out_dir, task, dest)
+    typer.echo(str(dest))
+
+
+@export_app.command("tasks")
+def export(release_dir: Path = RELEASE,
+           purpose: str = typer.Option(..., metavar="PURPOSE", help="evaluation, review, training or prompt_tuning"),
+           out: Path = typer.Option(..., "--out", metavar="FILE", help="JSONL file to write")) -> None:
+    """Export a release's tasks for a purpose; training and prompt tuning never receive held-out tasks."""
+    from evalsuite.releases.release import export_release
+
+    with build_errors():
+        tasks = export_release(release_dir, purpose, out)
+    typer.echo(f"{len(tasks)} task(s) written to {out}")
+
+
+@export_app.command("inspect")
+def export_inspect(release: Path = RELEASE,
+                   out: Path = typer.Option(..., "--out", metavar="FOLDER", help="the folder to write task.py into")
+                   ) -> None:
+    """An Inspect AI task of the release: samples from its tasks, the role's tools on a freshly reset world per
+    sample, our grader as the scorer, its trials as epochs. Run it with `inspect eval DIR/task.py --model ...`."""
+    try:
+        from evalsuite.exporters.inspect_export import export_inspect as write_task
+    except ModuleNotFoundError as exc:  # an optional extra: say which package is missing, in one line
+        typer.echo(f"error: {exc.name} is not installed (pip install 'evalsuite[dev]' or inspect-ai)", err=True)
+        raise typer.Exit(2) from exc
+    with build_errors():
+        x = write_task(release, out)
+    typer.echo(f"{x.task_file}: task {x.task_name}, {x.samples} sample(s), {x.left_out} left out (held-out or "
+               f"conversational), {x.epochs} epoch(s)\nrun: inspect eval {x.task_file}@{x.task_name} "
+               "--model PROVIDER/MODEL (mockllm/model runs it without a provider)")
