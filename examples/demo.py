@@ -48,7 +48,8 @@ def main(suite: str = "ap_exceptions") -> int:
     _demo_key(g)
     paths = EvalsuiteHome().paths(g.spec)
     with dg.DagsterInstance.get() as instance:
-        console.print(f"Building suite [bold]{suite}[/] through the asset graph (Dagster instance {instance.root_directory})")
+        console.print(f"Building suite [bold]{suite}[/] through the asset graph "
+                      f"(Dagster instance {instance.root_directory})")
         with StageProgress(instance, console, prefix=suite):
             out = driver.build(defs, g, instance)
         _print_gates(out, g.spec)

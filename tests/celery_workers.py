@@ -30,7 +30,8 @@ class LocalWorkers:
                 if " ready." in log.read_text():
                     waiting.discard(name)
             if waiting and time.monotonic() > deadline:
-                raise RuntimeError(f"celery worker(s) {sorted(waiting)} not ready after {timeout:.0f} s: see {self.log_dir}")
+                raise RuntimeError(f"celery worker(s) {sorted(waiting)} not ready after {timeout:.0f} s: "
+                                   f"see {self.log_dir}")
             time.sleep(0.2)
         return self
 

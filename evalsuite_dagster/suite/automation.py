@@ -98,7 +98,8 @@ def release_trials(g: SuiteGraph, instance: dg.DagsterInstance) -> dg.SensorResu
     version = event.asset_materialization.metadata["version"].value
     agents = [a.name for a in g.spec.agents]
     known = set(instance.get_dynamic_partitions(g.agents.name))
-    adds = [g.versions.build_add_request([version])] if not instance.has_dynamic_partition(g.versions.name, version) else []
+    known_version = instance.has_dynamic_partition(g.versions.name, version)
+    adds = [] if known_version else [g.versions.build_add_request([version])]
     adds += [g.agents.build_add_request([a for a in agents if a not in known])] if set(agents) - known else []
     done = instance.get_materialized_partitions(g.key("trial_traces"))
     keys = [dg.MultiPartitionKey({"version": version, "agent": a}) for a in agents]

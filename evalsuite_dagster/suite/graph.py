@@ -89,7 +89,8 @@ class SuiteGraph:
 
     def jobs(self) -> list:
         build = dg.AssetSelection.assets(self.key("source_records"), *(self.key(s.name) for s in self.stages))
-        return [dg.define_asset_job(self.build_job, selection=build, description=f"Build and release suite {self.spec.name}"),
+        return [dg.define_asset_job(self.build_job, selection=build,
+                                    description=f"Build and release suite {self.spec.name}"),
                 dg.define_asset_job(self.trials_job, selection=[self.key("trial_traces")],
                                     description="Run one agent config on one release"),
                 dg.define_asset_job(self.score_job, selection=[self.key("scorecard")]),

@@ -92,7 +92,8 @@ def load_suites(spec_paths: Iterable[str | Path]) -> tuple[list[SuiteGraph], lis
             continue
         name = g.spec.name
         if name == INVALID_GROUP:
-            invalid.append(InvalidSpec(path, f"{path}: name: suite name {name} is reserved for specs that fail to load"))
+            reserved = f"{path}: name: suite name {name} is reserved for specs that fail to load"
+            invalid.append(InvalidSpec(path, reserved))
         elif name in taken:
             invalid.append(InvalidSpec(path, f"{path}: name: suite name {name} is already used by {taken[name]}"))
         else:

@@ -64,7 +64,8 @@ def worker_command(name: str, python: str = sys.executable) -> list[str]:
     job's modules imported before it reports ready, so its first step does not pay them. Run it with
     deploy/celery on PYTHONPATH and DAGSTER_HOME pointing at the shared instance."""
     return [python, "-m", "celery", "-A", "dagster_celery.app", "worker", "--pool=solo", "--prefetch-multiplier=1",
-            "-I", "evalsuite_dagster.trials.celery", "-n", f"{name}@%h", "--without-gossip", "--without-mingle", "-l", "INFO"]
+            "-I", "evalsuite_dagster.trials.celery", "-n", f"{name}@%h", "--without-gossip", "--without-mingle",
+            "-l", "INFO"]
 
 
 def _release_run(g: SuiteGraph, home: EvalsuiteHome, version: str, agent: str

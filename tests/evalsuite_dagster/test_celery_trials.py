@@ -93,7 +93,8 @@ def test_trial_job_on_two_celery_workers_gives_the_in_process_scorecard(tmp_path
     names = celery.workers.ready().names
     with dg.DagsterInstance.from_config(str(celery.dagster_home)) as instance:
         result = dg.execute_job(recon, instance=instance,
-                                run_config=celery_run_config(SUITE, version, AGENT, chunk_trials=26, broker=celery.broker))
+                                run_config=celery_run_config(SUITE, version, AGENT, chunk_trials=26,
+                                                             broker=celery.broker))
         assert result.success, [e.message for e in result.all_events if e.is_failure]
         ran_on = _celery_workers_of(instance, result.run_id)
         key = str(dg.MultiPartitionKey({"version": version, "agent": AGENT}))
@@ -102,7 +103,8 @@ def test_trial_job_on_two_celery_workers_gives_the_in_process_scorecard(tmp_path
             limit=1).records
 
     chunk_steps = sorted(k for k in ran_on if k.startswith(f"{SUITE}__run_chunk["))
-    assert chunk_steps == [f"{SUITE}__run_chunk[chunk_{i}]" for i in range(4)]  # 98 trials in chunks of 26 (whole tasks)
+    # 98 trials in chunks of 26 (whole tasks)
+    assert chunk_steps == [f"{SUITE}__run_chunk[chunk_{i}]" for i in range(4)]
     assert {w.split("@")[0] for w in ran_on.values()} == set(names)  # both workers ran steps, nothing else did
     assert trace_event, "the trial_traces partition of the run is not recorded as materialized"
     logs = [line for n in names for line in (celery.workers.log_dir / f"{n}.log").read_text().splitlines()]
@@ -132,7 +134,8 @@ def test_the_job_resumes_a_run_folder_without_rerunning_recorded_trials(tmp_path
     with dg.instance_for_test() as instance:
         result = job.execute_in_process(run_config=config, instance=instance)
     steps = {e.step_key for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_SUCCESS}
-    assert sorted(k for k in steps if k.startswith(f"{SUITE}__run_chunk[")) == [f"{SUITE}__run_chunk[chunk_{i}]" for i in range(3)]
+    chunks = sorted(k for k in steps if k.startswith(f"{SUITE}__run_chunk["))
+    assert chunks == [f"{SUITE}__run_chunk[chunk_{i}]" for i in range(3)]
     assert (run_dir / TRACES).read_text().splitlines(keepends=True)[:40] == lines[:40]
     assert _trials(run_dir) == _trials(expected)
     assert (run_dir / SCORECARD_JSON).read_text() == (expected / SCORECARD_JSON).read_text()

@@ -41,7 +41,8 @@ AGENTS = [{"name": "reference"},
 
 @pytest.fixture(scope="module")
 def small_release(tmp_path_factory):
-    """The AP suite cut to two resolved cases (one trial each: an MCP trial starts a Python process), built and released by the library driver; spec lists the agents."""
+    """The AP suite cut to two resolved cases (one trial each: an MCP trial starts a Python process), built and
+    released by the library driver; spec lists the agents."""
     tmp = tmp_path_factory.mktemp("model_agents")
     spec = copy_suite(tmp / "suite", reference_trials=1, trials=1)
     rewrite_csv(spec.parent / SUITE / "source" / "resolved_cases.csv", lambda rows: rows.__delitem__(slice(2, None)))

@@ -35,9 +35,11 @@ def test_one_graph_per_suite_with_prefix_group_gates_and_code_versions(tmp_path)
         checks = {(c.asset_key.path[1], c.name): c for c in graph.asset_check_keys}
         assert set(checks) == {("rights_review", "rights_cleared"), ("seed_snapshot", "source_quality"),
                                ("seed_snapshot", "personal_data_declared"),
-                               ("deidentified_snapshot", "no_residual_pii"), ("deidentified_snapshot", "joins_preserved"),
+                               ("deidentified_snapshot", "no_residual_pii"),
+                               ("deidentified_snapshot", "joins_preserved"),
                                ("derived_tasks", "task_schema_valid"), ("derived_tasks", "assertions_cite_policy"),
-                               ("derived_tasks", "masked_fields_justified"), ("acceptance_results", "reference_solvable"),
+                               ("derived_tasks", "masked_fields_justified"),
+                               ("acceptance_results", "reference_solvable"),
                                ("acceptance_results", "reference_stable"),
                                ("acceptance_results", "not_trivially_passable"), ("acceptance_results", "resettable")}
         # the gates do not fail their run (evalsuite_dagster/suite/held_back.py); automation waits for them instead
@@ -98,7 +100,8 @@ def test_drop_folder_sensor_first_look_after_a_build_only_records_the_cursor(tmp
 def test_definitions_validate(tmp_path):
     env = {**os.environ, "DAGSTER_HOME": str(tmp_path)}
     (tmp_path / "dagster.yaml").write_text((ROOT / "dagster.yaml").read_text())
-    run = subprocess.run([str(Path(sys.executable).parent / "dagster"), "definitions", "validate", "-w", "workspace.yaml"],
+    dagster = str(Path(sys.executable).parent / "dagster")
+    run = subprocess.run([dagster, "definitions", "validate", "-w", "workspace.yaml"],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "All code locations passed validation" in run.stdout + run.stderr

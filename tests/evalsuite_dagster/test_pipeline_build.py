@@ -16,7 +16,8 @@ def test_clean_suite_releases(built):
     s, out = built.suite, built.first
     assert out.success and not out.blocked
     assert set(out.checks) == {"rights_cleared", "source_quality", "personal_data_declared", "no_residual_pii",
-                               "joins_preserved", "task_schema_valid", "assertions_cite_policy", "masked_fields_justified",
+                               "joins_preserved", "task_schema_valid", "assertions_cite_policy",
+                               "masked_fields_justified",
                                "reference_solvable", "reference_stable", "not_trivially_passable", "resettable"}
     assert all(passed for passed, _ in out.checks.values())
     release = s.home / "releases" / SUITE / out.version
@@ -35,7 +36,8 @@ def test_data_versions_are_content_hashes_and_code_versions_are_set(built):
     derivation = json.loads((s.home / "suites" / SUITE / "derivation.json").read_text())
     assert tag("seed_snapshot")["dagster/data_version"] == quality["sha256"]
     assert tag("derived_tasks")["dagster/data_version"] == derivation["task_set_sha256"]
-    assert tag("acceptance_results")["dagster/data_version"] == file_sha256(s.home / "suites" / SUITE / "acceptance" / "audit.json")
+    audit = s.home / "suites" / SUITE / "acceptance" / "audit.json"
+    assert tag("acceptance_results")["dagster/data_version"] == file_sha256(audit)
     assert tag("suite_release")["dagster/data_version"] == built.first.version
     for stage in ("rights_review", "seed_snapshot", "derived_tasks", "acceptance_results", "suite_release"):
         assert tag(stage)["dagster/code_version"]

@@ -41,7 +41,8 @@ def test_leaked_personal_value_is_blocked_at_no_residual_pii(tmp_path):
         findings = _check_metadata(s, "deidentified_snapshot", "no_residual_pii")
         assert email not in json.dumps(findings)  # the report says where, never the value
         assert s.releases() == []
-        again = driver.build(s.defs, s.graph, s.instance, selection=["derived_tasks", "acceptance_results", "suite_release"])
+        again = driver.build(s.defs, s.graph, s.instance,
+                             selection=["derived_tasks", "acceptance_results", "suite_release"])
         assert not again.success and gates(again) == ["no_residual_pii"]
         alone = driver.build(s.defs, s.graph, s.instance, selection=["suite_release"])
         assert not alone.success and gates(alone) == ["no_residual_pii"]

@@ -1,4 +1,5 @@
-"""The Dagster instance on PostgreSQL (deploy/dagster_postgres.yaml): a build run and trial runs stored in a fresh database."""
+"""The Dagster instance on PostgreSQL (deploy/dagster_postgres.yaml): a build run and trial runs stored in a fresh
+database."""
 from __future__ import annotations
 
 import shutil
