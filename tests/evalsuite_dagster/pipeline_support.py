@@ -10,7 +10,9 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+from browser_support import browser_page
 from suite_support import ROOT, SUITE
+from webserver_support import get
 
 from evalsuite_dagster.definitions import build_defs
 from evalsuite_dagster.suite.graph import SuiteGraph, build_suite_graph
@@ -69,3 +71,20 @@ def service_or_skip(addr: tuple[str, int], what: str, needed_by: str) -> None:
         if os.environ.get("CI"):
             raise
         pytest.skip(f"no {what} answers on {addr[0]}:{addr[1]} ({exc}); {needed_by}")
+
+
+LATEST = """query ($keys: [AssetKeyInput!]!) { assetsLatestInfo(assetKeys: $keys) {
+    assetKey { path } latestMaterialization { runId } latestRun { id status tags { key value } } } }"""
+
+
+def held_back_view(base: str, assets: list[str], reason: str) -> tuple[dict, str]:
+    """What a person sees of a build held back, on a served webserver: each asset's latest run and
+    materialization (GraphQL), and the text of derived_tasks' page once it says never materialized and `reason`."""
+    keys = [{"path": [SUITE, a]} for a in assets]
+    latest = get(f"{base}/graphql", {"query": LATEST, "variables": {"keys": keys}})["data"]["assetsLatestInfo"]
+    with browser_page() as page:
+        page.goto(f"{base}/assets/{SUITE}/derived_tasks", wait_until="domcontentloaded")
+        page.get_by_text("Never materialized").first.wait_for(timeout=60_000)
+        page.get_by_text(reason).first.wait_for(timeout=60_000)
+        text = page.inner_text("body")
+    return {i["assetKey"]["path"][1]: i for i in latest}, text

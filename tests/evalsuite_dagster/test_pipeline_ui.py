@@ -7,7 +7,7 @@ import dagster_driver as driver
 import pytest
 from browser_support import browser_page
 from docs_support import page
-from pipeline_support import open_project_instance
+from pipeline_support import held_back_view, open_project_instance
 from suite_support import ROOT, SUITE, copy_suite, expire_license
 from webserver_support import get, serve, wait
 
@@ -127,10 +127,6 @@ def _labelled(stage: str, text: str) -> bool:
                                              for head, _, tail in cut)
 
 
-LATEST = """query ($keys: [AssetKeyInput!]!) { assetsLatestInfo(assetKeys: $keys) {
-    assetKey { path } latestMaterialization { runId } latestRun { id status tags { key value } } } }"""
-
-
 def test_a_blocked_build_leaves_the_assets_below_the_gate_not_run_with_its_reason(tmp_path):
     """Dagster shows every asset a failed run planned as "Failed"; a gate that blocks must not fail the run, and
     the assets below it say they were not run, and why."""
@@ -144,15 +140,8 @@ def test_a_blocked_build_leaves_the_assets_below_the_gate_not_run_with_its_reaso
     assert out.held_back == below
 
     with serve(tmp_path / "dagster", spec, tmp_path / "home", tmp_path / "webserver.log") as base:
-        keys = [{"path": [SUITE, s]} for s in ["rights_review", *below]]
-        info = {i["assetKey"]["path"][1]: i for i in get(f"{base}/graphql", {
-            "query": LATEST, "variables": {"keys": keys}})["data"]["assetsLatestInfo"]}
+        info, derived_page = held_back_view(base, ["rights_review", *below], "gate rights_cleared blocked")
         nodes = get(f"{base}/graphql", {"query": ASSETS_QUERY})["data"]["assetNodes"]
-        with browser_page() as page:
-            page.goto(f"{base}/assets/{SUITE}/derived_tasks", wait_until="domcontentloaded")
-            page.get_by_text("Never materialized").first.wait_for(timeout=60_000)
-            page.get_by_text("gate rights_cleared blocked").first.wait_for(timeout=60_000)
-            derived_page = page.inner_text("body")
     run = info["rights_review"]["latestRun"]
     assert run["status"] == "SUCCESS" and {"key": NOT_RUN_TAG, "value": "rights_cleared"} in run["tags"]
     assert all(info[s]["latestRun"]["id"] == run["id"] and info[s]["latestMaterialization"] is None for s in below)

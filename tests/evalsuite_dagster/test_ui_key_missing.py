@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import dagster as dg
 import dagster_driver as driver
-from browser_support import browser_page
-from pipeline_support import open_project_instance
-from suite_support import SUITE, copy_suite
-from webserver_support import get, serve
+from pipeline_support import held_back_view, open_project_instance
+from suite_support import copy_suite
+from webserver_support import serve
 
 from evalsuite_dagster.definitions import build_defs
 from evalsuite_dagster.suite.graph import build_suite_graph
 from evalsuite_dagster.suite.held_back import KEY_MISSING, NOT_RUN_TAG
 
 BELOW = ["deidentified_snapshot", "derived_tasks", "acceptance_results", "suite_release"]
-LATEST = """query ($keys: [AssetKeyInput!]!) { assetsLatestInfo(assetKeys: $keys) {
-    assetKey { path } latestMaterialization { runId } latestRun { id status tags { key value } } } }"""
 
 
 def test_a_build_without_a_key_leaves_the_assets_below_not_run_naming_the_variable(tmp_path, monkeypatch):
@@ -32,14 +29,7 @@ def test_a_build_without_a_key_leaves_the_assets_below_not_run_naming_the_variab
     assert after.total_requested == 0, [r.key for r in after.results if r.true_subset.size]  # nothing relaunched
 
     with serve(tmp_path / "dagster", spec, tmp_path / "home", tmp_path / "webserver.log") as base:
-        info = {i["assetKey"]["path"][1]: i for i in get(f"{base}/graphql", {
-            "query": LATEST, "variables": {"keys": [{"path": [SUITE, s]} for s in ["seed_snapshot", *BELOW]]}})[
-            "data"]["assetsLatestInfo"]}
-        with browser_page() as page:
-            page.goto(f"{base}/assets/{SUITE}/derived_tasks", wait_until="domcontentloaded")
-            page.get_by_text("Never materialized").first.wait_for(timeout=60_000)
-            page.get_by_text("de-identification key missing").first.wait_for(timeout=60_000)
-            derived_page = page.inner_text("body")
+        info, derived_page = held_back_view(base, ["seed_snapshot", *BELOW], "de-identification key missing")
     run = info["seed_snapshot"]["latestRun"]
     assert run["status"] == "SUCCESS" and {"key": NOT_RUN_TAG, "value": KEY_MISSING} in run["tags"]
     assert all(info[s]["latestRun"]["id"] == run["id"] and info[s]["latestMaterialization"] is None for s in BELOW)
