@@ -71,8 +71,9 @@ class AgentConfig(BaseModel):
 
     @classmethod
     def parse(cls, agent: str | AgentConfig) -> AgentConfig:
-        """What a user names, as a config: `openai:MODEL`, `mcp:COMMAND` (split as a shell would) or a
-        baseline's name (reference, noop, adversary; make_agent rejects unknown ones); a config passes through."""
+        """What a user names, as a config: `openai:MODEL`, `mcp:COMMAND` (split as a shell would, its relative
+        file names made absolute: see from_here) or a baseline's name (reference, noop, adversary; make_agent
+        rejects unknown ones); a config passes through."""
         if isinstance(agent, AgentConfig):
             return agent
         kind, sep, rest = agent.partition(":")
@@ -80,8 +81,18 @@ class AgentConfig(BaseModel):
             return cls(name=agent, kind="openai", model=rest.strip())
         if sep and kind == "mcp":
             default_boundary()  # a bad EVALSUITE_MCP_BOUNDARY is one line here, not a validation report
-            return cls(name=agent, kind="mcp", command=shlex.split(rest))
+            return cls(name=agent, kind="mcp", command=from_here(shlex.split(rest)))
         return cls(name=agent)
+
+
+def from_here(command: list[str]) -> list[str]:
+    """command with each word that names an existing file relative to the folder evalsuite was started in made
+    absolute (not resolved: a virtualenv's python must keep its path). The agent starts in a private home of its
+    own (evalsuite.trials.sandbox), where `examples/agent.py` would name nothing. The program word counts only
+    with a slash in it: a bare name is looked up on PATH, as a shell does."""
+    def here(i: int, word: str) -> bool:
+        return not os.path.isabs(word) and (i > 0 or os.sep in word) and os.path.isfile(word)
+    return [os.path.abspath(w) if here(i, w) else w for i, w in enumerate(command)]
 
 
 def default_boundary() -> str:

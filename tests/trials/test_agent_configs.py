@@ -45,6 +45,21 @@ def test_what_a_user_names_becomes_a_config():
             AgentConfig.parse(incomplete)
 
 
+def test_the_relative_file_names_of_an_mcp_command_are_made_absolute_where_evalsuite_runs(tmp_path, monkeypatch):
+    """The agent starts in a home of its own, so `examples/agent.py` must mean the file beside the user; a word
+    naming no file (an option, a missing file) stays as typed, and a bare program name is looked up on PATH."""
+    (tmp_path / "examples").mkdir()
+    for name in ("examples/agent.py", "python", "bin/python"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("")
+    monkeypatch.chdir(tmp_path)
+    config = AgentConfig.parse("mcp:python examples/agent.py --plan plan.json -v")
+    assert config.command == ["python", str(tmp_path / "examples" / "agent.py"), "--plan", "plan.json", "-v"]
+    assert config.name == "mcp:python examples/agent.py --plan plan.json -v"  # the records keep what was typed
+    assert AgentConfig.parse("mcp:bin/python ./python /bin/sh").command == [
+        str(tmp_path / "bin" / "python"), str(tmp_path / "python"), "/bin/sh"]
+
+
 @pytest.mark.parametrize("workers", [1, 2], ids=["in_process", "worker_pool"])
 def test_an_openai_config_reaches_the_agent_and_every_record(release, endpoint, monkeypatch, workers):
     """Model, base_url and temperature come from the config, in this process and in pool workers alike."""

@@ -144,6 +144,23 @@ def test_the_example_agent_given_the_reference_plan_still_passes_sealed(answers)
     assert [(e.tool, e.arguments) for e in result.trace] == [(c.tool, c.arguments) for c in task.solution_calls()]
 
 
+@needs_bwrap
+def test_an_mcp_command_of_relative_paths_runs_from_the_folder_evalsuite_runs_in(answers, monkeypatch):
+    """The documented form, `mcp:.venv/bin/python examples/mcp_reference_agent.py` from the project folder: the
+    sealed agent starts in its own home, yet it reaches its trial and passes, with no infra error."""
+    task = answers.release.tasks()[1]
+    plan = json.dumps({"calls": [{"tool": c.tool, "arguments": c.arguments} for c in task.solution_calls()],
+                       "answer": task.reference_answer})
+    monkeypatch.setenv("EVALSUITE_AGENT_PLAN", plan)
+    monkeypatch.setenv("EVALSUITE_MCP_PASS_ENV", "EVALSUITE_AGENT_PLAN")
+    monkeypatch.chdir(AGENT.parents[1])
+    python = os.path.relpath(sys.executable)  # .venv/bin/python in the project folder itself
+    [record] = run_trials(answers.release.world_ref(), [task], [f"mcp:{python} examples/{AGENT.name}"], 1,
+                          TrialSettings(answers.release.run_identity(), workers=1))
+    assert record.agent_config.sandbox == "sealed"
+    assert (record.outcome, record.error) == ("pass", None)
+
+
 HANG = """
 import signal, subprocess, sys, time
 signal.signal(signal.SIGTERM, signal.SIG_IGN)  # only SIGKILL stops it
@@ -190,6 +207,9 @@ def test_a_boundary_that_cannot_be_made_is_one_line_before_any_trial(monkeypatch
     if sandbox.sandbox_for().mechanism == "bwrap":
         with pytest.raises(sandbox.SandboxError, match=r"agent path .* lies inside the home folder"):
             make_agent(f"mcp:{sys.executable} {inside}")
+        monkeypatch.chdir(inside.parent)  # named relative to the folder evalsuite runs in, it is refused alike
+        with pytest.raises(sandbox.SandboxError, match=rf"agent path {inside} lies inside the home folder"):
+            make_agent(f"mcp:{sys.executable} {inside.name}")
 
 
 @needs_root
