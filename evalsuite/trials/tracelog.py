@@ -47,20 +47,21 @@ class FolderBusyError(TraceLogError):
 
 
 @contextmanager
-def folder_lock(folder: Path) -> Iterator[None]:
-    """Hold the run folder's lock (the folder must exist) while writing it; a second writer stops at once with a
-    one-line error.
+def folder_lock(folder: Path, wait: float = 0.0) -> Iterator[None]:
+    """Hold the run folder's lock (the folder must exist) while writing it; a second writer stops at once (or
+    after `wait` seconds) with a one-line error.
 
     Stopping rather than waiting: a run can take hours, and a writer that waits would then rerun nothing
-    anyway. Taking it again in the same thread (a run's trials inside the run) is reentrant; the kernel
-    drops it when its holder dies, so a killed run never blocks the next one.
+    anyway; a short bounded wait is for a writer whose own write is short (a person's attempt from
+    `evalsuite play`). Taking it again in the same thread (a run's trials inside the run) is reentrant; the
+    kernel drops it when its holder dies, so a killed run never blocks the next one.
     """
     folder = Path(folder)
     if not folder.is_dir():
         raise TraceLogError(f"{folder}: not a run folder (no such folder)")
     lock = FileLock(folder.resolve() / LOCK, is_singleton=True)  # one instance per folder, however it is named
     try:
-        lock.acquire(blocking=False)
+        lock.acquire(timeout=wait, blocking=wait > 0)
     except Timeout:
         raise FolderBusyError(f"{folder}: another process is writing this run folder (it holds {folder / LOCK}); "
                               "wait for it to finish, or use another --out") from None

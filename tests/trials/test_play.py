@@ -6,7 +6,11 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -23,6 +27,7 @@ from evalsuite.releases.release import Release
 from evalsuite.releases.runs import play_desk
 from evalsuite.scoring.runlog import SUMMARY, TRACES
 from evalsuite.tasks.heldout import access_log_path
+from evalsuite.trials.agents import human
 from evalsuite.trials.play import form_arguments, form_fields, play_app, serving
 from evalsuite.trials.tracelog import read_traces
 from evalsuite.worlds.registry import get_domain
@@ -187,6 +192,70 @@ def test_a_call_past_the_step_budget_ends_the_attempt(release, tmp_path):
     record = records(tmp_path)[("human:Ada Lovelace", task.task_id)]
     assert (record.outcome, record.passed) == ("budget_exhausted", False)
     assert len(record.trace) == task.trial_protocol.max_steps
+
+
+# Another process writing the run folder, as `evalsuite run --out` into it does: it holds the folder's lock
+# until its stdin closes, then says how many bytes the folder's traces held as it let go.
+HOLDER = """import sys
+from pathlib import Path
+from evalsuite.trials.tracelog import folder_lock
+with folder_lock(sys.argv[1]):
+    print("held", flush=True)
+    sys.stdin.read()
+    traces = Path(sys.argv[1], "traces.jsonl")
+    print(traces.stat().st_size if traces.exists() else 0, flush=True)
+"""
+
+
+@contextmanager
+def lock_held(folder: Path, release_after: float | None = None) -> Iterator[SimpleNamespace]:
+    """The folder's lock held by another process for the block, or only its first release_after seconds; the
+    namespace's `traces_bytes` is what the folder's traces.jsonl held as the holder let go, once the block is over."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(folder)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline() == "held\n"
+    if release_after is not None:
+        threading.Timer(release_after, holder.stdin.close).start()
+    held = SimpleNamespace(traces_bytes=None)
+    try:
+        yield held
+    finally:
+        if not holder.stdin.closed:
+            holder.stdin.close()
+        held.traces_bytes = int(holder.stdout.readline())
+        holder.wait(timeout=30)
+
+
+def test_an_attempt_ending_while_another_process_writes_the_folder_is_kept_until_it_is_recorded(release, tmp_path,
+                                                                                              monkeypatch):
+    """The attempt's line is appended under the folder's lock, waiting a bounded while for it; past that the
+    person is told it is not recorded yet and it is kept, then recorded once when the person tries again."""
+    monkeypatch.setattr(human, "SAVE_SECONDS", 0.5)
+    desk, ada = client_for(release, tmp_path)
+    task = desk.tasks[0]
+    with lock_held(tmp_path):
+        started = time.monotonic()
+        page = solve(ada, task)
+        assert time.monotonic() - started >= human.SAVE_SECONDS
+        assert "is not recorded yet" in page and f"writing the run folder {tmp_path}" in page
+        assert ada.get("/attempt").status_code == 503 and ada.post("/attempt/save").status_code == 503
+        ada.post("/attempt/submit", data={"message": "sent again"})  # a form sent again changes nothing
+        assert records(tmp_path) == {}
+    page = ada.post("/attempt/save").text
+    assert "is recorded" in page and f'id="open-{task.task_id}"' not in page
+    record = records(tmp_path)[("human:Ada Lovelace", task.task_id)]
+    assert record.passed and record.final_message == task.reference_answer
+    assert len(read_traces(tmp_path / TRACES).records) == 1 and (tmp_path / SUMMARY).is_file()
+
+
+def test_an_attempt_waits_for_a_short_writer_of_its_folder(release, tmp_path):
+    desk, ada = client_for(release, tmp_path)
+    task = desk.tasks[0]
+    with lock_held(tmp_path, release_after=0.5) as held:
+        page = solve(ada, task)
+    assert "is recorded" in page
+    assert records(tmp_path)[("human:Ada Lovelace", task.task_id)].passed
+    assert held.traces_bytes == 0  # appended only once the other writer was done
 
 
 def test_a_sample_offers_n_tasks_and_a_name_is_required(release, tmp_path):

@@ -19,15 +19,16 @@ from evalsuite.core.identity import AgentConfig, RunIdentity, identity_sha256
 from evalsuite.core.records import TaskRecord, TraceEvent
 from evalsuite.tasks.heldout import log_access, without_held_out
 from evalsuite.trials.agents.base import AgentEnv
+from evalsuite.trials.chunks import merge_records
 from evalsuite.trials.jobs import Stamp, run_job
 from evalsuite.trials.mcp_server import task_view
 from evalsuite.trials.tracelog import (
     SUMMARY,
     TRACES,
-    TraceWriter,
+    FolderBusyError,
     TrialRecord,
+    folder_lock,
     read_traces,
-    repair_traces,
     write_summary,
 )
 from evalsuite.trials.users.base import ConversationOver
@@ -37,6 +38,9 @@ from evalsuite.worlds.world import World
 PURPOSE = "human_baseline"  # the access log's word for a task read by `evalsuite play`
 HUMAN = "human"
 REPLY_SECONDS = 300.0  # a tool call or a grade takes milliseconds; this long means the attempt's thread is stuck
+# How long recording an attempt waits for the run folder's lock: enough for another short writer (a second play
+# page, a rescore); an `evalsuite run` holds it for its whole run, and then the person is told and may retry.
+SAVE_SECONDS = 3.0
 
 
 def playable(tasks: list[TaskRecord]) -> list[TaskRecord]:
@@ -121,6 +125,7 @@ class Attempt:
         self.conversation: list[tuple[str, str]] = []  # (who, text): "customer" or "you"
         self.talks = False
         self.record: TrialRecord | None = None
+        self.unsaved: str | None = None  # why the ended attempt's record is not in the run folder yet
         self.view: dict[str, Any] = {}
         self.tools: list[dict[str, Any]] = []
         threading.Thread(target=self._run, args=(stamp,), daemon=True, name=f"play-{task.task_id}").start()
@@ -169,7 +174,8 @@ class Attempts:
         self.last: dict[str, TrialRecord] = {}
         self.free_worlds: list[World] = []
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        self.done = {(r.agent, r.task_id) for r in repair_traces(self.out_dir / TRACES).records}
+        # read only: a torn tail is repaired under the folder's lock, when an attempt is recorded
+        self.done = {(r.agent, r.task_id) for r in read_traces(self.out_dir / TRACES).records}
 
     def attempted(self, person: str) -> set[str]:
         name = person_config(person).name
@@ -193,28 +199,41 @@ class Attempts:
         self._settle(attempt)
 
     def _settle(self, attempt: Attempt) -> None:
-        """An attempt that has ended: its record joins the run folder and its world is free again."""
+        """An attempt that has ended: its record joins the run folder (under the folder's lock, so its line never
+        interleaves with another writer's) and its world is free again. When another process holds the lock
+        past SAVE_SECONDS the attempt stays open, ended and graded, with the reason on its page (unsaved), to be
+        recorded again: the person's work is kept, not dropped."""
         if attempt.record is None:
             return
-        writer = TraceWriter(self.out_dir / TRACES)
         try:
-            writer.write(attempt.record)
-        finally:
-            writer.close()
-        write_summary(read_traces(self.out_dir / TRACES).records, self.out_dir / SUMMARY)
+            with folder_lock(self.out_dir, wait=SAVE_SECONDS):
+                merge_records(self.out_dir, [attempt.record])
+                write_summary(read_traces(self.out_dir / TRACES).records, self.out_dir / SUMMARY)
+        except FolderBusyError:
+            attempt.unsaved = (f"Another process is writing the run folder {self.out_dir} (perhaps an `evalsuite "
+                               f"run` into it), so your attempt at {attempt.task.task_id} is not recorded yet.")
+            return
+        attempt.unsaved = None
         self.done.add((attempt.record.agent, attempt.record.task_id))
         self.last[attempt.person] = attempt.record
         self.open.pop(attempt.person, None)
         self.free_worlds.append(attempt.world)
 
     def call(self, attempt: Attempt, tool: str, arguments: dict[str, Any]) -> None:
-        attempt.call(tool, arguments)
-        self._settle(attempt)
+        self._act(attempt, attempt.call, tool, arguments)
 
     def submit(self, attempt: Attempt, message: str) -> None:
-        attempt.submit(message)
-        self._settle(attempt)
+        self._act(attempt, attempt.submit, message)
 
     def message(self, attempt: Attempt, text: str) -> None:
-        attempt.message(text)
+        self._act(attempt, attempt.message, text)
+
+    def save(self, attempt: Attempt) -> None:
+        """Record an ended attempt again (its page offers it while the record is unsaved)."""
+        self._settle(attempt)
+
+    def _act(self, attempt: Attempt, act: Any, *args: Any) -> None:
+        """One command of the person's; an attempt already ended (a form sent again) is only recorded again."""
+        if attempt.record is None:
+            act(*args)
         self._settle(attempt)

@@ -38,6 +38,7 @@ def play_app(desk: Desk, out_dir: Path) -> Starlette:
         Route("/attempt", play.attempt_page), Route("/attempt/call/{tool}", play.call_tool, methods=["POST"]),
         Route("/attempt/submit", play.submit, methods=["POST"]), Route("/attempt/message", play.message,
                                                                        methods=["POST"]),
+        Route("/attempt/save", play.save, methods=["POST"]),
     ])
 
 
@@ -103,6 +104,8 @@ class _Play:
         person, attempt = self.attempt(request)
         if attempt is None:
             return _see("/")
+        if attempt.unsaved:  # ended and graded, its record kept here until the run folder takes it
+            return self.page(request, "unsaved.html", person, 503, attempt=attempt)
         forms = [(t, form_fields(t["parameters"])) for t in attempt.tools]
         return self.page(request, "attempt.html", person, attempt=attempt, view=attempt.view, forms=forms,
                          calls=[(c, _shown(c)) for c in attempt.calls])
@@ -116,6 +119,12 @@ class _Play:
         arguments = form_arguments(form_fields(schemas[tool]), {k: str(v) for k, v in (await request.form()).items()})
         await self.locked(self.attempts.call, attempt, tool, arguments)
         return _see("/attempt" if attempt.record is None else "/")
+
+    async def save(self, request: Request) -> Response:
+        _, attempt = self.attempt(request)
+        if attempt is not None:
+            await self.locked(self.attempts.save, attempt)
+        return _see("/")
 
     async def message(self, request: Request) -> Response:
         return await self.with_text(request, self.attempts.message, "text", "/attempt")
