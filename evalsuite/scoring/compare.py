@@ -153,13 +153,22 @@ def verdict_text(c: Comparison, d: PairedDiff) -> str:
 def _metric_rows(c: Comparison) -> list[list[str]]:
     """pass^1, and pass^k when k > 1: A, B, A - B with its interval, the verdict."""
     return [[f"pass^{d.k}", f"{d.a:.3f}", f"{d.b:.3f}", interval_cell(d.diff, d.low, d.high), verdict_text(c, d)]
-            for d in ((c.pass_1, c.pass_k) if c.pass_k.k != 1 else (c.pass_1,))]
+            for d in _diffs(c)]
+
+
+def _diffs(c: Comparison) -> tuple[PairedDiff, ...]:
+    """pass^1, and pass^K when K > 1."""
+    return (c.pass_1, c.pass_k) if c.pass_k.k != 1 else (c.pass_1,)
 
 
 def to_markdown(comparisons: Sequence[Comparison]) -> str:
-    """Every pair in one table, two rows per pair."""
-    return md_table(["A", "B", "tasks", "metric", "A", "B", "A − B [95% paired]", "verdict"],
-                             [[c.agent_a, c.agent_b, str(c.tasks), *r] for c in comparisons for r in _metric_rows(c)])
+    """Every pair in one table, a row per pair and k (pass^1, and pass^K when K > 1), four short columns: the
+    Dagster UI's value column is narrow. The shared tasks, each side's pass^k and the tasks an undecided verdict
+    needs are in compare.json and on the evidence site's scorecard page."""
+    return md_table(["A − B", "k", "pass^k A − B [95% paired]", "verdict"],
+                    [[f"{c.agent_a} − {c.agent_b}", str(d.k), interval_cell(d.diff, d.low, d.high),
+                      "undecided" if d.verdict == UNDECIDED else d.verdict]
+                     for c in comparisons for d in _diffs(c)])
 
 
 def console_table(c: Comparison):

@@ -1,5 +1,5 @@
-"""The trials group in the UI over a scored and published release: the scorecard's pass^k plot and table shown in
-place, and the evidence site's link."""
+"""The trials group in the UI over a scored and published release: the scorecard's pass^k plot and its pass^k, cost
+and paired-comparison tables shown in place, and the evidence site's link."""
 from __future__ import annotations
 
 import shutil
@@ -39,7 +39,7 @@ CLIPPED = """keys => [...document.querySelectorAll('tr')].filter(r => keys.inclu
 }).map(e => (e.alt || e.innerText).slice(0, 60))"""
 
 
-def test_the_scorecard_shows_a_readable_pass_k_plot_and_table_in_place_not_cut_at_the_right(published):
+def test_the_scorecard_shows_a_readable_pass_k_plot_and_its_tables_in_place_not_cut_at_the_right(published):
     base, _ = published
     with browser_page() as page:
         page.goto(f"{base}/assets/{SUITE}/scorecard", wait_until="domcontentloaded")
@@ -48,7 +48,7 @@ def test_the_scorecard_shows_a_readable_pass_k_plot_and_table_in_place_not_cut_a
         page.get_by_text("paired_comparison").first.wait_for(timeout=60_000)
         page.wait_for_timeout(500)
         size = plot.evaluate("img => [img.naturalWidth, img.getBoundingClientRect().width]")
-        clipped = page.evaluate(CLIPPED, ["pass^k_plot", "pass^k"])
+        clipped = page.evaluate(CLIPPED, ["pass^k_plot", "pass^k", "cost", "paired_comparison"])
     assert min(size) >= 400, size  # was 216 px wide with 7 px tick labels
     assert clipped == [], f"cut at the right edge of their cell: {clipped}"
 

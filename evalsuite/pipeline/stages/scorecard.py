@@ -47,12 +47,10 @@ def agent_scores(card: Scorecard) -> dict[str, float]:
 
 
 def cost_table(card: Scorecard) -> Markdown:
-    """Tokens, cost per trial and cost per success per agent beside pass^1 and pass^K."""
+    """Tokens, cost per trial and cost per success, a row per agent in the pass^k table's order (pass^k itself is
+    in that table: beside the cost columns it made this one wider than the UI's value column)."""
     cells = cost_cells()
-    top = max((len(a.curve) for a in card.agents), default=1)
-    return md_table(["agent", "pass^1", f"pass^{top}", *cells],
-                    [[a.agent, passk_cell(a.curve, 1), passk_cell(a.curve, top), *(c(a) for c in cells.values())]
-                     for a in card.agents])
+    return md_table(["agent", *cells], [[a.agent, *(c(a) for c in cells.values())] for a in card.agents])
 
 
 def cost_scores(card: Scorecard) -> dict[str, float]:
