@@ -5,12 +5,22 @@ EVALSUITE_SUITES, when set, chooses the suites instead (`make ui` on a user's ow
 spec, the tests): the bundled instances then build nothing and the one
 ListedSuites instance (defs/listed_suites/defs.yaml) builds a suite for each
 spec file it names, in order, the first spec of a suite name winning.
+
+Two bundled instances whose specs carry one suite name: the instance of the
+first folder (by name) builds the suite, the other an invalid-spec asset
+naming both instance files, as a second listed spec of a taken name does.
 """
 from __future__ import annotations
 
-import dagster as dg
+from pathlib import Path
 
-from evalsuite_dagster.suite.loading import listed_specs, specs_defs
+import dagster as dg
+import yaml
+
+from evalsuite.sourcing.spec import load_spec
+from evalsuite_dagster.suite.loading import InvalidSpec, invalid_spec_assets, listed_specs, specs_defs
+
+INSTANCE = "defs.yaml"
 
 
 class SuiteComponent(dg.Component, dg.Resolvable, dg.Model):
@@ -21,7 +31,33 @@ class SuiteComponent(dg.Component, dg.Resolvable, dg.Model):
     def build_defs(self, context: dg.ComponentLoadContext) -> dg.Definitions:
         if listed_specs() is not None:
             return dg.Definitions()
-        return specs_defs([context.project_root / self.spec])
+        spec = context.project_root / self.spec
+        here = context.path if context.path.is_dir() else context.path.parent
+        name = _suite_name(spec)  # None: specs_defs turns the spec's own error into its invalid-spec asset
+        taken = _taken_by_earlier_instance(here, context.project_root, name) if name else None
+        if taken is None:
+            return specs_defs([spec])
+        error = f"{here / INSTANCE}: spec: suite name {name} of {spec} is already used by {taken / INSTANCE}"
+        return dg.Definitions(assets=invalid_spec_assets([InvalidSpec(spec, error)]))
+
+
+def _taken_by_earlier_instance(here: Path, root: Path, name: str) -> Path | None:
+    """The folder of the first sibling instance, by folder name before this one, whose spec loads and has this
+    suite name; None when there is none."""
+    for folder in sorted(p for p in here.parent.iterdir() if p.name < here.name and (p / INSTANCE).is_file()):
+        raw = yaml.safe_load((folder / INSTANCE).read_text()) or {}
+        other = (raw.get("attributes") or {}).get("spec") if raw.get("type", "").endswith(".SuiteComponent") else None
+        if other and _suite_name(root / other) == name:
+            return folder
+    return None
+
+
+def _suite_name(spec: Path) -> str | None:
+    """The spec's suite name, None when it does not load."""
+    try:
+        return load_spec(spec).name
+    except Exception:  # noqa: BLE001 - a spec that does not load takes no name: its own instance shows its error
+        return None
 
 
 class ListedSuites(dg.Component, dg.Resolvable, dg.Model):

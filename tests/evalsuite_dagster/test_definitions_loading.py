@@ -70,6 +70,39 @@ def test_a_second_spec_with_a_taken_suite_name_is_invalid_and_the_first_loads(tm
     assert bad[0].description == f"{second}: name: suite name {SUITE} is already used by {first}"
 
 
+def bundled_project(root: Path, specs: dict[str, Path]) -> Path:
+    """A project whose defs folder holds the shared resources and one SuiteComponent instance per entry (folder
+    name: spec file)."""
+    (root / "pyproject.toml").write_text('[tool.dg.project]\nroot_module = "bundled"\n')
+    for module in (root / "bundled", root / "bundled" / "defs"):
+        module.mkdir(parents=True, exist_ok=True)
+        (module / "__init__.py").write_text("")
+    shutil.copyfile(ROOT / "evalsuite_dagster" / "defs" / "shared.py", root / "bundled" / "defs" / "shared.py")
+    for folder, spec in specs.items():
+        (root / "bundled" / "defs" / folder).mkdir()
+        (root / "bundled" / "defs" / folder / "defs.yaml").write_text(yaml.safe_dump(
+            {"type": "evalsuite_dagster.suite.component.SuiteComponent", "attributes": {"spec": str(spec)}}))
+    return root / "bundled" / "defs"
+
+
+def test_two_bundled_instances_of_one_suite_name_give_the_first_and_an_invalid_spec(tmp_path, monkeypatch):
+    project = tmp_path / "project"
+    first, second = copy_suite(project / "a"), copy_suite(project / "b")
+    defs_folder = bundled_project(project, {"one": first.relative_to(project), "two": second.relative_to(project)})
+    monkeypatch.syspath_prepend(str(project))
+    monkeypatch.delenv("EVALSUITE_SUITES", raising=False)
+
+    defs = dg.load_from_defs_folder(path_within_project=project)
+    dg.Definitions.validate_loadable(defs)
+
+    specs = specs_of(defs)
+    assert dg.AssetKey([SUITE, "suite_release"]) in specs
+    bad = [s for s in specs.values() if s.group_name == INVALID]
+    assert [s.key for s in bad] == [dg.AssetKey([INVALID, SUITE])]
+    assert bad[0].description == (f"{defs_folder / 'two' / 'defs.yaml'}: spec: suite name {SUITE} of {second} is "
+                                  f"already used by {defs_folder / 'one' / 'defs.yaml'}")
+
+
 def test_a_spec_dagster_rejects_is_invalid_too(tmp_path, monkeypatch):
     good = copy_suite(tmp_path / "suites")
     cron = variant(good, tmp_path / "suites" / "weekly.yaml", name="weekly", schedule="every tuesday")
