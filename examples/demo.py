@@ -62,7 +62,7 @@ def main(suite: str = "ap_exceptions") -> int:
         console.print(f"release: [bold]{out.release}[/] (version {out.version})")
         derived = instance.get_latest_materialization_event(g.key("derived_tasks")).asset_materialization
         console.print(f"derivation: {derived.metadata['summary'].value} (details: {paths.derivation})")
-        _print_acceptance(paths.acceptance / "audit.json")
+        _print_acceptance(paths.audit)
         console.print(f"Running the baseline agents: {', '.join(a.name for a in g.spec.agents)}")
         with StageProgress(instance, console, prefix=suite):
             driver.run_trials(defs, g, instance)

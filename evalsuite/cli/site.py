@@ -6,7 +6,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from evalsuite.cli.common import Typer, build_errors
+from evalsuite.cli.common import Typer, run_errors
 
 commands = Typer()
 
@@ -22,12 +22,10 @@ def site(sources: list[Path] = typer.Argument(..., metavar="SOURCE",
     """The public evidence site: static pages of releases and scorecards and a replay of every published trial.
     Only de-identified values; held-out tasks only as counts; a page holding an original personal value or a
     configured secret stops the build (exit 2) and nothing is written."""
-    from evalsuite.scoring.runlog import RunFolderError
     from evalsuite.site.build import build_site
     from evalsuite.site.sanitize import SiteError
-    from evalsuite.trials.tracelog import TraceLogError
 
-    with build_errors(SiteError, RunFolderError, TraceLogError):
+    with run_errors(SiteError):
         s = build_site(sources, out, progress=Console(stderr=True).is_terminal if progress is None else progress)
     typer.echo(f"site: {s.out.resolve() / 'index.html'}  ({s.releases} release page(s), {s.scorecards} scorecard(s), "
                f"{s.traces} trace replay(s); {s.files_scanned} files checked for original values and secrets)")

@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalsuite.core.pii import ValueIndex
+from evalsuite.core.pii import ValueIndex, find_in_text
 from evalsuite.deid.columns import factorize
 from evalsuite.deid.rules import DeidRules, check_rules
-from evalsuite.deid.text import original_index, redact_patterns
+from evalsuite.deid.text import original_index
 
 
 class ResidualFinding(BaseModel):
@@ -95,7 +95,7 @@ def _scan_column(
             continue
         found = sorted({("original_value", source) for _, _, _, source in index.finditer(text)})
         if patterns:
-            found += [(kind, None) for kind in redact_patterns(text)[1]]
+            found += [(kind, None) for kind in dict.fromkeys(kind for *_, kind in find_in_text(text))]  # no redaction
         if found:
             hits[i] = found
     return hits, occurrences, codes

@@ -3,7 +3,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evalsuite.audit.reviews import ReviewError, ReviewState, SignedAll, describe, review_state, status_lines
+from evalsuite.audit.reviews import (
+    ReviewError,
+    ReviewState,
+    SignedAll,
+    by_task,
+    describe,
+    review_state,
+    status_lines,
+)
 from evalsuite.core.home import home_dir
 from evalsuite.core.records import TaskRecord
 from evalsuite.pipeline.paths import Paths
@@ -33,8 +41,8 @@ class ReviewDesk:
 
     def status(self) -> list[str]:
         """The counts line, then what each task not yet adjudicated still needs."""
-        entries = self.ledger.entries()
-        return status_lines([review_state(t, entries) for t in self.tasks.values()])
+        entries = by_task(self.ledger.entries())  # grouped once: review_state reads only its task's entries
+        return status_lines([review_state(t, entries.get(t.task_id, [])) for t in self.tasks.values()])
 
     def show(self, task_id: str) -> str:
         task = self.task(task_id)

@@ -21,13 +21,12 @@ PURPOSE = "publication"  # the access log's word for a site build reading held-o
 
 @dataclass
 class RunSource:
-    """One scored run: its scorecard as stored, every trial record, the task set it ran on and its identity."""
+    """One scored run: its scorecard as stored, every trial record, the task set it ran on and its release."""
 
     folder: Path
     card: Scorecard
     records: list[TrialRecord]
     tasks: list[TaskRecord]
-    identity: dict
     release_path: Path
     compare: list[dict] = field(default_factory=list)
     slug: str = ""  # its pages' file name stem, unique in the site (set by collect)
@@ -84,5 +83,5 @@ def read_source(folder: Path) -> RunSource:
     run = runlog.read_run(folder)
     card = run.scorecard
     log_read(run.tasks, PURPOSE, f"{card.suite}/{card.suite_version} run {folder.name}")  # read to be left out
-    return RunSource(folder=folder, card=card, records=run.records, tasks=run.tasks, identity=run.meta.identity,
+    return RunSource(folder=folder, card=card, records=run.records, tasks=run.tasks,
                      release_path=Path(run.meta.release), compare=run.compare)

@@ -74,9 +74,9 @@ class TrialSession:
         self.answer: str | None = None
         self.failure: BaseException | None = None  # BudgetExhausted, or a harness error met while serving a call
         self.ended = anyio.Event()  # set on submit or failure: the runner then stops the agent process
-        read_only = types.ToolAnnotations(read_only_hint=True)
+        read_only, reads = types.ToolAnnotations(read_only_hint=True), env.read_tools  # read_tools sorts: once
         self._tools = [types.Tool(name=t["name"], description=t["description"], input_schema=t["parameters"],
-                                  annotations=read_only if t["name"] in env.read_tools else None)
+                                  annotations=read_only if t["name"] in reads else None)
                        for t in env.tools] + harness
         self._schemas = {t.name: t.input_schema for t in self._tools}
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import dagster as dg
 import yaml
 
-from evalsuite.sourcing.spec import load_spec
+from evalsuite.sourcing.spec import SpecError, load_spec
 from evalsuite_dagster.suite.loading import InvalidSpec, invalid_spec_assets, listed_specs, specs_defs
 
 INSTANCE = "defs.yaml"
@@ -56,7 +56,7 @@ def _suite_name(spec: Path) -> str | None:
     """The spec's suite name, None when it does not load."""
     try:
         return load_spec(spec).name
-    except Exception:  # noqa: BLE001 - a spec that does not load takes no name: its own instance shows its error
+    except SpecError:  # a spec that does not load takes no name: its own instance shows its error
         return None
 
 

@@ -14,6 +14,7 @@ gate that blocked is held back, not run (held_back.py).
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import dagster as dg
@@ -51,11 +52,13 @@ class SuiteGraph:
     versions: "dg.DynamicPartitionsDefinition | None" = None
     home: Path | None = None  # the home its assets build in (None: EVALSUITE_HOME), whose files key code versions
 
+    @cached_property
     def paths(self) -> Paths:
+        """Made once: Paths creates and closes the home, and code_version asks for it per stage."""
         return Paths(self.spec, self.home)
 
     def code_version(self, stage: str) -> str:
-        return registry.code_version(stage, self.spec, self.paths())
+        return registry.code_version(stage, self.spec, self.paths)
 
     @property
     def trials_group(self) -> str:
