@@ -24,6 +24,19 @@ SANDBOX_VAR = "EVALSUITE_AGENT_SANDBOX"  # how an external agent is sealed: auto
 BOUNDARY_VAR = "EVALSUITE_MCP_BOUNDARY"  # how an mcp agent meets its trials: process (default), persistent, zygote
 
 
+class TrialLimits(BaseModel):
+    """What one trial of an agent may spend before it ends as budget_exhausted (its effects still graded): wall
+    seconds, model calls, tokens (in + out) and cost (priced with the run's price table, evalsuite.scoring.cost).
+    Part of the agent's config, so of its identity: a capped trial is another measurement than an uncapped one."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    seconds: float | None = Field(None, gt=0)
+    model_calls: int | None = Field(None, ge=1)
+    tokens: int | None = Field(None, ge=1)
+    cost: float | None = Field(None, gt=0)
+
+
 class AgentConfig(BaseModel):
     """One agent under test as the spec names it; every field reaches the run identity and each trial record.
 
@@ -46,6 +59,8 @@ class AgentConfig(BaseModel):
     # at a time (evalsuite.trials.agents.mcp_agent); "zygote" runs a Python script that way, forked per trial.
     # Left out of the dump when None, so the identities of other kinds stay as they were.
     boundary: Literal["process", "persistent", "zygote"] | None = Field(None, exclude_if=lambda v: v is None)
+    # per-trial spending limits (TrialLimits); left out of the dump when None, as boundary is
+    limits: TrialLimits | None = Field(None, exclude_if=lambda v: v is None)
 
     @model_validator(mode="before")
     @classmethod
@@ -121,6 +136,9 @@ class RunIdentity(SuiteVersion):
 
     simulator: Simulator | None = None
     agent_configs: dict[str, AgentConfig] = {}  # by agent name; a name without one is parsed (AgentConfig.parse)
+    # True when model responses may come from the response cache (`--cache`): such a run is never a fresh
+    # measurement, and its identity says so. Left out when False, so other identities stay as they were.
+    response_cache: bool = Field(False, exclude_if=lambda v: not v)
 
     def agent_config(self, name: str) -> AgentConfig:
         return self.agent_configs.get(name) or AgentConfig.parse(name)

@@ -375,14 +375,26 @@ class TraceEvent(Record):
     seconds: float | None = None  # wall latency of the call as the agent saw it (set by the trial's env)
 
 
+class EndpointWait(Record):
+    """One pause in a model request, and why: a retry after a 429 or 5xx (Retry-After honoured), a connection
+    error or timeout, or the endpoint's own connection, request-rate or token-rate limit holding it back."""
+
+    reason: str
+    seconds: float = 0.0
+    status: int | None = None  # the HTTP status that caused a retry, when there was one
+
+
 class ModelCall(Record):
     """One request an agent made to its model endpoint: tokens in and out as the endpoint reported them, and the
-    wall latency of the request (retries included). The cost is priced later from these (evalsuite.scoring.cost)."""
+    wall latency of the request (retries and waits included). The cost is priced later from these
+    (evalsuite.scoring.cost). A cached call was answered from the response cache (`--cache`), not the endpoint."""
 
     model: str
     tokens_in: int = 0
     tokens_out: int = 0
     seconds: float = 0.0
+    waits: list[EndpointWait] = Field(default_factory=list)
+    cached: bool = False
 
 
 class Usage(Record):

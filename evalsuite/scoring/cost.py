@@ -7,69 +7,22 @@ Traces keep what was measured (tokens in and out and the latency of every model
 call, the latency of every tool call and of the trial); prices are applied
 here, when a scorecard is built, so a price change reprices stored traces
 without rerunning them, and the scorecard names the table it used (its sha256).
-The table is the pinned `prices.yaml` beside this module, or the file named by
+The table (evalsuite.core.prices) is the pinned `evalsuite/core/prices.yaml`, or the file named by
 EVALSUITE_PRICES. Money is Decimal throughout: prices per million tokens as
 written in the table, sums exact, per-trial and per-success figures rounded
 half-even to CENT_FRACTION of the currency.
 """
 from __future__ import annotations
 
-import datetime as dt
 import json
-import os
 from decimal import ROUND_HALF_EVEN, Decimal
-from pathlib import Path
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 
-from evalsuite.core.hashing import file_sha256
-from evalsuite.core.io import YamlModelError, load_yaml_model
+from evalsuite.core.prices import PricedTable, price
 
-PRICES_ENV = "EVALSUITE_PRICES"
-PINNED = Path(__file__).with_name("prices.yaml")
-MILLION = Decimal(1_000_000)
 CENT_FRACTION = Decimal("0.000001")  # per-trial costs of cheap models are fractions of a cent
-
-
-class PriceError(YamlModelError):
-    """A price table that cannot be used; one line naming the file and field."""
-
-
-class Price(BaseModel):
-    """A model's price per million tokens, as the provider lists it."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    input_per_mtok: Decimal = Field(ge=0)
-    output_per_mtok: Decimal = Field(ge=0)
-
-
-class PriceTable(BaseModel):
-    """Prices per model name (the `model` of an agent config, as sent to the endpoint)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    currency: str = Field(pattern=r"^[A-Z]{3}$")
-    as_of: dt.date
-    source: str
-    models: dict[str, Price]
-
-
-class PricedTable(BaseModel):
-    """A loaded table with where it came from: a scorecard names the prices it used."""
-
-    path: str
-    sha256: str
-    table: PriceTable
-
-
-def load_prices(path: str | Path | None = None) -> PricedTable:
-    """The price table at path, else EVALSUITE_PRICES, else the pinned one."""
-    path = Path(path or os.environ.get(PRICES_ENV) or PINNED)
-    table = load_yaml_model(path, PriceTable, PriceError)
-    return PricedTable(path=str(path), sha256=file_sha256(path), table=table)
-
 
 class AgentCost(BaseModel):
     """One agent's spend over its trials. Costs are None when no trial reported usage (a baseline, an external
@@ -96,18 +49,6 @@ def usage_by_model(frame: pd.DataFrame) -> dict[str, tuple[int, int]]:
             a, b = out.get(model, (0, 0))
             out[model] = (a + int(i), b + int(o))
     return out
-
-
-def price(tokens: dict[str, tuple[int, int]], table: PriceTable) -> tuple[Decimal, list[str]]:
-    """The exact cost of these tokens, and the models the table has no price for (their tokens are not counted)."""
-    total, unpriced = Decimal(0), []
-    for model, (tin, tout) in sorted(tokens.items()):
-        p = table.models.get(model)
-        if p is None:
-            unpriced.append(model)
-            continue
-        total += (tin * p.input_per_mtok + tout * p.output_per_mtok) / MILLION
-    return total, unpriced
 
 
 def _per(total: Decimal | None, n: int) -> Decimal | None:

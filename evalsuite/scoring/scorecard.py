@@ -19,8 +19,9 @@ import pandas as pd
 from pydantic import BaseModel
 
 from evalsuite.core.identity import SuiteVersion
+from evalsuite.core.prices import PricedTable, load_prices
 from evalsuite.core.records import TaskRecord
-from evalsuite.scoring.cost import AgentCost, PricedTable, agent_cost, load_prices
+from evalsuite.scoring.cost import AgentCost, agent_cost
 from evalsuite.scoring.metrics import KPoint, slice_table, suite_pass_curve, wilson_interval
 from evalsuite.scoring.security import SecurityScore, security_scores
 from evalsuite.trials.tracelog import TrialRecord, summary_frame

@@ -20,10 +20,10 @@ from suite_support import DEMO_KEY, ROOT, SUITE, copy_suite, rewrite_csv
 from typer.testing import CliRunner
 
 from evalsuite.cli import app
+from evalsuite.core.prices import load_prices
 from evalsuite.pipeline import driver
 from evalsuite.pipeline.paths import Paths
 from evalsuite.releases.release import Release
-from evalsuite.scoring.cost import load_prices
 from evalsuite.scoring.runlog import SCORECARD_JSON
 from evalsuite.sourcing.spec import load_spec
 from evalsuite_dagster.definitions import build_defs

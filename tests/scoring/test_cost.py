@@ -4,7 +4,8 @@ from decimal import Decimal
 import pandas as pd
 import pytest
 
-from evalsuite.scoring.cost import PriceError, agent_cost, load_prices, money, price
+from evalsuite.core.prices import PriceError, load_prices, price
+from evalsuite.scoring.cost import agent_cost, money
 
 
 def test_the_pinned_table_prices_tokens_exactly_per_million():

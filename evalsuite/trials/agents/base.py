@@ -1,9 +1,13 @@
 """What an agent under test is: something that acts through tools and ends with a message."""
 from __future__ import annotations
 
+import inspect
 from typing import Any, Protocol
 
-from evalsuite.core.records import TaskRecord, TraceEvent
+from evalsuite.core.identity import TrialLimits
+from evalsuite.core.prices import PriceTable
+from evalsuite.core.records import TaskRecord, TraceEvent, Usage
+from evalsuite.trials.budget import over_limit
 from evalsuite.worlds.trial_world import TrialWorld
 
 
@@ -20,10 +24,22 @@ class AgentEnv:
     user: Any = None
     oracle_plan: list | None = None  # oracle-plan mode: the required tool-call sequence, given to the agent
 
-    def __init__(self, trial: TrialWorld, max_steps: int):
+    def __init__(self, trial: TrialWorld, max_steps: int, limits: TrialLimits | None = None,
+                 prices: PriceTable | None = None):
         self._trial = trial
         self.max_steps = max_steps
         self.steps = 0
+        # What this trial's agent spent on its model, one ModelCall per request: an agent that calls a model
+        # sets a Usage here when it starts and appends to it; None means it reports nothing (a baseline).
+        self.usage: Usage | None = None
+        self.limits = limits
+        self.prices = prices
+
+    def before_model_call(self) -> None:
+        """Raise BudgetExhausted when the trial's calls so far have reached one of its limits (TrialLimits)."""
+        reason = over_limit(self.usage or Usage(), self.limits, self.prices)
+        if reason is not None:
+            raise BudgetExhausted(reason)
 
     @property
     def tools(self) -> list[dict[str, Any]]:
@@ -52,3 +68,19 @@ class Agent(Protocol):
     name: str
 
     def run(self, task: TaskRecord, env: AgentEnv) -> str: ...
+
+
+class AsyncAgent(Protocol):
+    """An agent that waits on I/O (a model endpoint, an external process): the trial engine
+    (evalsuite.trials.engine) keeps many of its trials in flight at once on one event loop, each on its own world.
+    `max_in_flight` is its default concurrency; a run's setting overrides it."""
+
+    name: str
+    max_in_flight: int
+
+    async def arun(self, task: TaskRecord, env: AgentEnv) -> str: ...
+
+
+def is_async(agent: Agent | AsyncAgent) -> bool:
+    """Whether the agent's trials go to the trial engine (it has `async def arun`) rather than run one at a time."""
+    return inspect.iscoroutinefunction(getattr(agent, "arun", None))

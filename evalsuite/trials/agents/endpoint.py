@@ -16,11 +16,17 @@ class Endpoint:
 
     api_key: str | None = None
     base_url: str | None = None
-    max_retries: int = 4  # the SDK's backoff: 0.5 s doubling up to 8 s, or what the endpoint's Retry-After says
+    max_retries: int = 4  # backoff 0.5 s doubling up to 8 s, or what the endpoint's Retry-After says
     timeout: float = 120.0  # seconds per request
+    max_connections: int = 32  # requests in flight to this endpoint at once, per process
+    requests_per_minute: float | None = None  # a token bucket each request takes one token from
+    tokens_per_minute: float | None = None  # a token bucket each request takes its tokens from
+    cache_dir: str | None = None  # the response cache (`--cache`): None sends every request to the endpoint
 
     def __repr__(self) -> str:  # a settings object printed in a log or a traceback never shows the key
-        return f"Endpoint(base_url={self.base_url!r}, max_retries={self.max_retries}, timeout={self.timeout})"
+        return (f"Endpoint(base_url={self.base_url!r}, max_retries={self.max_retries}, timeout={self.timeout}, "
+                f"max_connections={self.max_connections}, requests_per_minute={self.requests_per_minute}, "
+                f"tokens_per_minute={self.tokens_per_minute}, cache_dir={self.cache_dir!r})")
 
 
 _ENDPOINT: ContextVar[Endpoint] = ContextVar("evalsuite_openai_endpoint", default=Endpoint())

@@ -11,9 +11,9 @@ from scripted_model import serve_reference
 from typer.testing import CliRunner
 
 from evalsuite.cli import app
+from evalsuite.core.prices import load_prices
 from evalsuite.releases.release import Release
 from evalsuite.releases.runs import run_release
-from evalsuite.scoring.cost import load_prices
 from evalsuite.scoring.runlog import SCORECARD_JSON, SCORECARD_MD
 from evalsuite.trials.agents.endpoint import Endpoint, endpoint
 from evalsuite.trials.agents.factory import make_agent
