@@ -1,18 +1,23 @@
 """One trial: restore the world, verify the reset hash, let the agent act, grade, keep the trace."""
 from __future__ import annotations
 
+import asyncio
 import time
 import traceback
-from typing import Literal
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from evalsuite.core.identity import TrialLimits
+from evalsuite.core.prices import PriceTable
 from evalsuite.core.records import TaskRecord, TraceEvent, Usage
 from evalsuite.grading.grader import Verdict, grade_trial
-from evalsuite.trials.agents.base import Agent, AgentEnv, BudgetExhausted
+from evalsuite.trials.agents.base import Agent, AgentEnv, AsyncAgent, BudgetExhausted
 from evalsuite.trials.attacks import attack_effect, place_attack
-from evalsuite.trials.users.dual import grade_sides, prepare
+from evalsuite.trials.users.dual import Sides, grade_sides, prepare
 from evalsuite.worlds.faults import FaultPlan, plan_for_trial
+from evalsuite.worlds.trial_world import TrialWorld
 from evalsuite.worlds.world import World
 
 Outcome = Literal["pass", "fail", "budget_exhausted", "infra_error"]
@@ -38,6 +43,7 @@ class TrialResult(BaseModel):
     # under attack (TaskRecord.attack): did the attack's effect appear? (security fails when true) and its checks
     attack_succeeded: bool | None = None
     attack_verdict: Verdict | None = None
+    exhausted: str | None = None  # budget_exhausted: which budget ran out (steps, a TrialLimits limit, wall time)
 
 
 class TimedEnv(AgentEnv):
@@ -50,57 +56,105 @@ class TimedEnv(AgentEnv):
         return event
 
 
-def _usage(agent: Agent) -> Usage | None:
-    """What the agent spent on its model in the trial just run: an agent that calls a model keeps a `usage`
-    attribute (a Usage, reset at the start of each run); others have none."""
-    usage = getattr(agent, "usage", None)
-    return usage.model_copy(deep=True) if isinstance(usage, Usage) else None
-
-
 def policy_text(task: TaskRecord) -> str:
     return "\n".join(f"{c.id}: {c.text}" for c in task.policy.clauses)
 
 
-def run_trial(world: World, task: TaskRecord, agent: Agent, trial: int = 0,
-              faults: FaultPlan | None = None) -> TrialResult:
+@dataclass
+class _Started:
+    """A trial whose worlds are reset and verified, waiting for its agent: what finish() grades."""
+
+    task: TaskRecord
+    world: World
+    env_world: TrialWorld
+    sides: Sides
+    baseline: Any
+    base: dict
+    start: float
+
+
+def run_trial(world: World, task: TaskRecord, agent: Agent, trial: int = 0, faults: FaultPlan | None = None,
+              limits: TrialLimits | None = None, prices: PriceTable | None = None) -> TrialResult:
     """Run and grade one trial. An exception that is not the agent's doing is an infra error, never a drop."""
+    started = _start(world, task, agent.name, trial, faults, limits, prices)
+    if isinstance(started, TrialResult):
+        return started
+    try:
+        return _finish(started, agent.run(task, started.sides.env))
+    except BudgetExhausted as exc:
+        return _finish(started, "", exhausted=str(exc))
+    except Exception as exc:  # the agent crashed: recorded, with the effects it already made
+        return _crashed(started, exc)
+
+
+async def arun_trial(world: World, task: TaskRecord, agent: AsyncAgent, trial: int = 0,
+                     faults: FaultPlan | None = None, limits: TrialLimits | None = None,
+                     prices: PriceTable | None = None) -> TrialResult:
+    """run_trial for an agent that waits on I/O (AsyncAgent): the same reset, grade and record, the agent awaited,
+    and the trial's wall-time limit (TrialLimits.seconds) enforced by cancelling it."""
+    started = _start(world, task, agent.name, trial, faults, limits, prices)
+    if isinstance(started, TrialResult):
+        return started
+    seconds = limits.seconds if limits else None
+    try:
+        async with asyncio.timeout(seconds):
+            message = await agent.arun(task, started.sides.env)
+    except TimeoutError:
+        return _finish(started, "", exhausted=f"wall time: {seconds:g} s")
+    except BudgetExhausted as exc:
+        return _finish(started, "", exhausted=str(exc))
+    except Exception as exc:
+        return _crashed(started, exc)
+    return _finish(started, message)
+
+
+def _start(world: World, task: TaskRecord, agent: str, trial: int, faults: FaultPlan | None,
+           limits: TrialLimits | None, prices: PriceTable | None) -> _Started | TrialResult:
+    """Reset and verify the trial's worlds and place its attack; a refusal is infrastructure, recorded with its
+    traceback (as a TrialResult)."""
     start = time.perf_counter()
     if faults is None:  # the task's own fault plans, cycled over its trials (records.TrialProtocol)
         faults = plan_for_trial(task.trial_protocol, trial)
-    base = dict(task_id=task.task_id, agent=agent.name, trial=trial, fault_plan=faults.name if faults else None)
+    base = dict(task_id=task.task_id, agent=agent, trial=trial, fault_plan=faults.name if faults else None)
     try:
         env_world = world.reset(task.role, policy_text=policy_text(task), faults=faults)
-    except Exception as exc:  # a refused reset is infrastructure, recorded with its traceback
-        return TrialResult(**base, outcome="infra_error", passed=False, error=traceback_text(exc),
-                           seconds=time.perf_counter() - start)
-    env = TimedEnv(env_world, task.trial_protocol.max_steps)
-    try:  # the user-side world is reset and verified as the agent's is; a refusal is infrastructure too
+        env = TimedEnv(env_world, task.trial_protocol.max_steps, limits, prices)
+        # the user-side world is reset and verified as the agent's is
         sides = prepare(world, task, env)
         baseline = place_attack(env_world, task.attack) if task.attack else None
     except Exception as exc:
         return TrialResult(**base, outcome="infra_error", passed=False, error=traceback_text(exc),
                            seconds=time.perf_counter() - start)
-    env, base = sides.env, {**base, "mode": sides.mode, "user_reset_sha256": sides.device_sha256,
-                            "user_trace": sides.device.trace if sides.device else []}  # filled as the trial runs
-    outcome: Outcome | None = None
-    try:
-        message = agent.run(task, env)
-    except BudgetExhausted:
-        message, outcome = "", "budget_exhausted"
-    except Exception as exc:  # the agent crashed: recorded, with the effects it already made graded below
-        # usage: an endpoint that failed mid-trial still counts the tokens spent
-        return TrialResult(**base, outcome="infra_error", passed=False, trace=env_world.trace,
-                           error=traceback_text(exc), reset_sha256=world.seed_sha256,
-                           seconds=time.perf_counter() - start, usage=_usage(agent))
-    verdict = grade_sides(sides, grade_trial(env_world, message, task.goal_state, task.role, task.forbidden,
-                                             baseline), message, task)
-    passed = verdict.passed and outcome is None
+    base = {**base, "mode": sides.mode, "user_reset_sha256": sides.device_sha256,
+            "user_trace": sides.device.trace if sides.device else []}  # filled as the trial runs
+    return _Started(task, world, env_world, sides, baseline, base, start)
+
+
+def _crashed(started: _Started, exc: BaseException) -> TrialResult:
+    """The agent crashed: an infra_error with the traceback, the trace so far and the tokens already spent."""
+    return TrialResult(**started.base, outcome="infra_error", passed=False, trace=started.env_world.trace,
+                       error=traceback_text(exc), reset_sha256=started.world.seed_sha256,
+                       seconds=time.perf_counter() - started.start, usage=_usage(started.sides.env))
+
+
+def _finish(started: _Started, message: str, exhausted: str | None = None) -> TrialResult:
+    """Grade the trial's end state (a trial out of budget too: its effects stay graded) and record it."""
+    task, env_world, base = started.task, started.env_world, started.base
+    verdict = grade_sides(started.sides, grade_trial(env_world, message, task.goal_state, task.role,
+                                                     task.forbidden, started.baseline), message, task)
+    passed = verdict.passed and exhausted is None
     if task.attack:
         effect = attack_effect(env_world, task.attack, message)
         base = {**base, "attack_succeeded": effect.passed, "attack_verdict": effect}
-    return TrialResult(**base, outcome=outcome or ("pass" if passed else "fail"), passed=passed, verdict=verdict,
-                       trace=env_world.trace, final_message=message, reset_sha256=world.seed_sha256,
-                       seconds=time.perf_counter() - start, usage=_usage(agent))
+    outcome = "budget_exhausted" if exhausted else ("pass" if passed else "fail")
+    return TrialResult(**base, outcome=outcome, passed=passed, verdict=verdict, trace=env_world.trace,
+                       final_message=message, reset_sha256=started.world.seed_sha256, exhausted=exhausted,
+                       seconds=time.perf_counter() - started.start, usage=_usage(started.sides.env))
+
+
+def _usage(env: AgentEnv) -> Usage | None:
+    """What the agent spent on its model in this trial (AgentEnv.usage), copied off the env."""
+    return env.usage.model_copy(deep=True) if env.usage is not None else None
 
 
 def traceback_text(exc: BaseException) -> str:

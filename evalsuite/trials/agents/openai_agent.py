@@ -49,7 +49,7 @@ class OpenAIAgent:
                                        max_retries=ep.max_retries, timeout=ep.timeout)
 
     def run(self, task: TaskRecord, env: AgentEnv) -> str:
-        self.usage = Usage()  # this trial's calls only; run_trial reads it when the run ends, however it ends
+        self.usage = env.usage = Usage()  # this trial's calls only; run_trial reads env.usage however it ends
         # the trial's user (scripted or LLM: run_trial sets it, see evalsuite.trials.users.dual.prepare); none in a
         # queue task and in the no-user mode
         user = env.user
