@@ -10,19 +10,19 @@ into one score.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
 from evalsuite.core.identity import AgentConfig, RunIdentity, identity_sha256
+from evalsuite.core.prices import PriceTable, load_prices
 from evalsuite.core.records import TaskRecord
-from evalsuite.trials.agents.base import Agent
+from evalsuite.trials.agents.base import Agent, is_async
+from evalsuite.trials.engine import EngineRun, run_on_engine
 from evalsuite.trials.jobs import Job, Stamp, build_agent, load_factory, run_job
 from evalsuite.trials.pool import Chunk, HarnessError, run_pool
+from evalsuite.trials.progress import Report, RunProgress
+from evalsuite.trials.spend import CapReached, RunCap, RunCapped, Spend
 from evalsuite.trials.tracelog import SUMMARY, TRACES, TraceWriter, TrialRecord, repair_traces, write_summary
 from evalsuite.trials.trial import TrialResult
 from evalsuite.worlds.ref import WorldRef
@@ -45,6 +45,9 @@ class TrialSettings:
     workers: int | None = None
     progress: bool = False
     agent_factory: str | None = None
+    max_in_flight: int | None = None  # trials at once of an agent on the trial engine; None: the agent's default
+    cap: RunCap | None = None  # the run's spending cap (evalsuite.trials.spend)
+    report: Report | None = None  # gets the progress line every few seconds and at the end (a Dagster log)
 
     def __post_init__(self) -> None:
         if self.out_dir is not None:
@@ -86,32 +89,62 @@ def run_trials(world_ref: WorldRef, tasks: list[TaskRecord], agents: Sequence[st
     have = {r.key: r for r in earlier}
     todo = [j for j in jobs if j not in have]
     new: dict[tuple, TrialRecord] = {}
+    prices = _prices(crew, settings.cap)
+    progress = RunProgress(len(jobs), len(jobs) - len(todo), Spend(prices, earlier), settings.report)
     writer = TraceWriter(settings.out_dir / TRACES) if settings.out_dir is not None else None
     try:
-        with _progress(settings.progress, len(jobs), len(jobs) - len(todo)) as advance:
+        with progress.shown(settings.progress):
             def emit(record: TrialRecord) -> None:
                 if writer:
                     writer.write(record)
                 new[record.key] = record
-                advance()
 
-            if workers == 1:
-                world = world_ref.open()
-                for job in todo:
-                    emit(run_job(world, by_id[job.task_id], crew.built[job.agent], job.trial, crew.stamps[job.agent]))
-            else:
-                run_pool(world_ref, tasks, _chunks(todo), crew.configs, crew.stamps, workers, settings.agent_factory,
-                         emit)
+            reached, left = _run_todo(world_ref, tasks, by_id, todo, crew, settings, workers, emit, progress, prices)
     finally:
         if writer:
             writer.close()
         crew.close()
     missing = [j for j in todo if j not in new]
-    if missing:  # every job must end as a record; a gap here is a harness bug, not a result
+    if len(missing) != left:  # every job must end as a record or be left by the cap; a gap is a harness bug
         raise HarnessError(f"{len(missing)} job(s) produced no record, first: {missing[0]}")
     if settings.out_dir is not None:
         write_summary([*earlier, *new.values()], settings.out_dir / SUMMARY)
+    if reached is not None:
+        raise RunCapped(CapReached(limit=reached, spent=progress.spend.line(), trials_not_run=left))
     return [have.get(j) or new[j] for j in jobs]
+
+
+def _run_todo(world_ref: WorldRef, tasks: list[TaskRecord], by_id: dict[str, TaskRecord], todo: list[Job],
+              crew: _Agents, settings: TrialSettings, workers: int, emit: Callable[[TrialRecord], None],
+              progress: RunProgress, prices: PriceTable | None) -> tuple[str | None, int]:
+    """CPU-bound agents' jobs in this process or the pool, then I/O-bound agents' on the trial engine;
+    (the cap limit reached or None, jobs the cap left)."""
+    engine = {n for n in crew.names if is_async(crew.built[n])}
+    waiting = [j for j in todo if j.agent not in engine]
+
+    def done(record: TrialRecord) -> None:
+        emit(record)
+        progress.finished(record, was_in_flight=False)
+
+    if workers == 1 and waiting:
+        world = world_ref.open()
+        for job in waiting:
+            done(run_job(world, by_id[job.task_id], crew.built[job.agent], job.trial, crew.stamps[job.agent]))
+    elif waiting:
+        run_pool(world_ref, tasks, _chunks(waiting), crew.configs, crew.stamps, workers, settings.agent_factory, done)
+    runs = [EngineRun(crew.built[n], crew.stamps[n], [j for j in todo if j.agent == n],
+                      settings.max_in_flight or crew.built[n].max_in_flight) for n in crew.names if n in engine]
+    runs = [r for r in runs if r.jobs]
+    if not runs:
+        return None, 0
+    return run_on_engine(world_ref, by_id, runs, emit, progress, settings.cap, prices)
+
+
+def _prices(crew: _Agents, cap: RunCap | None) -> PriceTable | None:
+    """The price table a run with model agents prices its spend with (progress, limits, cap); None without them."""
+    if not any(is_async(a) for a in crew.built.values()) and cap is None:
+        return None
+    return load_prices().table
 
 
 def _agents(agents: Sequence[str | AgentConfig | Agent], settings: TrialSettings, workers: int) -> _Agents:
@@ -203,14 +236,3 @@ def _chunks(jobs: list[Job]) -> list[Chunk]:
     for j in jobs:
         grouped.setdefault((j.agent, j.task_id), []).append(j.trial)
     return [Chunk(agent, task_id, tuple(trials)) for (agent, task_id), trials in grouped.items()]
-
-
-@contextmanager
-def _progress(enabled: bool, total: int, completed: int) -> Iterator[Callable[[], None]]:
-    if not enabled:
-        yield lambda: None
-        return
-    columns = (TextColumn("trials"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=Console(stderr=True)) as bar:  # stderr: stdout stays for results
-        task = bar.add_task("trials", total=total, completed=completed)
-        yield lambda: bar.advance(task)

@@ -13,11 +13,12 @@ from typing import NamedTuple
 
 from pydantic import BaseModel
 
-from evalsuite.core.identity import AgentConfig, trial_seed
+from evalsuite.core.identity import AgentConfig, TrialLimits, trial_seed
+from evalsuite.core.prices import PriceTable
 from evalsuite.core.records import TaskRecord
-from evalsuite.trials.agents.base import Agent
+from evalsuite.trials.agents.base import Agent, AsyncAgent
 from evalsuite.trials.tracelog import TrialRecord
-from evalsuite.trials.trial import TrialResult, run_trial, traceback_text
+from evalsuite.trials.trial import TrialResult, arun_trial, run_trial, traceback_text
 from evalsuite.worlds.world import World
 
 
@@ -35,7 +36,8 @@ class Stamp(BaseModel):
     identity_sha256: str
 
 
-def run_job(world: World, task: TaskRecord, agent: Agent, trial: int, stamp: Stamp) -> TrialRecord:
+def run_job(world: World, task: TaskRecord, agent: Agent, trial: int, stamp: Stamp,
+            prices: PriceTable | None = None) -> TrialRecord:
     """Run one trial; an exception escaping run_trial is an infra_error record, never a lost trial.
 
     Python's global `random` is seeded with the trial seed for the trial's
@@ -47,13 +49,36 @@ def run_job(world: World, task: TaskRecord, agent: Agent, trial: int, stamp: Sta
     random.seed(seed)
     start = time.perf_counter()
     try:
-        result = run_trial(world, task, agent, trial)
+        result = run_trial(world, task, agent, trial, limits=_limits(stamp), prices=prices)
     except Exception as exc:  # a harness-side crash: recorded with its traceback, counted as a failed trial
-        result = TrialResult(task_id=task.task_id, agent=agent.name, trial=trial, outcome="infra_error", passed=False,
-                             error=traceback_text(exc), seconds=time.perf_counter() - start)
+        result = _harness_crash(task, agent.name, trial, exc, start)
     finally:
         random.setstate(state)
     return stamp_result(result, stamp, seed)
+
+
+async def arun_job(world: World, task: TaskRecord, agent: AsyncAgent, trial: int, stamp: Stamp,
+                   prices: PriceTable | None = None) -> TrialRecord:
+    """run_job for an agent on the trial engine. Trials in flight share the thread, so the global `random` is
+    not seeded per trial here: an async agent that needs randomness draws from the trial seed it is stamped with."""
+    seed = trial_seed(stamp.run_seed, task.task_id, agent.name, trial)
+    start = time.perf_counter()
+    try:
+        result = await arun_trial(world, task, agent, trial, limits=_limits(stamp), prices=prices)
+    except Exception as exc:
+        result = _harness_crash(task, agent.name, trial, exc, start)
+    return stamp_result(result, stamp, seed)
+
+
+def _limits(stamp: Stamp) -> TrialLimits | None:
+    """The agent's per-trial limits, as its config (stamped on every record) gives them."""
+    limits = stamp.fields.get("agent_config", {}).get("limits")
+    return TrialLimits.model_validate(limits) if limits else None
+
+
+def _harness_crash(task: TaskRecord, agent: str, trial: int, exc: Exception, start: float) -> TrialResult:
+    return TrialResult(task_id=task.task_id, agent=agent, trial=trial, outcome="infra_error", passed=False,
+                       error=traceback_text(exc), seconds=time.perf_counter() - start)
 
 
 def crash_record(job: Job, stamp: Stamp, error: str) -> TrialRecord:

@@ -99,18 +99,38 @@ class World:
         self.table_hashes = self._image_hashes()
         self.content_sha256 = combine_sha256(self.table_hashes)
         self.seed_sha256 = seed_sha256 or self.content_sha256
+        self._seed_at: dict[tuple[str, tuple], tuple[list[tuple], list[bytes]]] = {}
+        self.origin = self  # the world this one's pristine state was loaded by (itself, or a sibling's origin)
+        self._open_trial_copy()
+
+    def sibling(self) -> World:
+        """Another world over this one's pristine state, with a trial copy of its own: trials in flight at once
+        on one thread (evalsuite.trials.engine) each act on one. What is read-only is shared (the pristine
+        database, its image and hashes, the row selector, the pristine rows a reset has read), so a sibling
+        costs its trial copy, not another load and hash of the world. Siblings stay on their creator's thread."""
+        twin = object.__new__(World)
+        shared = ("domain", "path", "_pristine", "_queries", "_money", "schemas", "_image", "table_hashes",
+                  "content_sha256", "seed_sha256", "_seed_at", "origin")
+        twin.__dict__.update({name: self.__dict__[name] for name in shared})
+        twin.__dict__["selector"] = self.selector
+        twin._open_trial_copy()
+        return twin
+
+    def _open_trial_copy(self) -> None:
+        """The copy every reset restores and trials act on, watched by the authorizer, with its change state."""
+        domain = self.domain
         # Statements are cached per connection; grading, hashing and the tools together use more than the default 128.
         self._scratch = sqlite3.connect(":memory:", check_same_thread=False, cached_statements=512)
         # A REPLACE that deletes a conflicting row fires the delete trigger only with recursive triggers on,
         # and the change log must see that row go.
         self._scratch.execute(_TRIGGERS_ON)
-        self.engine = create_engine("sqlite://", creator=lambda: self._scratch, poolclass=StaticPool)
+        scratch = self._scratch
+        self.engine = create_engine("sqlite://", creator=lambda: scratch, poolclass=StaticPool)
         # One SQLAlchemy connection for every trial (a trial's call is one transaction on it): a connection per
         # trial cost more than restoring a few rows. Opened before the authorizer watches (first-connect pragmas).
         self._conn = self.engine.connect()
         self._trial: TrialWorld | None = None
         self._restore_sql = {name: _restore_sql(t) for name, t in domain.tables.items()}
-        self._seed_at: dict[tuple[str, tuple], tuple[list[tuple], list[bytes]]] = {}
         # Every table a statement prepared on the trial copy could write, and whether one could do more than
         # write rows (a pragma, schema change, attach, a write to the log not made by its triggers). SQLite asks
         # at prepare time and statements are cached across trials, so both only grow: what a cached statement

@@ -23,15 +23,21 @@ from evalsuite.worlds.trial_world import TrialWorld
 from evalsuite.worlds.world import World
 
 _SIDES: WeakKeyDictionary[World, World] = WeakKeyDictionary()
+# The first user-side world opened over one agent world's pristine state: the agent world's siblings (trials in
+# flight at once) get siblings of it, not a load of their own.
+_FIRST_SIDES: WeakKeyDictionary[World, World] = WeakKeyDictionary()
 
 
 def user_world(world: World) -> World | None:
-    """The user-side world of `world`, opened from the same file once per agent world."""
+    """The user-side world of `world`, opened from the same file once per agent world (a sibling world's is a
+    sibling of its first)."""
     domain = get_user_domain(world.domain.name)
     if domain is None:
         return None
     if world not in _SIDES:
-        _SIDES[world] = World(domain, world.path)
+        first = _FIRST_SIDES.get(world.origin)
+        _SIDES[world] = first.sibling() if first is not None else World(domain, world.path)
+        _FIRST_SIDES.setdefault(world.origin, _SIDES[world])
     return _SIDES[world]
 
 

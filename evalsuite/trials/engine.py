@@ -1,0 +1,127 @@
+"""The trial engine for agents that wait on I/O: many trials in flight in one process, on one event loop.
+
+A model agent spends a trial waiting on its endpoint (0.3-10 s a turn), so one trial at a time per core leaves
+the machine idle. Here `max_in_flight` lanes share one event loop; each lane owns one world (a sibling of the
+first: its own trial copy over the shared pristine state, reset by the change log as in the sequential path)
+and runs one trial at a time on it, so a trial's world is never visible to another trial in flight. Tool calls
+and grading run on the loop between awaits: they take microseconds to milliseconds and touch only the lane's
+world. CPU-bound agents (the baselines) keep the sequential path and the process pool (evalsuite.trials.pool).
+
+A run cap (evalsuite.trials.spend) is checked before each trial starts: once reached, no lane takes another job,
+the trials in flight finish and are recorded, and the jobs left are reported, never recorded as failures.
+"""
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import deque
+from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from evalsuite.core.prices import PriceTable
+from evalsuite.core.records import TaskRecord
+from evalsuite.trials.agents.base import AsyncAgent
+from evalsuite.trials.jobs import Job, Stamp, arun_job
+from evalsuite.trials.progress import RunProgress
+from evalsuite.trials.spend import RunCap
+from evalsuite.trials.tracelog import TrialRecord
+from evalsuite.worlds.ref import WorldRef
+from evalsuite.worlds.world import World
+
+T = TypeVar("T")
+
+
+@dataclass
+class EngineRun:
+    """One agent's jobs on the engine, and what it needs to run them."""
+
+    agent: AsyncAgent
+    stamp: Stamp
+    jobs: list[Job]
+    max_in_flight: int
+
+
+def run_on_engine(world_ref: WorldRef, tasks: Mapping[str, TaskRecord], runs: list[EngineRun],
+                  emit: Callable[[TrialRecord], None], progress: RunProgress, cap: RunCap | None = None,
+                  prices: PriceTable | None = None) -> tuple[str | None, int]:
+    """Run each agent's jobs, `max_in_flight` at a time; returns (the cap limit reached or None, jobs not run).
+
+    Lanes' worlds are opened on the engine's thread and live for this call; every record is emitted as its
+    trial ends (in completion order: the caller puts them back in job order)."""
+    return _run_coroutine(_run_all(world_ref, tasks, runs, emit, progress, cap, prices))
+
+
+async def _run_all(world_ref: WorldRef, tasks: Mapping[str, TaskRecord], runs: list[EngineRun],
+                   emit: Callable[[TrialRecord], None], progress: RunProgress, cap: RunCap | None,
+                   prices: PriceTable | None) -> tuple[str | None, int]:
+    worlds = _Worlds(world_ref)
+    reached: str | None = None
+    left = 0
+    for run in runs:
+        queue = deque(run.jobs)
+        if reached is None:
+            reached = await _drain(queue, run, tasks, worlds, emit, progress, cap, prices)
+        left += len(queue)
+    return reached, left
+
+
+async def _drain(queue: deque[Job], run: EngineRun, tasks: Mapping[str, TaskRecord], worlds: _Worlds,
+                 emit: Callable[[TrialRecord], None], progress: RunProgress, cap: RunCap | None,
+                 prices: PriceTable | None) -> str | None:
+    """Run the queue's jobs in `max_in_flight` lanes until it is empty or the cap is reached (returned)."""
+    reached: list[str] = []
+
+    async def lane(world: World) -> None:
+        while queue and not reached:
+            limit = progress.spend.reached(cap)
+            if limit is not None:
+                reached.append(limit)
+                return
+            job = queue.popleft()
+            progress.started()
+            record = await arun_job(world, tasks[job.task_id], run.agent, job.trial, run.stamp, prices)
+            emit(record)
+            progress.finished(record)
+
+    lanes = min(run.max_in_flight, len(queue))
+    await asyncio.gather(*(lane(worlds.lane(i)) for i in range(lanes)))
+    return reached[0] if reached else None
+
+
+class _Worlds:
+    """One world per lane, opened when a lane first needs it: the first from the reference, the rest its
+    siblings; kept across agents of one call."""
+
+    def __init__(self, ref: WorldRef):
+        self._ref = ref
+        self._worlds: list[World] = []
+
+    def lane(self, i: int) -> World:
+        while len(self._worlds) <= i:
+            self._worlds.append(self._worlds[0].sibling() if self._worlds else self._ref.open())
+        return self._worlds[i]
+
+
+def _run_coroutine(coro: Coroutine[Any, Any, T]) -> T:
+    """asyncio.run, also from a thread whose own loop is running (a notebook cell): there the engine gets a
+    thread of its own, as a thread runs one loop at a time."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # the documented way to ask: no loop runs in this thread
+        return asyncio.run(coro)
+    out: list[T] = []
+    failed: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            out.append(asyncio.run(coro))
+        except BaseException as exc:  # handed back to the caller's thread, raised there
+            failed.append(exc)
+
+    thread = threading.Thread(target=target, name="evalsuite-trial-engine")
+    thread.start()
+    thread.join()
+    if failed:
+        raise failed[0]
+    return out[0]
