@@ -23,15 +23,18 @@ if TYPE_CHECKING:
     from evalsuite.core.identity import AgentConfig
     from evalsuite.releases.release import Release
     from evalsuite.scoring.runlog import Run
+    from evalsuite.trials.settings import EngineSettings
 
-__all__ = ["DEMO_KEY", "AgentConfig", "Release", "Run", "RunMeta", "Scorecard", "build", "open_release", "read_run",
-           "rescore", "run", "write_run"]
+__all__ = ["DEMO_KEY", "AgentConfig", "EngineSettings", "Release", "Run", "RunCap", "RunMeta", "Scorecard",
+           "TrialLimits", "build", "open_release", "read_run", "rescore", "run", "write_run"]
 
 # name -> the module it lives in, imported when the name is first used
 _LAZY = {"DEMO_KEY": "evalsuite.deid.keys", "AgentConfig": "evalsuite.core.identity",
          "Release": "evalsuite.releases.release", "Run": "evalsuite.scoring.runlog",
          "RunMeta": "evalsuite.scoring.runlog", "Scorecard": "evalsuite.scoring.scorecard",
-         "read_run": "evalsuite.scoring.runlog", "write_run": "evalsuite.scoring.runlog"}
+         "read_run": "evalsuite.scoring.runlog", "write_run": "evalsuite.scoring.runlog",
+         "EngineSettings": "evalsuite.trials.settings", "RunCap": "evalsuite.trials.spend",
+         "TrialLimits": "evalsuite.core.identity"}
 
 
 def __getattr__(name: str) -> Any:
@@ -64,17 +67,18 @@ def open_release(folder: str | Path) -> Release:
 
 def run(release: Release | str | Path, agents: Sequence[str | AgentConfig], out: str | Path, *,
         trials: int | None = None, workers: int | None = None, seed: int = 0, mode: str | None = None,
-        progress: bool = False) -> Run:
+        progress: bool = False, engine: EngineSettings | None = None) -> Run:
     """Run (or resume) agents on a release (or a release folder) into the run folder out, score it, and return
     the run (evalsuite.releases.runs.run_release, then read_run). trials=None runs each task's own trial count;
-    workers=None uses every core, 1 runs in this process."""
+    workers=None uses every core, 1 runs in this process. engine (evalsuite.trials.settings.EngineSettings) sets
+    model agents' trials in flight, the run cap, the response cache and the endpoint's controls."""
     from evalsuite.releases.release import Release
     from evalsuite.releases.runs import run_release
     from evalsuite.scoring.runlog import read_run
 
     rel = release if isinstance(release, Release) else Release(Path(release))
     run_release(rel, list(agents), Path(out), trials=trials, workers=workers, seed=seed, mode=mode,
-                progress=progress)
+                progress=progress, engine=engine)
     return read_run(out)
 
 

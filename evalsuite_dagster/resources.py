@@ -33,8 +33,11 @@ class ModelEndpoint(dg.ConfigurableResource):
 
     api_key: str = ""
     base_url: str = ""
-    max_retries: int = 4  # transient errors (connection, 408, 409, 429, 5xx) retried with the SDK's backoff
+    max_retries: int = 4  # transient errors (connection, 408, 409, 429, 5xx) retried with backoff, Retry-After honoured
     timeout: float = 120.0  # seconds per request
+    max_connections: int = 32  # requests in flight to the endpoint at once, per process
+    requests_per_minute: float | None = None  # the endpoint's request-rate limit (a token bucket)
+    tokens_per_minute: float | None = None  # its token-rate limit
 
     @classmethod
     def from_env(cls) -> ModelEndpoint:
@@ -45,4 +48,5 @@ class ModelEndpoint(dg.ConfigurableResource):
 
     def settings(self) -> Endpoint:
         return Endpoint(api_key=self.api_key or None, base_url=self.base_url or None, max_retries=self.max_retries,
-                        timeout=self.timeout)
+                        timeout=self.timeout, max_connections=self.max_connections,
+                        requests_per_minute=self.requests_per_minute, tokens_per_minute=self.tokens_per_minute)

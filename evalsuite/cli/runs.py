@@ -46,6 +46,9 @@ def _sorts(value: str) -> str:
     return one_of(SORTS)(value)
 
 
+MODEL_PANEL = "Model and external agents"
+
+
 @commands.command("run")
 def run(
     source: Path = typer.Argument(..., metavar="SOURCE", help="a release folder (with manifest.json) or a suite spec "
@@ -64,13 +67,41 @@ def run(
     mode: str = typer.Option(None, metavar="MODE", callback=_modes,
                              help="trial mode of a conversational suite: default, no_user or oracle_plan (another "
                                   "task set; default run folder runs/<suite>/<version>-<mode>)"),
+    max_in_flight: int = typer.Option(None, min=1, metavar="N", rich_help_panel=MODEL_PANEL,
+                                      help="trials at once per model or external agent (default: 32 for openai)"),
+    max_connections: int = typer.Option(None, min=1, metavar="N", rich_help_panel=MODEL_PANEL,
+                                        help="requests in flight to the model endpoint at once (default 32)"),
+    rpm: float = typer.Option(None, min=0.001, metavar="N", rich_help_panel=MODEL_PANEL,
+                              help="the endpoint's request-rate limit, requests per minute"),
+    tpm: float = typer.Option(None, min=1, metavar="N", rich_help_panel=MODEL_PANEL,
+                              help="the endpoint's token-rate limit, tokens per minute"),
+    max_cost: float = typer.Option(None, min=0.000001, metavar="X", rich_help_panel=MODEL_PANEL,
+                                   help="run cap: start no trial once the run has cost X (prices.yaml currency)"),
+    max_tokens: int = typer.Option(None, min=1, metavar="N", rich_help_panel=MODEL_PANEL,
+                                   help="run cap: start no trial once the run has used N tokens"),
+    trial_seconds: float = typer.Option(None, min=0.001, metavar="S", rich_help_panel=MODEL_PANEL,
+                                        help="per-trial limit: wall seconds (then budget_exhausted)"),
+    trial_calls: int = typer.Option(None, min=1, metavar="N", rich_help_panel=MODEL_PANEL,
+                                    help="per-trial limit: model calls"),
+    trial_tokens: int = typer.Option(None, min=1, metavar="N", rich_help_panel=MODEL_PANEL,
+                                     help="per-trial limit: tokens in + out"),
+    trial_cost: float = typer.Option(None, min=0.000001, metavar="X", rich_help_panel=MODEL_PANEL,
+                                     help="per-trial limit: cost"),
+    cache: bool = typer.Option(False, "--cache", rich_help_panel=MODEL_PANEL,
+                               help="answer repeated model requests from the response cache (development: the run's "
+                                    "identity says it used one)"),
 ) -> None:
     """Score agents on a release: traces, summary and scorecard go to the run folder; a killed run resumes."""
     from evalsuite.pipeline.driver import run_source
+    from evalsuite.trials.settings import engine_options
 
     with run_errors():
-        card, out = run_source(source, agent, out, trials=trials, workers=workers, seed=seed, progress=progress,
-                               resamples=resamples, mode=mode)
+        agents, engine = engine_options(agent, max_in_flight=max_in_flight, max_connections=max_connections, rpm=rpm,
+                                        tpm=tpm, max_cost=max_cost, max_tokens=max_tokens, trial_seconds=trial_seconds,
+                                        trial_calls=trial_calls, trial_tokens=trial_tokens, trial_cost=trial_cost,
+                                        cache=cache)
+        card, out = run_source(source, agents, out, trials=trials, workers=workers, seed=seed, progress=progress,
+                               resamples=resamples, mode=mode, engine=engine)
     print_scorecard(card, out)
 
 

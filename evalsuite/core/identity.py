@@ -61,6 +61,9 @@ class AgentConfig(BaseModel):
     boundary: Literal["process", "persistent", "zygote"] | None = Field(None, exclude_if=lambda v: v is None)
     # per-trial spending limits (TrialLimits); left out of the dump when None, as boundary is
     limits: TrialLimits | None = Field(None, exclude_if=lambda v: v is None)
+    # trials of this agent in flight at once on the trial engine (evalsuite.trials.engine), as a suite spec's
+    # agent entry sets it; never in the dump: how many run at once changes how fast a run goes, not what it records
+    max_in_flight: int | None = Field(None, ge=1, exclude=True)
 
     @model_validator(mode="before")
     @classmethod

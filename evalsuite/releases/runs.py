@@ -28,6 +28,8 @@ from evalsuite.scoring.runlog import (
 )
 from evalsuite.scoring.scorecard import Scorecard, build_scorecard, sample_plan
 from evalsuite.trials.harness import TrialSettings, run_trials
+from evalsuite.trials.settings import EngineSettings
+from evalsuite.trials.spend import RunCapped
 from evalsuite.trials.tracelog import TrialRecord
 
 if TYPE_CHECKING:
@@ -35,7 +37,7 @@ if TYPE_CHECKING:
 
 def run_release(release: Release, agents: Sequence[str | AgentConfig], out_dir: Path, *, trials: int | None = None,
                 workers: int | None = None, seed: int = 0, progress: bool = False, resamples: int = 2000,
-                bootstrap_seed: int = 0, mode: str | None = None) -> Scorecard:
+                bootstrap_seed: int = 0, mode: str | None = None, engine: EngineSettings | None = None) -> Scorecard:
     """Run (or resume) agents on a release into out_dir and write its scorecard.
 
     mode runs the release's tasks in another trial mode (evalsuite.scoring.modes): another task set, so another
@@ -43,8 +45,11 @@ def run_release(release: Release, agents: Sequence[str | AgentConfig], out_dir: 
 
     agents are names (AgentConfig.parse: reference, openai:MODEL, mcp:COMMAND, ...) or AgentConfig objects,
     e.g. a suite spec's agents; each name must stand for one config, in this call and in out_dir.
+
+    engine sets how model and external agents run (trials in flight, a run cap, the response cache, a progress
+    report); a capped run's scorecard covers the tasks whose trials all ran and says what was capped.
     """
-    out_dir = Path(out_dir)
+    out_dir, engine = Path(out_dir), engine or EngineSettings()
     configs = agent_configs(agents)
     if len(configs) != len(agents):
         raise ValueError(f"agent names repeat: {[AgentConfig.parse(a).name for a in agents]}")
@@ -52,12 +57,19 @@ def run_release(release: Release, agents: Sequence[str | AgentConfig], out_dir: 
     if mode is not None:
         tasks = with_mode(tasks, mode)
         identity = mode_identity(identity, tasks)
+    identity = identity.model_copy(update={"response_cache": engine.cache})
     out_dir.mkdir(parents=True, exist_ok=True)
-    with folder_lock(out_dir):  # from run.json to the scorecard: a second writer would run the same trials again
+    settings = TrialSettings(identity, seed=seed, out_dir=out_dir, workers=workers, progress=progress,
+                             max_in_flight=engine.max_in_flight, cap=engine.cap, report=engine.report)
+    with folder_lock(out_dir), engine.endpoint():  # from run.json to the scorecard: a second writer would rerun
         _prepare(release, identity, out_dir, trials, seed, resamples, bootstrap_seed,
                  tasks if mode is not None else None)
-        run_trials(release.world_ref(), tasks, list(configs.values()), trials,
-                   TrialSettings(identity, seed=seed, out_dir=out_dir, workers=workers, progress=progress))
+        try:
+            run_trials(release.world_ref(), tasks, list(configs.values()), trials, settings)
+            reached = None
+        except RunCapped as stop:
+            reached = stop.reached
+        write_meta(out_dir, read_meta(out_dir).model_copy(update={"capped": reached}))
         return rescore(out_dir)
 
 
@@ -84,14 +96,26 @@ def play_desk(release: Release, out_dir: Path, sample: int | None = None) -> Des
 
 
 def rescore(out_dir: Path) -> Scorecard:
-    """Recompute the scorecard from DIR alone; refuses a run whose plan is not complete."""
+    """Recompute the scorecard from DIR alone; refuses a run whose plan is not complete, unless its cap stopped
+    it: then the scorecard covers the tasks whose every planned trial ran, for every agent, and says so."""
     out_dir = Path(out_dir)
     with folder_lock(out_dir):
         meta = read_meta(out_dir)
         tasks = read_run_tasks(out_dir)
         records = read_records(out_dir)
-        _check_complete(records, tasks, meta.plan, out_dir)
-        card = build_scorecard(records, tasks, meta.acceptance, resamples=meta.resamples, seed=meta.bootstrap_seed)
+        scored = tasks
+        if meta.capped is None:
+            _check_complete(records, tasks, meta.plan, out_dir)
+        else:
+            scored = _complete_tasks(records, tasks, meta.plan)
+            if not scored:
+                raise RunFolderError(f"{out_dir}: the run cap ({meta.capped.limit}) stopped the run before any task's "
+                                     "trials all ran; nothing to score yet: resume with a higher cap")
+            kept = {t.task_id for t in scored}
+            records = [r for r in records if r.task_id in kept]
+        card = build_scorecard(records, scored, meta.acceptance, resamples=meta.resamples, seed=meta.bootstrap_seed)
+        if meta.capped is not None:
+            card = card.model_copy(update={"capped": meta.capped, "tasks_planned": len(tasks)})
         write_scorecard(card, out_dir)
     return card
 
@@ -127,12 +151,25 @@ def _continued(old: RunMeta, new: RunMeta, out_dir: Path) -> RunMeta:
                                   "plan": dict(old.plan)})
 
 
+def _planned(tasks: list[TaskRecord], plan: dict[str, int | None]) -> dict[str, list[tuple]]:
+    """The planned trial keys of each task."""
+    return {t.task_id: [(t.task_id, agent, i) for agent, trials in plan.items()
+                        for i in range(trials or t.trial_protocol.trials)] for t in tasks}
+
+
+def _complete_tasks(records: list[TrialRecord], tasks: list[TaskRecord], plan: dict[str, int | None]
+                    ) -> list[TaskRecord]:
+    have = {r.key for r in records}
+    planned = _planned(tasks, plan)
+    return [t for t in tasks if all(k in have for k in planned[t.task_id])]
+
+
 def _check_complete(records: list[TrialRecord], tasks: list[TaskRecord], plan: dict[str, int | None],
                     out_dir: Path) -> None:
     have = {r.key for r in records}
-    for agent, trials in plan.items():
-        gaps = [(t.task_id, agent, i) for t in tasks for i in range(trials or t.trial_protocol.trials)
-                if (t.task_id, agent, i) not in have]
-        if gaps:
-            raise RunFolderError(f"{out_dir}: {len(gaps)} planned trial(s) of {agent} not recorded, first {gaps[0]}; "
-                                 "rerun `evalsuite run` with the same arguments to finish")
+    gaps = [k for keys in _planned(tasks, plan).values() for k in keys if k not in have]
+    if gaps:
+        agent = gaps[0][1]
+        count = sum(1 for k in gaps if k[1] == agent)
+        raise RunFolderError(f"{out_dir}: {count} planned trial(s) of {agent} not recorded, first {gaps[0]}; "
+                             "rerun `evalsuite run` with the same arguments to finish")

@@ -57,8 +57,10 @@ def console_table(card: Scorecard):
     from rich.table import Table
 
     h = card.humans
+    captions = [capped_line(card)] if card.capped else []
+    captions += ["human: pass@1 over attempts [95% Wilson interval]"] if h else []
     table = Table(title=f"{card.suite} {card.suite_version}: pass^k [95% task-bootstrap interval]",
-                  caption="human: pass@1 over attempts [95% Wilson interval]" if h else None)
+                  caption="\n".join(captions) or None)
     table.add_column("")
     for a in card.agents:
         table.add_column(a.agent, justify="right")
@@ -120,6 +122,14 @@ def _agent_section(a: AgentScore, min_tasks: int) -> list[str]:
     return lines + [""]
 
 
+def capped_line(card: Scorecard) -> str:
+    """What a capped run's scorecard covers: the cap, what was spent, and the tasks scored of those planned."""
+    c = card.capped
+    scored = max((a.tasks for a in card.agents), default=0)
+    return (f"CAPPED: run cap {c.limit} reached ({c.spent}); {c.trials_not_run} trial(s) not run; scored over the "
+            f"{scored} of {card.tasks_planned} tasks whose trials all ran. Resume with a higher cap to finish.")
+
+
 def to_markdown(card: Scorecard) -> str:
     b = card.bootstrap
     lines = [f"# Scorecard: {card.suite} {card.suite_version}", "",
@@ -129,6 +139,8 @@ def to_markdown(card: Scorecard) -> str:
              f"- run seed: {card.run_seed}",
              f"- intervals: {b['method']}, {b['resamples']} resamples, seed {b['seed']}, {b['confidence']:.0%}", "",
              "## Policy", "", *(f"- **{k}**: {v}" for k, v in card.policy.items()), ""]
+    if card.capped:
+        lines[2:2] = [f"> **{capped_line(card)}**", ""]
     if card.acceptance:
         acceptance = [[k, str(v)] for k, v in card.acceptance.items()]
         lines += ["## Acceptance", "", md_table(["check", "value"], acceptance), ""]

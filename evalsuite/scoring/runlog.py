@@ -25,6 +25,7 @@ from evalsuite.core.records import TaskRecord
 from evalsuite.scoring.render import plot_passk, to_markdown
 from evalsuite.scoring.scorecard import Scorecard
 from evalsuite.tasks.taskfile import read_tasks, write_tasks
+from evalsuite.trials.spend import CapReached
 from evalsuite.trials.tracelog import (
     LOCK,
     SUMMARY,
@@ -66,6 +67,7 @@ class RunMeta(BaseModel):
     bootstrap_seed: int
     acceptance: dict[str, Any]
     plan: dict[str, Annotated[int, Field(ge=1)] | None]
+    capped: CapReached | None = None  # the run cap stopped the last run: its trials not run are still to run
 
     @field_validator("schema_version")
     @classmethod

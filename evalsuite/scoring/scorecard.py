@@ -24,6 +24,7 @@ from evalsuite.core.records import TaskRecord
 from evalsuite.scoring.cost import AgentCost, agent_cost
 from evalsuite.scoring.metrics import KPoint, slice_table, suite_pass_curve, wilson_interval
 from evalsuite.scoring.security import SecurityScore, security_scores
+from evalsuite.trials.spend import CapReached
 from evalsuite.trials.tracelog import TrialRecord, summary_frame
 from evalsuite.worlds.registry import get_domain, get_user_domain
 
@@ -109,6 +110,9 @@ class Scorecard(SuiteVersion):
     prices: dict[str, Any] | None = None  # the price table the costs come from: path, sha256, currency, as_of
     modes: list[str] = ["default"]  # the trial modes of the tasks scored (TrialProtocol.mode): shown on every card
     security: list[SecurityScore] = []  # under attack: utility with and without, attack success (scoring.security)
+    # the run cap stopped the run (evalsuite.trials.spend): scored over the tasks whose every planned trial ran
+    capped: CapReached | None = None
+    tasks_planned: int | None = None  # capped: the tasks of the plan, of which `tasks` per agent were scored
 
 
 def build_scorecard(records: Sequence[TrialRecord] | pd.DataFrame, tasks: list[TaskRecord],

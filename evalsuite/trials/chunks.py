@@ -59,9 +59,11 @@ def plan_chunks(tasks: list[TaskRecord], agent: str, size: int, out_dir: Path | 
 
 
 def run_chunk(world_ref: WorldRef, tasks: list[TaskRecord], config: AgentConfig, identity: RunIdentity,
-              chunk: TrialChunk, seed: int = 0, model_endpoint: Endpoint | None = None) -> list[TrialRecord]:
+              chunk: TrialChunk, seed: int = 0, model_endpoint: Endpoint | None = None,
+              max_in_flight: int | None = None) -> list[TrialRecord]:
     """Run one chunk in this process: the same run_trials call, stamps and trial seeds as the in-process path
-    (and, as there, openai agents are built under the given endpoint settings)."""
+    (and, as there, openai agents are built under the given endpoint settings); a model or external agent's
+    trials run max_in_flight at a time on the trial engine."""
     if config.name != chunk.agent:
         raise ValueError(f"chunk {chunk.index} is for agent {chunk.agent!r}, not {config.name!r}")
     by_id = {t.task_id: t for t in tasks}
@@ -70,7 +72,7 @@ def run_chunk(world_ref: WorldRef, tasks: list[TaskRecord], config: AgentConfig,
         raise ValueError(f"chunk {chunk.index}: task {missing[0]} is not in the release")
     with endpoint(model_endpoint or Endpoint()):
         return run_trials(world_ref, [by_id[i] for i in chunk.task_ids], [config], None,
-                          TrialSettings(identity, seed=seed, workers=1))
+                          TrialSettings(identity, seed=seed, workers=1, max_in_flight=max_in_flight))
 
 
 def merge_records(out_dir: Path, records: Iterable[TrialRecord]) -> int:

@@ -18,6 +18,7 @@ from evalsuite.core.identity import AgentConfig, RunIdentity, identity_sha256
 from evalsuite.core.prices import PriceTable, load_prices
 from evalsuite.core.records import TaskRecord
 from evalsuite.trials.agents.base import Agent, is_async
+from evalsuite.trials.agents.endpoint import current_endpoint
 from evalsuite.trials.engine import EngineRun, run_on_engine
 from evalsuite.trials.jobs import Job, Stamp, build_agent, load_factory, run_job
 from evalsuite.trials.pool import Chunk, HarnessError, run_pool
@@ -82,6 +83,9 @@ def run_trials(world_ref: WorldRef, tasks: list[TaskRecord], agents: Sequence[st
     every record stamped with it.
     """
     workers = settings.workers or os.cpu_count() or 1
+    if current_endpoint().cache_dir and not settings.identity.response_cache:  # a cached run never passes as fresh
+        raise ValueError("model responses may come from the response cache, but the run identity does not say "
+                         "so (RunIdentity.response_cache)")
     by_id = _index(tasks, settings.identity, world_ref)
     crew = _agents(agents, settings, workers)
     jobs = [Job(t.task_id, n, i) for n in crew.names for t in tasks for i in range(_trial_count(trials, n, t))]
@@ -133,7 +137,8 @@ def _run_todo(world_ref: WorldRef, tasks: list[TaskRecord], by_id: dict[str, Tas
     elif waiting:
         run_pool(world_ref, tasks, _chunks(waiting), crew.configs, crew.stamps, workers, settings.agent_factory, done)
     runs = [EngineRun(crew.built[n], crew.stamps[n], [j for j in todo if j.agent == n],
-                      settings.max_in_flight or crew.built[n].max_in_flight) for n in crew.names if n in engine]
+                      settings.max_in_flight or crew.configs[n].max_in_flight or crew.built[n].max_in_flight)
+            for n in crew.names if n in engine]
     runs = [r for r in runs if r.jobs]
     if not runs:
         return None, 0

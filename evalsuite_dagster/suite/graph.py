@@ -12,7 +12,7 @@ the gates are the asset checks in checks.py beside this module; a stage below a
 gate that blocked is held back, not run (held_back.py).
 """
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -27,6 +27,8 @@ from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import GateError, Stage
 from evalsuite.pipeline.stages import leaderboard, scorecard, sources, trials
 from evalsuite.sourcing.spec import SuiteSpec, load_spec
+from evalsuite.trials.settings import EngineSettings
+from evalsuite.trials.spend import RunCap
 from evalsuite_dagster.metadata import gate_failure, materialized, run_stage, to_metadata
 from evalsuite_dagster.resources import EvalsuiteHome, ModelEndpoint
 from evalsuite_dagster.suite.checks import suite_checks
@@ -145,6 +147,20 @@ def _source_asset(g: SuiteGraph):
     return _observe
 
 
+class TrialRunConfig(dg.Config):
+    """How a trial run's model and external agents run (set in the Launchpad): trials in flight (0: the agent
+    config's or the agent's default), a run cap on cost and tokens (0: none); progress goes to the run's log."""
+
+    max_in_flight: int = 0
+    max_cost: float = 0.0
+    max_tokens: int = 0
+
+    def engine(self, report: Callable[[str], None]) -> EngineSettings:
+        cap = RunCap(cost=self.max_cost or None, tokens=self.max_tokens or None) if self.max_cost or self.max_tokens \
+            else None
+        return EngineSettings(max_in_flight=self.max_in_flight or None, cap=cap, report=report)
+
+
 def _trial_asset(g: SuiteGraph):
     spec = g.spec
 
@@ -152,11 +168,11 @@ def _trial_asset(g: SuiteGraph):
               partitions_def=dg.MultiPartitionsDefinition({"version": g.versions, "agent": g.agents}),
               code_version=g.code_version("trial_traces"), kinds={"jsonl"},
               description="Every trial of one agent config on one release: traces.jsonl, summary.parquet.")
-    def _asset(context: dg.AssetExecutionContext, home: EvalsuiteHome,
+    def _asset(context: dg.AssetExecutionContext, config: TrialRunConfig, home: EvalsuiteHome,
                model_endpoint: ModelEndpoint) -> dg.MaterializeResult:
         keys = context.partition_key.keys_by_dimension
         return materialized(run_stage(trials.run, spec, home.paths(spec), keys["version"], keys["agent"], None,
-                                      model_endpoint.settings()))
+                                      model_endpoint.settings(), config.engine(context.log.info)))
 
     return _asset
 

@@ -46,16 +46,18 @@ class CeleryTrialsConfig(dg.Config):
     version: str
     agent: str
     chunk_trials: int = 64
+    max_in_flight: int = 0  # a model or external agent's trials at once in each worker (0: its config's or default)
 
 
 def celery_run_config(suite: str, version: str, agent: str, chunk_trials: int = 64, broker: str | None = None,
-                      backend: str | None = None) -> dict:
+                      backend: str | None = None, max_in_flight: int = 0) -> dict:
     """Run config of a `<suite>__celery_trials_job` run. Broker and backend default to EVALSUITE_CELERY_BROKER
     (else the local Redis) and EVALSUITE_CELERY_BACKEND (else the broker), as deploy/celery/dagster_celery_config.py
     sets them for the workers; the console logger at INFO keeps the workers' logs to what matters."""
     broker = broker or os.environ.get("EVALSUITE_CELERY_BROKER", DEFAULT_BROKER)
     backend = backend or os.environ.get("EVALSUITE_CELERY_BACKEND", broker)
-    ops = {f"{suite}__plan_chunks": {"config": {"version": version, "agent": agent, "chunk_trials": chunk_trials}}}
+    ops = {f"{suite}__plan_chunks": {"config": {"version": version, "agent": agent, "chunk_trials": chunk_trials,
+                                                "max_in_flight": max_in_flight}}}
     return {"ops": ops, "execution": {"config": {"broker": broker, "backend": backend}}, **WORKER_LOGS}
 
 
@@ -88,16 +90,16 @@ def celery_trials_job(g: SuiteGraph, home: str | Path | None = None) -> dg.JobDe
         out = home.paths(g.spec).agent_run(config.version, config.agent)
         yield dg.Output((config.version, config.agent), output_name="run")
         for chunk in plan_chunks(rel.tasks(), config.agent, config.chunk_trials, out):
-            yield dg.DynamicOutput((config.version, chunk.model_dump()), output_name="chunks",
+            yield dg.DynamicOutput((config.version, chunk.model_dump(), config.max_in_flight), output_name="chunks",
                                    mapping_key=f"chunk_{chunk.index}")
 
     @dg.op(name=f"{g.spec.name}__run_chunk")
     def run_one(work: tuple, home: EvalsuiteHome, model_endpoint: ModelEndpoint) -> list[str]:
-        version, raw = work
+        version, raw, in_flight = work
         chunk = TrialChunk.model_validate(raw)
         rel, config, identity = _release_run(g, home, version, chunk.agent)
         records = run_chunk(rel.world_ref(), rel.tasks(), config, identity, chunk,
-                            model_endpoint=model_endpoint.settings())
+                            model_endpoint=model_endpoint.settings(), max_in_flight=in_flight or None)
         return [r.model_dump_json() for r in records]
 
     @dg.op(name=f"{g.spec.name}__collect")

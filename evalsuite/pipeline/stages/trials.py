@@ -14,14 +14,16 @@ from evalsuite.pipeline.stage import StageOutput
 from evalsuite.releases.release import Release
 from evalsuite.releases.runs import run_release
 from evalsuite.scoring.cost import money
+from evalsuite.scoring.render import capped_line
 from evalsuite.scoring.runlog import TRACES, read_records
 from evalsuite.sourcing.spec import SuiteSpec
 from evalsuite.trials.agents.endpoint import Endpoint, endpoint
 from evalsuite.trials.harness import default_workers
+from evalsuite.trials.settings import EngineSettings
 
 
 def run(spec: SuiteSpec, paths: Paths, version: str, agent: str, workers: int | None = None,
-        model_endpoint: Endpoint | None = None) -> StageOutput:
+        model_endpoint: Endpoint | None = None, engine: EngineSettings | None = None) -> StageOutput:
     configs = {a.name: a for a in spec.agents}
     if agent not in configs:
         raise ValueError(f"agent {agent!r} is not among the agents of suite {spec.name}")
@@ -29,7 +31,8 @@ def run(spec: SuiteSpec, paths: Paths, version: str, agent: str, workers: int | 
     out = paths.agent_run(version, agent)
     n_trials = sum(t.trial_protocol.trials for t in rel.tasks())
     with endpoint(model_endpoint or Endpoint()):  # agents are built inside: they take the key from here
-        card = run_release(rel, [configs[agent]], out, workers=workers or default_workers(n_trials), progress=False)
+        card = run_release(rel, [configs[agent]], out, workers=workers or default_workers(n_trials), progress=False,
+                           engine=engine)
     records = read_records(out)
     a = card.agents[0]
     digest = json_sha256([a.identity_sha256, sorted((r.task_id, r.trial, r.outcome) for r in records)])
@@ -38,7 +41,12 @@ def run(spec: SuiteSpec, paths: Paths, version: str, agent: str, workers: int | 
         "tasks": a.tasks, "passed": sum(r.passed for r in records),
         "outcomes": dict(Counter(r.outcome for r in records)), "infra_errors": a.outcomes["infra_error"],
         "pass^1": round(a.curve[0].pass_hat, 4), **_cost(a.cost),
-        "identity_sha256": a.identity_sha256, "traces": out / TRACES})
+        "identity_sha256": a.identity_sha256, "traces": out / TRACES, **_capped(card)})
+
+
+def _capped(card) -> dict:
+    """A capped run says so beside its figures (the run folder's scorecard says which tasks it covers)."""
+    return {"capped": capped_line(card)} if card.capped else {}
 
 
 def _cost(cost) -> dict:
