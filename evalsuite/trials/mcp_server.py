@@ -4,7 +4,7 @@ Every domain call is forwarded to AgentEnv.call in the evalsuite process, so the
 role check, the step budget and the trace stay with the harness; the agent
 process holds only a URL. The server speaks streamable HTTP on a loopback port
 under a random path, so another local process cannot guess its way into a trial.
-One ToolServer lives as long as its worker and serves each trial on a fresh path with
+One ToolServer per event loop serves every trial in flight on it, each on a fresh path with
 a fresh session manager, closed (404) when the trial ends.
 """
 from __future__ import annotations
@@ -174,7 +174,8 @@ def _loopback_security() -> TransportSecuritySettings:
 
 
 class ToolServer:
-    """One loopback HTTP server that serves many trials, so a worker starts (and stops) a server once, not per trial.
+    """One loopback HTTP server that serves many trials, in turn or at once: an agent starts (and stops) one per
+    event loop, not one per trial.
 
     Each trial gets a fresh secret path, a fresh MCP session manager and its own TrialSession (its world, its
     budget, its trace): nothing of one trial's server state is reachable from another's. When a trial ends its
@@ -214,6 +215,12 @@ class ToolServer:
         self._web.should_exit = True
         await self._task
         self._sock.close()
+        self._web = self._task = None
+
+    def abandon(self) -> None:
+        """Free the port of a server whose event loop has closed (its serving task went with the loop)."""
+        if self._sock is not None:
+            self._sock.close()
         self._web = self._task = None
 
     @contextlib.asynccontextmanager

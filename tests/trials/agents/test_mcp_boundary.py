@@ -105,13 +105,15 @@ def test_a_crashing_zygote_agent_is_an_infra_error_with_its_output_and_the_zygot
     script.write_text("import sys\nprint('boom')\nsys.exit(3)\n")
     agent = MCPAgent("mcp:crash", [sys.executable, str(script)], boundary="zygote", sandbox=UNSEALED)
     try:
-        results = [run_trial(ap.world, ap.tasks[0], agent, i) for i in range(2)]
-        worker = agent._runtime.worker
+        results, zygotes = [], []
+        for i in range(2):
+            results.append(run_trial(ap.world, ap.tasks[0], agent, i))
+            zygotes.append([w.proc.pid for w in agent._runtime.workers()])
     finally:
         agent.close()
     for result in results:
         assert result.outcome == "infra_error" and "exited with 3" in result.error and "boom" in result.error
-    assert worker is not None  # the child died, not the zygote: no restart was needed
+    assert zygotes[0] == zygotes[1] and len(zygotes[0]) == 1  # the child died, not the zygote: no restart
 
 
 LIAR = """
@@ -128,7 +130,7 @@ def test_a_reply_for_another_trial_is_an_infra_error_and_the_agent_is_replaced(a
     agent = MCPAgent("mcp:liar", [sys.executable, str(script)], boundary="persistent", sandbox=UNSEALED)
     try:
         result = run_trial(ap.world, ap.tasks[0], agent, 0)
-        replaced = agent._runtime.worker is None
+        replaced = agent._runtime.workers() == []
     finally:
         agent.close()
     assert result.outcome == "infra_error" and "during trial" in result.error and replaced
@@ -163,7 +165,8 @@ def test_closing_an_agent_inside_another_event_loop_still_stops_its_process(ap):
     agent = MCPAgent("mcp:loopback", [sys.executable, str(LOOPBACK), "--serve"], boundary="persistent",
                      sandbox=UNSEALED, env={"EVALSUITE_AGENT_PLANS": _plans([task])})
     assert run_trial(ap.world, task, agent, 0).outcome == "pass"
-    pid = agent._runtime.worker.proc.pid
+    [worker] = agent._runtime.workers()
+    pid = worker.proc.pid
 
     async def elsewhere() -> None:
         agent.close()
