@@ -37,8 +37,8 @@ def test_zygote_trials_come_from_one_warm_process_yet_see_nothing_of_each_other(
     The config says zygote on every record."""
     release = Release(make_release(ap, tmp_path / "releases", n_tasks=2))
     config = AgentConfig(name="probe", kind="mcp", command=[sys.executable, str(PROBE)], boundary="zygote")
-    records = run_trials(release.world_ref(), release.tasks(), [config], 2,
-                         TrialSettings(release.run_identity(), workers=1))
+    records = run_trials(release.world_ref(), release.tasks(), [config], 2,  # one in flight: one zygote for all
+                         TrialSettings(release.run_identity(), workers=1, max_in_flight=1))
     reports = [json.loads(r.final_message) for r in records]
     assert [r.outcome for r in records] == ["fail"] * 4, records[0].error  # it submits a report, not a decision
     assert {r.agent_config.boundary for r in records} == {"zygote"}
