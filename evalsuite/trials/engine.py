@@ -85,7 +85,11 @@ async def _drain(queue: deque[Job], run: EngineRun, tasks: Mapping[str, TaskReco
             progress.finished(record)
 
     lanes = min(run.max_in_flight, len(queue))
-    await asyncio.gather(*(lane(worlds.lane(i)) for i in range(lanes)))
+    try:
+        await asyncio.gather(*(lane(worlds.lane(i)) for i in range(lanes)))
+    finally:
+        if hasattr(run.agent, "aclose"):  # a long-lived agent's processes end on the loop they run on
+            await run.agent.aclose()
     return reached[0] if reached else None
 
 

@@ -131,3 +131,16 @@ def test_a_run_cap_stops_new_trials_and_the_folder_resumes(release, tmp_path):
                        TrialSettings(release.run_identity(), workers=1, out_dir=tmp_path))
     assert len(again) == 10 and len({r.key for r in again}) == 10  # none lost, none run twice
     assert len(repair_traces(tmp_path / "traces.jsonl").records) == 10
+
+
+def test_a_config_sets_its_in_flight_without_changing_the_identity(release):
+    config = AgentConfig(name="slow", max_in_flight=3)
+    identity = release.run_identity().with_agents([config])
+    agent = SlowReference()
+    records = run_trials(release.world_ref(), release.tasks()[:9], [agent], 1, TrialSettings(identity, workers=1))
+    assert agent.peak == 3
+    plain = release.run_identity().with_agents([AgentConfig(name="slow")])
+    assert identity.fields("slow") == plain.fields("slow")  # how many ran at once is no part of what was measured
+    assert {r.identity_sha256 for r in records} == {
+        run_trials(release.world_ref(), release.tasks()[:1], [SlowReference()], 1,
+                   TrialSettings(plain, workers=1))[0].identity_sha256}
