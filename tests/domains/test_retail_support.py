@@ -7,7 +7,7 @@ import pytest
 from suite_support import ROOT
 
 from evalsuite.audit.acceptance import in_process_runner, run_acceptance
-from evalsuite.core.records import Environment, FaultPlanSpec, FaultSpec, ToolCall
+from evalsuite.core.records import Environment, FaultPlanSpec, FaultSpec, ToolCall, TraceEvent
 from evalsuite.domains.retail_support import DOMAIN, open_or_build_world
 from evalsuite.domains.retail_support.schema import AUTHORED, metadata
 from evalsuite.domains.retail_support.tasks import build_tasks
@@ -15,6 +15,7 @@ from evalsuite.sourcing.spec import Acceptance
 from evalsuite.tasks.taskfile import task_set_sha256
 from evalsuite.trials.agents.baselines import NoOpAgent, ReferenceAgent
 from evalsuite.trials.trial import run_trial
+from evalsuite.worlds.domain import CheckInput
 from evalsuite.worlds.faults import FaultPlan
 
 
@@ -165,6 +166,47 @@ def test_an_attempt_without_authority_fails_even_when_the_final_state_is_right(w
     r = replay(world, task, [bare, *calls])
     assert refunds(world, "C-1001") == [("RF-0001", "47.76", "USD")]
     assert not r.passed and failed(r) == {"check no_refused_refund"}
+
+
+def test_a_reused_key_with_other_parameters_is_refused_and_fails_the_trial_while_the_same_parameters_replay(
+        world, tasks):
+    task = tasks["lost-refund"]
+    calls = task.solution_calls()
+    retry = max(i for i, c in enumerate(calls) if c.tool == "issue_refund")  # the reference's retry, same key
+    ok = replay(world, task, calls)
+    first, again = [e for e in ok.trace if e.tool == "issue_refund"]
+    assert ok.passed and again.outcome == "ok" and again.result == {"refund": first.result["refund"], "replayed": True}
+    for change in ({"amount": "47.77"}, {"currency": "EUR"}):
+        other = ToolCall(tool="issue_refund", arguments={**calls[retry].arguments, **change})
+        r = replay(world, task, [*calls[:retry], other, *calls[retry + 1:]])
+        attempt = [e for e in r.trace if e.tool == "issue_refund"][1]
+        assert attempt.outcome == "error" and attempt.result is None, change
+        assert attempt.error.startswith("refused: idempotency key C-1001-refund-1 can only be used with the same "
+                                        "parameters it was first used with"), attempt.error
+        assert refunds(world, "C-1001") == [("RF-0001", "47.76", "USD")]  # paid once, at the first call's amount
+        assert not r.passed and {"check no_key_reused_with_other_parameters", "check no_refused_refund"} <= failed(r)
+        detail = next(c.detail for c in r.verdict.checks if c.name == "check no_key_reused_with_other_parameters")
+        assert f"#{attempt.seq}: idempotency key C-1001-refund-1" in detail and next(iter(change)) in detail
+
+
+def test_the_key_check_sees_an_attempt_with_other_parameters_even_if_a_tool_answered_it_with_the_receipt(world, tasks):
+    """The check reads the call's arguments, not the tool's answer: a replayed receipt for one cent more still fails."""
+    refund = next(c for c in tasks["lost-refund"].solution_calls() if c.tool == "issue_refund").arguments
+    receipt = {"refund": {"refund_id": "RF-0001"}, "replayed": True}
+    trace = [TraceEvent(seq=1, tool="issue_refund", arguments=refund, permitted=True, outcome="ok", rows_written=1),
+             TraceEvent(seq=2, tool="issue_refund", arguments={**refund, "amount": "47.760"}, permitted=True,
+                        outcome="ok", result=receipt),
+             TraceEvent(seq=3, tool="issue_refund", arguments={**refund, "amount": "47.77"}, permitted=True,
+                        outcome="ok", result=receipt)]
+    check = DOMAIN.checks["no_key_reused_with_other_parameters"]
+    seen = lambda events: check(CheckInput(end=world.pristine_db, seed=world.pristine_db, trace=events,  # noqa: E731
+                                           final_message="", params={}))
+    assert seen(trace[:2]).passed  # 47.760 is the same amount: true idempotency
+    outcome = seen(trace)
+    assert not outcome.passed and outcome.detail.startswith("#3: idempotency key C-1001-refund-1")
+    assert "amount 47.77 (first used with 47.76)" in outcome.detail
+    uncommitted = trace[0].model_copy(update={"outcome": "fault", "fault": "error_before_commit", "committed": False})
+    assert seen([uncommitted, trace[2]]).passed  # a call that rolled back bound no key
 
 
 def test_missing_proof_of_loss_refuses_a_trusted_authorization_and_unknown_status_needs_investigation(world, tasks):

@@ -1,6 +1,7 @@
 """The retail-support obligations, judged from the ledger and the trace alone (never a tool's success flag or the
 agent's message): exactly the intended refunds, exact money, authority and consent valid at the time of each refund,
-no refused refund attempt, and a handoff that carries its evidence."""
+no refused refund attempt, no idempotency key reused with other parameters, and a handoff that carries its
+evidence."""
 from __future__ import annotations
 
 import json
@@ -8,8 +9,11 @@ import sqlite3
 from decimal import Decimal
 from typing import Any
 
-from evalsuite.domains.retail_support.tools import DOMAIN, carrier_confirmed_loss
-from evalsuite.worlds.domain import CheckInput, CheckOutcome, dict_rows
+from pydantic import ValidationError
+
+from evalsuite.core.records import TraceEvent
+from evalsuite.domains.retail_support.tools import DOMAIN, RefundArgs, carrier_confirmed_loss, key_conflict
+from evalsuite.worlds.domain import CheckInput, CheckOutcome, ToolError, dict_rows
 
 
 def _rows(db: sqlite3.Connection, sql: str, params: tuple = ()) -> list[dict[str, Any]]:
@@ -73,6 +77,40 @@ def no_refused_refund(inp: CheckInput) -> CheckOutcome:
     failing (outcome fault), and a denied call is judged by the role checks."""
     bad = [e for e in inp.trace if e.tool == "issue_refund" and e.outcome == "error"]
     return CheckOutcome(not bad, "; ".join(f"#{e.seq}: {e.error}" for e in bad[:3]))
+
+
+@DOMAIN.check
+def no_key_reused_with_other_parameters(inp: CheckInput) -> CheckOutcome:
+    """A refund attempt under an idempotency key already bound to a refund (seeded, or committed earlier in the
+    trial) must carry that refund's parameters; any other (one cent more, another currency) fails the trial. Judged
+    from the call's arguments on the trace, not from how the tool answered, so an attempt is caught even where a tool
+    would have returned the original receipt as if it had succeeded."""
+    bound = {r["idempotency_key"]: r for r in _rows(inp.seed, "SELECT * FROM refunds")}
+    bad = []
+    for e in inp.trace:
+        if e.tool != "issue_refund" or not e.permitted:
+            continue
+        try:
+            args = RefundArgs.model_validate(e.arguments).model_dump()
+        except ValidationError:
+            continue  # arguments the tool could not take reach no key; no_refused_refund fails the attempt
+        earlier = bound.get(args["idempotency_key"])
+        if earlier is None:
+            if _committed(e):
+                bound[args["idempotency_key"]] = args
+            continue
+        try:
+            conflict = key_conflict(earlier, args)
+        except ToolError as exc:  # an amount that is not decimal text is other parameters too
+            conflict = str(exc)
+        if conflict:
+            bad.append(f"#{e.seq}: {conflict.removeprefix('refused: ')}")
+    return CheckOutcome(not bad, "; ".join(bad[:3]))
+
+
+def _committed(e: TraceEvent) -> bool:
+    """Whether the call's refund reached the ledger: a faulted call says so; otherwise an ok call that wrote."""
+    return e.committed if e.committed is not None else e.outcome == "ok" and e.rows_written > 0
 
 
 @DOMAIN.check

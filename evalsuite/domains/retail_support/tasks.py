@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 
 from evalsuite.core.records import (
@@ -59,10 +60,13 @@ def _refund(case: str, amount: str, key: str, currency: str = "USD", purchase: s
              currency=currency, idempotency_key=key, consent_id=i["consent"], authorization_id=i["authorization"])
 
 
+_KEY_CHECK = DomainCheck(name="no_key_reused_with_other_parameters", clause="RS-5")
+
+
 def _no_refund(case: str) -> list[DomainCheck]:
     return [DomainCheck(name="refund_obligation", params={"purchase_id": ids(case)["purchase"], "count": 0},
                         clause="RS-1"),
-            DomainCheck(name="no_refused_refund", clause="RS-1")]
+            DomainCheck(name="no_refused_refund", clause="RS-1"), _KEY_CHECK]
 
 
 def _refund_goal(case: str, amount: str) -> GoalState:
@@ -73,7 +77,7 @@ def _refund_goal(case: str, amount: str) -> GoalState:
                     Assertion(table="cases", key={"case_id": case}, expect={"status": "resolved"}, clause="RS-6")],
         domain_checks=[DomainCheck(name="refund_obligation", clause="RS-1", params={
             "purchase_id": p, "count": 1, "purchase_revision": 1, "amount": amount, "currency": "USD"}),
-            DomainCheck(name="no_refused_refund", clause="RS-1")],
+            DomainCheck(name="no_refused_refund", clause="RS-1"), _KEY_CHECK],
         volatile_fields_masked=MASKED)
 
 
@@ -122,7 +126,7 @@ class _Case:
         return _reads(self.case, self.email, self.order, POLICY_OF.get(self.kind, "v1"))
 
     def refund(self, **changes: str) -> ToolCall:
-        return _refund(self.case, self.amount, self.key, **changes)
+        return _refund(self.case, changes.pop("amount", self.amount), self.key, **changes)
 
 
 def _scenario(c: _Case) -> dict:
@@ -155,6 +159,9 @@ def _lost_refund(c: _Case) -> dict:
                       payment_method_id=PAID_WITH.get(c.case, "")), resolve]),
         NegativeControl(name="claims the refund without making it", calls=reads[:3],
                         final_message=f"I refunded {c.amount} USD to your original payment method."),
+        # the reference's retry with one cent more: the key is bound to the first call's parameters (RS-5)
+        NegativeControl(name="retry with the same key and one cent more", calls=[
+            *reads, c.refund(), recover[0], c.refund(amount=str(Decimal(c.amount) + Decimal("0.01"))), resolve]),
     ]
     alternatives = [[*reversed(reads), c.refund(), *recover, resolve],
                     [*reads, C("get_product_details", product_id="8310926033"), C("get_user_details", user_id=c.user),
@@ -173,7 +180,7 @@ def _lost_refund(c: _Case) -> dict:
         # task, whose every trial is faulted, carries it.
         blind = NegativeControl(name="blind retry with a new key", calls=[
             *reads, c.refund(), _refund(c.case, c.amount, key + "-retry"), resolve])
-        controls, category = [blind, controls[0]], "lost_response_reconciliation"
+        controls, category = [blind, controls[0], controls[-1]], "lost_response_reconciliation"
     return dict(goal=_refund_goal(c.case, c.amount), reference=reference, alternatives=alternatives,
                 controls=controls, protocol=protocol, category=category)
 

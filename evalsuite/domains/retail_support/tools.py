@@ -5,8 +5,10 @@ refund needs the purchase's current revision, the exact amount and ISO currency,
 a refund of that revision, and a trusted exception authorization valid under a policy version that grants the
 discretion, for a replacement the carrier confirmed lost. A refused refund says `refused: …`. Changing the remedy
 invalidates earlier consent and authorization; the agent may request a manager decision but never create one; a
-refund is found again by its idempotency key, and re-issuing with a used key returns the original receipt instead
-of paying twice.
+refund is found again by its idempotency key, and re-issuing with a used key and the same parameters returns the
+original receipt instead of paying twice; a used key with any other parameter (one cent more, another currency) is
+refused, as payment APIs refuse it (Stripe answers 400 "Keys for idempotent requests can only be used with the same
+parameters they were first used with"), never answered with the original receipt as if it had succeeded.
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from evalsuite.domains.retail_support.schema import metadata
 from evalsuite.domains.tau2_retail import DOMAIN as TAU2
 from evalsuite.worlds.domain import Domain, ToolContext, ToolError
 
-DOMAIN = Domain(name="retail_support", version="1.0.0", metadata=metadata)
+DOMAIN = Domain(name="retail_support", version="1.1.0", metadata=metadata)
 # The inherited retail system: tau2's read tools and two of its writes, the very same functions.
 INHERITED_TOOLS = ("find_user_id_by_email", "find_user_id_by_name_zip", "get_user_details", "get_order_details",
                    "get_product_details", "get_item_details", "list_all_product_types", "calculate",
@@ -144,16 +146,36 @@ class RefundArgs(BaseModel):
     policy_clause: str | None = None
 
 
+def refund_parameters(values: dict[str, Any]) -> dict[str, Any]:
+    """The parameters an idempotency key is bound to: every refund argument but the key, the amount as a decimal
+    (46.0 and 46.00 are one amount; 46.01 is another). Used by the tool and by the domain check, so both mean the
+    same thing by "the same parameters". An amount that is not decimal text raises ToolError."""
+    out = {f: values.get(f) for f in RefundArgs.model_fields if f != "idempotency_key"}
+    out["amount"] = _decimal(str(out["amount"]))
+    return out
+
+
+def key_conflict(recorded: dict[str, Any], attempt: dict[str, Any]) -> str | None:
+    """Why a refund attempt may not reuse the key `recorded` holds, or None when the parameters are the same."""
+    first, now = refund_parameters(recorded), refund_parameters(attempt)
+    diff = [f"{f} {now[f]!s} (first used with {first[f]!s})" for f in first if first[f] != now[f]]
+    if not diff:
+        return None
+    return (f"refused: idempotency key {attempt.get('idempotency_key')} can only be used with the same parameters it "
+            f"was first used with; this attempt differs in {', '.join(diff)}")
+
+
 @DOMAIN.tool("write")
 def issue_refund(ctx: ToolContext, args: RefundArgs) -> dict[str, Any]:
     """Refund a purchase to the customer. Needs the purchase's current revision, its exact amount and currency,
     the customer's current consent to this refund and a trusted exception authorization. Re-issuing with a used
-    idempotency key returns the original receipt; it never pays twice."""
+    idempotency key and the same parameters returns the original receipt; it never pays twice. A used key with
+    other parameters is refused."""
     earlier = ctx.rows("SELECT * FROM refunds WHERE idempotency_key = ?", (args.idempotency_key,))
     if earlier:
-        same = (earlier[0]["case_id"], earlier[0]["purchase_id"]) == (args.case_id, args.purchase_id)
-        if not same:
-            raise ToolError(f"refused: idempotency key {args.idempotency_key} belongs to another refund")
+        conflict = key_conflict(earlier[0], args.model_dump())
+        if conflict:
+            raise ToolError(conflict)
         return {"refund": earlier[0], "replayed": True}
     case = _open_case(ctx, args.case_id)
     _check_refund(ctx, case, args)
