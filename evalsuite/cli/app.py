@@ -26,7 +26,7 @@ def _main(_version: bool = typer.Option(False, "--version", is_eager=True, callb
 for group in (build.commands, runs.commands, play.commands, site.commands):
     app.add_typer(group)
 for name, group in (("task", tasks.task_app), ("trial", tasks.trial_app), ("users", users.users_app),
-                    ("review", review.review_app), ("releases", releases.releases_app),
+                    ("review", review.review_app), ("releases", releases.releases_app), ("runs", runs.runs_app),
                     ("import", transfer.import_app), ("export", transfer.export_app),
                     ("tau2-retail", transfer.tau2_app), ("agentdojo-banking", transfer.agentdojo_app)):
     app.add_typer(group, name=name)

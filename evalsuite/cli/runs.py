@@ -1,4 +1,5 @@
-"""`evalsuite run`, `score`, `compare`, `modes` and `leaderboard`: agents scored on releases, and the scores read."""
+"""`evalsuite run`, `score`, `compare`, `modes` and `leaderboard`: agents scored on releases, and the scores read;
+`evalsuite runs repair`: a run folder an older version left with a trial recorded twice, mended."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,6 +19,7 @@ from evalsuite.cli.common import (
 )
 
 commands = Typer()
+runs_app = Typer(help="Run folders: repair one an older evalsuite left with trials recorded twice.")
 
 
 def _known_agents(names: list[str]) -> list[str]:
@@ -127,6 +129,19 @@ def score(run_dir: Path = RUN_DIR) -> None:
     with run_errors():
         card = rescore(run_dir)
     print_scorecard(card, run_dir)
+
+
+@runs_app.command("repair")
+def repair(run_dir: Path = RUN_DIR) -> None:
+    """Keep the first record of each trial in the folder's traces (drop exact and conflicting duplicates and a
+    truncated final line) and rewrite its summary, under the folder's lock; then `evalsuite score RUN`."""
+    from evalsuite.scoring.runlog import repair_run
+
+    with run_errors():
+        done = repair_run(run_dir)
+    typer.echo(done.describe())
+    if done.changed:
+        typer.echo(f"summary rewritten; score it with `evalsuite score {run_dir}`")
 
 
 @commands.command("compare")

@@ -32,7 +32,9 @@ from evalsuite.trials.tracelog import (
     TRACES,
     FolderBusyError,
     TraceLogError,
+    TraceRepair,
     TrialRecord,
+    dedupe_traces,
     folder_lock,
     read_traces,
     write_summary,
@@ -48,8 +50,9 @@ AGENTS = "agents"  # a scorecard folder's run folder per agent
 FILES = (RUN_JSON, TASKS, TRACES, SUMMARY, SCORECARD_JSON, SCORECARD_MD, PASSK_PNG, LOCK)
 __all__ = ["AGENTS", "COMPARE_JSON", "FILES", "LOCK", "PASSK_PNG", "RUN_JSON", "SCHEMA_VERSION", "SCORECARD_JSON",
            "SCORECARD_MD", "SUMMARY", "TASKS", "TRACES", "FolderBusyError", "Run", "RunFolderError", "RunMeta",
-           "folder_lock", "is_run_folder", "is_scorecard_folder", "read_meta", "read_records", "read_run",
-           "read_run_tasks", "read_scorecard", "write_meta", "write_run", "write_run_tasks", "write_scorecard"]
+           "TraceRepair", "folder_lock", "is_run_folder", "is_scorecard_folder", "read_meta", "read_records",
+           "read_run", "read_run_tasks", "read_scorecard", "repair_run", "write_meta", "write_run", "write_run_tasks",
+           "write_scorecard"]
 
 
 class RunFolderError(RuntimeError):
@@ -143,6 +146,21 @@ def read_records(folder: str | Path) -> list[TrialRecord]:
         raise TraceLogError(f"{path}: final line is truncated (the run was interrupted); "
                             "rerun `evalsuite run` with the same arguments to resume it")
     return read.records
+
+
+def repair_run(folder: str | Path) -> TraceRepair:
+    """`evalsuite runs repair`: under the folder's lock, traces.jsonl keeps the first record of each trial and drops
+    repeated ones (exact or conflicting: tracelog.dedupe_traces says why the first) and a torn tail, and the summary
+    is rewritten from what is kept; a folder that needs nothing is left as it is. Score it again afterwards."""
+    folder = Path(folder)
+    path = folder / TRACES
+    if not path.is_file():
+        raise TraceLogError(f"{path}: no traces (not a run folder)")
+    with folder_lock(folder):
+        repair = dedupe_traces(path)
+        if repair.changed:
+            write_summary(repair.records, folder / SUMMARY)
+    return repair
 
 
 def read_scorecard(folder: str | Path) -> Scorecard:

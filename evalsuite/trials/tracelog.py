@@ -103,20 +103,11 @@ class TraceRead:
 
 
 def read_traces(path: Path) -> TraceRead:
-    """Parse every line strictly; tolerate only a truncated, unterminated final line."""
-    path = Path(path)
-    if not path.exists():
-        return TraceRead([], None)
-    lines = path.read_bytes().split(b"\n")
-    tail = lines.pop()  # b"" when the file ends with a newline, as a complete file does
-    records = [_parse(line, path, i + 1) for i, line in enumerate(lines)]
-    truncated = None
-    if tail:
-        try:
-            records.append(_parse(tail, path, len(lines) + 1))
-        except TraceLogError:
-            truncated = tail
-    _check_unique(records, path)
+    """Parse every line strictly; tolerate only a truncated, unterminated final line. A trial recorded twice is an
+    error naming `evalsuite runs repair`, which keeps the first record of each trial (see dedupe_traces)."""
+    lines, truncated = _read_lines(Path(path))
+    records = [r for _, r in lines]
+    _check_unique(records, Path(path))
     return TraceRead(records, truncated)
 
 
@@ -129,6 +120,71 @@ def repair_traces(path: Path) -> TraceRead:
         keep = data[: len(data) - len(read.truncated_tail)] if read.truncated_tail else data + b"\n"
         atomic_write(path, keep)
     return read
+
+
+@dataclass
+class TraceRepair:
+    """What dedupe_traces did to a traces file."""
+
+    path: Path
+    records: list[TrialRecord]  # the records kept, one per trial, in the order first recorded
+    exact: int  # lines dropped that repeat a kept record exactly
+    conflicting: int  # lines dropped that record a kept trial again with another outcome or trace
+    truncated: bool  # a torn, unterminated final line was dropped
+    unterminated: bool = False  # the final line parsed but had no newline; one was added
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.exact or self.conflicting or self.truncated or self.unterminated)
+
+    def describe(self) -> str:
+        """One line for a person: what was dropped, or that nothing needed repair."""
+        if not self.changed:
+            return f"{self.path}: nothing to repair ({len(self.records)} trials, each recorded once)"
+        dropped = [f"{self.exact} exact duplicate line(s)", f"{self.conflicting} conflicting duplicate(s) (the "
+                   "first record of each trial kept)"] + (["a truncated final line"] if self.truncated else [])
+        return f"{self.path}: repaired: kept {len(self.records)} trials; dropped {', '.join(dropped)}"
+
+
+def dedupe_traces(path: Path) -> TraceRepair:
+    """Rewrite a traces file (atomically, only if it needs it) with the FIRST record of each trial key, as an
+    older evalsuite left it when runs wrote one folder at once; a torn tail is dropped as repair_traces does.
+
+    The first record is kept, never a later one, for the reason a resume never reruns a recorded trial: the first
+    line is the outcome the folder recorded (and a resume then counted as done); keeping a later one, or the
+    better one, would let a second try replace a recorded outcome, and choosing among outcomes after seeing them
+    biases pass^k upwards. Kept lines are kept byte for byte. The caller holds the folder's lock.
+    """
+    path = Path(path)
+    lines, truncated = _read_lines(path)
+    kept: dict[tuple, tuple[bytes, TrialRecord]] = {}
+    exact = conflicting = 0
+    for line, record in lines:
+        first = kept.setdefault(record.key, (line, record))
+        if first[1] is not record:
+            exact, conflicting = (exact + 1, conflicting) if first[1] == record else (exact, conflicting + 1)
+    data = path.read_bytes() if path.exists() else b""
+    repair = TraceRepair(path, [r for _, r in kept.values()], exact, conflicting, truncated is not None,
+                         unterminated=truncated is None and bool(data) and not data.endswith(b"\n"))
+    if repair.changed:
+        atomic_write(path, b"".join(line + b"\n" for line, _ in kept.values()))
+    return repair
+
+
+def _read_lines(path: Path) -> tuple[list[tuple[bytes, TrialRecord]], bytes | None]:
+    """Every line with its record, strictly, and the truncated tail (an unterminated final line that does not
+    parse), if any."""
+    if not path.exists():
+        return [], None
+    lines = path.read_bytes().split(b"\n")
+    tail = lines.pop()  # b"" when the file ends with a newline, as a complete file does
+    out = [(line, _parse(line, path, i + 1)) for i, line in enumerate(lines)]
+    if tail:
+        try:
+            out.append((tail, _parse(tail, path, len(lines) + 1)))
+        except TraceLogError:
+            return out, tail
+    return out, None
 
 
 def _parse(line: bytes, path: Path, lineno: int) -> TrialRecord:
@@ -144,7 +200,8 @@ def _check_unique(records: list[TrialRecord], path: Path) -> None:
     first: dict[tuple, int] = {}
     for lineno, r in enumerate(records, start=1):
         if r.key in first:
-            raise TraceLogError(f"{path}:{lineno}: trial {r.key} recorded twice (first at line {first[r.key]})")
+            raise TraceLogError(f"{path}:{lineno}: trial {r.key} recorded twice (first at line {first[r.key]}); "
+                                f"`evalsuite runs repair {path.parent}` keeps the first record of each trial")
         first[r.key] = lineno
 
 

@@ -6,17 +6,14 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 from browser_support import browser_page, fill_tool_form
-from harness_support import make_release
+from harness_support import lock_held, make_release
 from markupsafe import escape
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
@@ -192,38 +189,6 @@ def test_a_call_past_the_step_budget_ends_the_attempt(release, tmp_path):
     record = records(tmp_path)[("human:Ada Lovelace", task.task_id)]
     assert (record.outcome, record.passed) == ("budget_exhausted", False)
     assert len(record.trace) == task.trial_protocol.max_steps
-
-
-# Another process writing the run folder, as `evalsuite run --out` into it does: it holds the folder's lock
-# until its stdin closes, then says how many bytes the folder's traces held as it let go.
-HOLDER = """import sys
-from pathlib import Path
-from evalsuite.trials.tracelog import folder_lock
-with folder_lock(sys.argv[1]):
-    print("held", flush=True)
-    sys.stdin.read()
-    traces = Path(sys.argv[1], "traces.jsonl")
-    print(traces.stat().st_size if traces.exists() else 0, flush=True)
-"""
-
-
-@contextmanager
-def lock_held(folder: Path, release_after: float | None = None) -> Iterator[SimpleNamespace]:
-    """The folder's lock held by another process for the block, or only its first release_after seconds; the
-    namespace's `traces_bytes` is what the folder's traces.jsonl held as the holder let go, once the block is over."""
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(folder)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
-    assert holder.stdout.readline() == "held\n"
-    if release_after is not None:
-        threading.Timer(release_after, holder.stdin.close).start()
-    held = SimpleNamespace(traces_bytes=None)
-    try:
-        yield held
-    finally:
-        if not holder.stdin.closed:
-            holder.stdin.close()
-        held.traces_bytes = int(holder.stdout.readline())
-        holder.wait(timeout=30)
 
 
 def test_an_attempt_ending_while_another_process_writes_the_folder_is_kept_until_it_is_recorded(release, tmp_path,
