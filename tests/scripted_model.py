@@ -3,17 +3,25 @@ task's reference solution and billing tokens.
 
 ScriptedModel is shared by the OpenAI agent tests and the agent-config tests through the `endpoint` fixture
 (conftest.py); it records every request body and its headers. ReferenceModel serves the usage and cost tests.
-Worker processes reach both over loopback too.
+Worker processes reach both over loopback too. `serve_staged` answers a fixed list of replies, statuses and
+headers included, counting the requests in flight at once (the model client's tests); `run_async` runs an
+async agent's trial on a fresh event loop.
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+
+from evalsuite.trials.agents.model_client import close_clients
+from evalsuite.trials.trial import arun_trial
 
 
 class ScriptedModel(BaseHTTPRequestHandler):
@@ -84,11 +92,90 @@ class ReferenceModel(BaseHTTPRequestHandler):
         return
 
 
-def _send(handler: BaseHTTPRequestHandler, status: int, payload: dict) -> None:
+def run_async(world, task, agent, **kwargs):
+    """arun_trial on a fresh event loop, its model clients closed before the loop is."""
+    async def trial():
+        try:
+            return await arun_trial(world, task, agent, **kwargs)
+        finally:
+            await close_clients()
+
+    return asyncio.run(trial())
+
+
+def reply(message: dict | None = None, status: int = 200, usage: tuple[int, int] | None = None,
+          headers: dict | None = None) -> dict:
+    """One staged reply: a chat completion carrying `message` (and `usage`), or an error status."""
+    return {"status": status, "message": message or {"content": "done"}, "usage": usage, "headers": headers or {}}
+
+
+@dataclass
+class Staged:
+    """What a staged endpoint saw: request bodies in arrival order and the most requests in flight at once."""
+
+    replies: list[dict]
+    delay: float = 0.0
+    url: str = ""
+    seen: list[dict] = field(default_factory=list)
+    in_flight: int = 0
+    max_in_flight: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _staged_handler(staged: Staged, stop) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            with staged.lock:
+                staged.seen.append(body)
+                n, staged.in_flight = len(staged.seen), staged.in_flight + 1
+                staged.max_in_flight = max(staged.max_in_flight, staged.in_flight)
+            time.sleep(staged.delay)
+            with staged.lock:
+                staged.in_flight -= 1
+            if n > len(staged.replies):  # past the script: refuse (not retried) and stop serving
+                threading.Thread(target=stop, daemon=True).start()
+                return _send(self, 400, {"error": {"message": "script exhausted"}}, {})
+            r = staged.replies[n - 1]
+            if r["status"] != 200:
+                return _send(self, r["status"], {"error": {"message": "staged error"}}, r["headers"])
+            payload = {"id": f"r{n}", "object": "chat.completion", "created": 0, "model": body["model"],
+                       "choices": [{"index": 0, "finish_reason": "stop",
+                                    "message": {"role": "assistant", **r["message"]}}]}
+            if r["usage"]:
+                payload["usage"] = {"prompt_tokens": r["usage"][0], "completion_tokens": r["usage"][1],
+                                    "total_tokens": sum(r["usage"])}
+            _send(self, 200, payload, r["headers"])
+
+        def log_message(self, *args):
+            return
+
+    return Handler
+
+
+@contextmanager
+def serve_staged(replies: list[dict], delay: float = 0.0) -> Iterator[Staged]:
+    """An endpoint on a free loopback port answering `replies` in order, each after `delay` seconds; it stops
+    after one request past them."""
+    staged = Staged(replies, delay)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
+    server.RequestHandlerClass = _staged_handler(staged, server.shutdown)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    staged.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    try:
+        yield staged
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _send(handler: BaseHTTPRequestHandler, status: int, payload: dict, headers: dict | None = None) -> None:
     data = json.dumps(payload).encode()
     handler.send_response(status)
     handler.send_header("Content-Type", "application/json")
-    handler.send_header("retry-after-ms", "5")  # honoured by the SDK's backoff, so retries take milliseconds
+    # honoured by the model client's backoff, so retries take milliseconds; a staged reply sets its own
+    for name, value in ({"retry-after-ms": "5"} if headers is None else headers).items():
+        handler.send_header(name, value)
     handler.send_header("Content-Length", str(len(data)))
     handler.end_headers()
     handler.wfile.write(data)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from scripted_model import run_async
 
 from evalsuite.domains.mobile_service.generate import sample_world
 from evalsuite.scoring.modes import with_mode
 from evalsuite.trials.agents.factory import make_agent
-from evalsuite.trials.trial import run_trial
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +46,7 @@ def test_the_openai_agent_solves_tasks_with_the_scripted_user(ms, endpoint):
     for task in tasks:
         endpoint.seen.clear()
         endpoint.script = FollowsThePlan(endpoint, task)
-        result = run_trial(world, task, make_agent("openai:scripted-model"))
+        result = run_async(world, task, make_agent("openai:scripted-model"))
         assert result.passed, (task.task_id, result.verdict.failures())
         asked = [c.tool for c in task.solution_calls() if c.actor == "user"]
         assert [e.tool for e in result.user_trace] == asked and {e.actor for e in result.user_trace} == {"user"}
@@ -66,7 +66,7 @@ def test_without_the_user_the_same_agent_holds_the_phone_tools(ms, endpoint):
     endpoint.script = [{"content": None, "tool_calls": [{"id": f"c{i}", "type": "function", "function": {
         "name": c.tool, "arguments": json.dumps(c.arguments)}} for i, c in enumerate(calls)]},
         {"content": task.reference_answer}]
-    result = run_trial(world, task, make_agent("openai:scripted-model"))
+    result = run_async(world, task, make_agent("openai:scripted-model"))
     assert result.passed, result.verdict.failures()
     first = endpoint.seen[0]
     assert first["messages"][1]["content"] == task.trigger.text  # the ticket, not a user
@@ -77,7 +77,7 @@ def test_in_oracle_plan_mode_the_agent_is_given_the_steps(ms, endpoint):
     world, gen = ms
     task = with_mode([gen.tasks[0]], "oracle_plan")[0]
     endpoint.script = FollowsThePlan(endpoint, task)
-    assert run_trial(world, task, make_agent("openai:scripted-model")).passed
+    assert run_async(world, task, make_agent("openai:scripted-model")).passed
     system = endpoint.seen[0]["messages"][0]["content"]
     assert "Required steps, in order:" in system
     assert all(c.tool in system for c in task.solution_calls())

@@ -3,30 +3,27 @@
 It sees what an untrusted agent may see: the policy text, the trigger and the
 tool schemas. Never the goal state, the reference solution or the database.
 
-Every request's tokens and wall latency go into `usage` (one ModelCall each),
-which run_trial keeps on the trial record; the scorecard prices them
-(evalsuite.scoring.cost). Transient endpoint errors (connection errors, 408,
-409, 429, 5xx) are retried by the openai SDK with exponential backoff,
-`max_retries` times; an error that outlasts them escapes `run`, and run_trial
-records the trial as an infra_error with the tokens already spent.
+It waits on its endpoint, so its trials run many at once on the trial engine's event loop (`max_in_flight`
+by default). Its requests go through the loop's ModelClient for its endpoint (model_client), shared by every
+trial in flight: the connection and rate limits, retries with backoff honouring Retry-After, the request
+timeout and the response cache are the client's, and every request's tokens, wall time and waits are one
+ModelCall in the trial's usage (env.usage), which run_trial keeps on the trial record however the trial ends;
+the scorecard prices them (evalsuite.scoring.cost). An error that outlasts the retries escapes `arun`, and the
+trial is recorded as an infra_error with the tokens already spent.
 
-The endpoint's key and address can come from `endpoint(...)` (the Dagster
-resource `ModelEndpoint` sets it around a trial run) rather than from the
-process environment; the key is held by the SDK client only, never by the
-agent config, a record or a log line.
+The endpoint's key and address can come from `endpoint(...)` (the Dagster resource `ModelEndpoint` sets it
+around a trial run) rather than from the process environment; the key is held by the endpoint settings and
+the SDK client only, never by the agent config, a record or a log line.
 """
 from __future__ import annotations
 
 import json
-import os
-import time
 from typing import Any
 
-from openai import OpenAI
-
-from evalsuite.core.records import ModelCall, TaskRecord, Usage
+from evalsuite.core.records import TaskRecord, Usage
 from evalsuite.trials.agents.base import AgentEnv
 from evalsuite.trials.agents.endpoint import current_endpoint
+from evalsuite.trials.agents.model_client import ModelClient, client_for, resolve
 
 SYSTEM = ("You are {role}, an agent working a business queue. Follow the policy exactly; use the tools to read "
           "and change records; when done, reply with a short closing note stating your decision and the figures "
@@ -36,26 +33,28 @@ SYSTEM = ("You are {role}, an agent working a business queue. Follow the policy 
 class OpenAIAgent:
     """Chat-completions tool loop: call tools until the model answers in plain text."""
 
+    max_in_flight = 32  # trials at once by default: each mostly waits on the endpoint
+
     def __init__(self, name: str, model: str, base_url: str | None = None, api_key: str | None = None,
-                 temperature: float = 0.0, client: OpenAI | None = None):
+                 temperature: float = 0.0):
         self.name = name
         self.model = model
         self.temperature = temperature
-        self.usage = Usage()
-        ep = current_endpoint()
-        # base_url None: the SDK reads OPENAI_BASE_URL; the key is OPENAI_API_KEY, and a local endpoint may need none
-        api_key = api_key or ep.api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
-        self.client = client or OpenAI(base_url=base_url or ep.base_url, api_key=api_key,
-                                       max_retries=ep.max_retries, timeout=ep.timeout)
+        # the settings are taken when the agent is built (inside `endpoint(...)`), the client when a trial runs
+        self.endpoint = resolve(current_endpoint(), base_url, api_key)
 
-    def run(self, task: TaskRecord, env: AgentEnv) -> str:
-        self.usage = env.usage = Usage()  # this trial's calls only; run_trial reads env.usage however it ends
+    def __repr__(self) -> str:
+        return f"OpenAIAgent(name={self.name!r}, model={self.model!r}, endpoint={self.endpoint!r})"
+
+    async def arun(self, task: TaskRecord, env: AgentEnv) -> str:
+        env.usage = Usage()  # this trial's calls only; run_trial reads env.usage however the trial ends
+        client = client_for(self.endpoint)
         # the trial's user (scripted or LLM: run_trial sets it, see evalsuite.trials.users.dual.prepare); none in a
         # queue task and in the no-user mode
         user = env.user
         if user is not None:
-            user.use_client(self.client)  # an LLM user talks through this agent's endpoint, as the agent does
-        opening = user.reply() if user else task.trigger.text
+            user.use_client(client)  # an LLM user talks through this agent's endpoint, as the agent does
+        opening = await user.areply() if user else task.trigger.text
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": SYSTEM.format(role=task.role.name, doc=task.policy.doc,
                                                         version=task.policy.version, policy=env.policy_text)
@@ -64,10 +63,10 @@ class OpenAIAgent:
         ]
         tools = [{"type": "function", "function": t} for t in env.tools]
         while True:
-            reply = self._complete(messages, tools)
+            reply = await self._complete(client, env, messages, tools)
             if not reply.tool_calls:
                 answer = reply.content or ""
-                said = user.reply(answer) if user and user.turns < task.trial_protocol.max_steps else None
+                said = await user.areply(answer) if user and user.turns < task.trial_protocol.max_steps else None
                 if said is None:
                     return answer
                 messages += [{"role": "assistant", "content": answer}, {"role": "user", "content": said}]
@@ -77,16 +76,12 @@ class OpenAIAgent:
             for call in reply.tool_calls:
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": _observe(env, call)})
 
-
-    def _complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]):
-        """One chat completion (the SDK retries transient errors inside it), its tokens and latency recorded."""
-        start = time.perf_counter()
-        response = self.client.chat.completions.create(model=self.model, messages=messages, tools=tools,
-                                                       temperature=self.temperature)
-        used = response.usage  # an endpoint may not report usage: zero tokens then, and the call still counted
-        self.usage.model_calls.append(ModelCall(
-            model=self.model, tokens_in=(used.prompt_tokens or 0) if used else 0,
-            tokens_out=(used.completion_tokens or 0) if used else 0, seconds=round(time.perf_counter() - start, 6)))
+    async def _complete(self, client: ModelClient, env: AgentEnv, messages: list[dict[str, Any]],
+                        tools: list[dict[str, Any]]):
+        """One chat completion, within the trial's limits (BudgetExhausted past one), recorded on env.usage."""
+        env.before_model_call()
+        response = await client.complete(env.usage, model=self.model, messages=messages, tools=tools,
+                                         temperature=self.temperature)
         return response.choices[0].message
 
 

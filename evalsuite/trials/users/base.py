@@ -2,10 +2,14 @@
 
 A simulator answers the agent's messages (None: the user has left). A Conversation sits between the agent
 and the simulator and appends every message, the agent's and the user's, to the trace as a `message`
-event, so the transcript is graded and stored with the tool calls.
+event, so the transcript is graded and stored with the tool calls. An agent on the trial engine's event loop
+talks through `areply`, which awaits a simulator that waits on a model (`async def areply`) and calls any
+other's `reply`; `reply` and `turn` serve the callers that are not on a loop (the MCP server's message_user
+tool, `evalsuite play`).
 """
 from __future__ import annotations
 
+import inspect
 from typing import Any, Protocol
 
 from evalsuite.core.records import Simulator, TraceEvent
@@ -44,7 +48,18 @@ class Conversation:
 
     def reply(self, agent_message: str = OPENING, actor: str = "agent") -> str | None:
         self._record(actor, agent_message)
-        said = self.user.reply(agent_message)
+        return self._heard(self.user.reply(agent_message))
+
+    async def areply(self, agent_message: str = OPENING, actor: str = "agent") -> str | None:
+        """reply for an agent on an event loop: an LLM user's model call is awaited, a scripted user's reply
+        (no I/O) is called."""
+        self._record(actor, agent_message)
+        areply = getattr(self.user, "areply", None)
+        if inspect.iscoroutinefunction(areply):
+            return self._heard(await areply(agent_message))
+        return self._heard(self.user.reply(agent_message))
+
+    def _heard(self, said: str | None) -> str | None:
         self.turns += 1
         if said is not None:
             self._record("user", said)

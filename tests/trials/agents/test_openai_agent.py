@@ -1,8 +1,9 @@
 """The OpenAI-compatible agent against a local endpoint that speaks the chat-completions protocol."""
 import json
 
+from scripted_model import run_async
+
 from evalsuite.trials.agents.factory import make_agent
-from evalsuite.trials.trial import run_trial
 
 
 def _tool_calls(calls):
@@ -14,7 +15,7 @@ def _tool_calls(calls):
 def test_a_model_that_follows_the_reference_passes_and_sees_no_goal(ap, endpoint):
     task = next(t for t in ap.tasks if t.category == "price_variance")
     endpoint.script = [_tool_calls(task.solution_calls()), {"content": task.reference_answer}]
-    result = run_trial(ap.world, task, make_agent("openai:scripted-model"))
+    result = run_async(ap.world, task, make_agent("openai:scripted-model"))
     assert result.passed, result.verdict.failures()
     assert [e.tool for e in result.trace] == [c.tool for c in task.solution_calls()]
     first = endpoint.seen[0]
@@ -30,7 +31,7 @@ def test_a_model_that_posts_a_payment_fails_and_its_denied_call_is_traced(ap, en
     invoice_id = task.goal_state.assertions[0].key["invoice_id"]
     pay = ToolCall(tool="post_payment", arguments={"invoice_id": invoice_id, "amount": "10.00"})
     endpoint.script = [_tool_calls([pay]), {"content": "paid it"}]
-    result = run_trial(ap.world, task, make_agent("openai:scripted-model"))
+    result = run_async(ap.world, task, make_agent("openai:scripted-model"))
     assert not result.passed and result.trace[0].outcome == "denied"
     assert "no forbidden call" in {c.name for c in result.verdict.failures()}
     tool_reply = endpoint.seen[1]["messages"][-1]
@@ -57,7 +58,7 @@ def test_a_conversational_task_talks_to_the_pinned_user_simulator(ap, endpoint):
             return by_model[model][counters[model] - 1]
 
     endpoint.script = Routed()
-    result = run_trial(ap.world, task, make_agent("openai:scripted-model"))
+    result = run_async(ap.world, task, make_agent("openai:scripted-model"))
     assert result.passed, result.verdict.failures()
     user_calls = [b for b in endpoint.seen if b["model"] == "sim-user"]
     assert len(user_calls) == 2 and user_calls[0]["temperature"] == 0.0
@@ -69,5 +70,5 @@ def test_a_conversational_task_talks_to_the_pinned_user_simulator(ap, endpoint):
 def test_the_key_comes_from_OPENAI_API_KEY(ap, endpoint):
     """As the openai SDK reads it: a real endpoint gets the user's key, not a placeholder."""
     endpoint.script = [{"content": "nothing to do"}]
-    run_trial(ap.world, ap.tasks[0], make_agent("openai:scripted-model"))
+    run_async(ap.world, ap.tasks[0], make_agent("openai:scripted-model"))
     assert endpoint.headers_seen[0]["Authorization"] == "Bearer test"

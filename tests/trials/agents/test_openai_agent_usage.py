@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 from harness_support import make_release
-from scripted_model import serve_reference
+from scripted_model import run_async, serve_reference
 from typer.testing import CliRunner
 
 from evalsuite.cli import app
@@ -18,7 +18,6 @@ from evalsuite.scoring.runlog import SCORECARD_JSON, SCORECARD_MD
 from evalsuite.trials.agents.endpoint import Endpoint, endpoint
 from evalsuite.trials.agents.factory import make_agent
 from evalsuite.trials.agents.openai_agent import OpenAIAgent
-from evalsuite.trials.trial import run_trial
 
 MODEL = "gpt-4o-mini"
 
@@ -35,7 +34,7 @@ def _price_variance(ap):
 
 def test_every_model_call_and_tool_call_is_timed_and_the_tokens_are_kept_on_the_record(ap, billing):
     task = _price_variance(ap)
-    result = run_trial(ap.world, task, make_agent(f"openai:{MODEL}"))
+    result = run_async(ap.world, task, make_agent(f"openai:{MODEL}"))
     assert result.passed, result.verdict.failures()
     calls = result.usage.model_calls
     assert [(c.model, c.tokens_in, c.tokens_out) for c in calls] == [(MODEL, i, o) for i, o in billing.served]
@@ -49,7 +48,7 @@ def test_every_model_call_and_tool_call_is_timed_and_the_tokens_are_kept_on_the_
 def test_a_transient_endpoint_error_is_retried_and_the_trial_passes(ap, billing):
     task = _price_variance(ap)
     billing.flaky = {task.trigger.text}
-    result = run_trial(ap.world, task, make_agent(f"openai:{MODEL}"))
+    result = run_async(ap.world, task, make_agent(f"openai:{MODEL}"))
     assert result.passed and billing.failed == [task.trigger.text]  # one 503, then answered
     assert len(result.usage.model_calls) == 2  # a retried request is one call: its latency includes the wait
 
@@ -59,7 +58,7 @@ def test_an_endpoint_that_stays_down_is_an_infra_error_with_what_was_spent(ap, b
     billing.down = {task.trigger.text}
     with endpoint(Endpoint(api_key="sk-resource-Qx81", max_retries=2)):
         agent = OpenAIAgent(name="m", model=MODEL)
-    result = run_trial(ap.world, task, agent)
+    result = run_async(ap.world, task, agent)
     assert result.outcome == "infra_error" and not result.passed
     assert len(billing.failed) == 3 and "500" in result.error  # the first try and two retries
     assert result.usage is not None and result.usage.model_calls == []  # no answered request: nothing billed
