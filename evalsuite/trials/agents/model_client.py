@@ -112,7 +112,8 @@ class ModelClient:
                 return await self._attempt(request, waits)
             except (openai.APIStatusError, openai.APIConnectionError) as exc:
                 pause = self._pause(exc, retry)
-                if pause is None:
+                if pause is None:  # the trial's infra_error says what was waited before giving up
+                    exc.add_note(f"after {retry} retries; waits: {[w.model_dump() for w in waits]}")
                     raise
                 reason, status = _why(exc)
                 waits.append(EndpointWait(reason=reason, seconds=round(pause, 6), status=status))

@@ -2,6 +2,8 @@
 pinned, every message lands in the trace, and simulator settings keep runs apart."""
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from evalsuite.audit.users import audit_users
@@ -9,6 +11,8 @@ from evalsuite.core.identity import RunIdentity
 from evalsuite.core.records import Simulator, UserScenario
 from evalsuite.domains.mobile_service.generate import PIN, sample_world
 from evalsuite.scoring.scorecard import build_scorecard
+from evalsuite.trials.agents.endpoint import Endpoint
+from evalsuite.trials.agents.model_client import client_for, close_clients, resolve
 from evalsuite.trials.harness import TrialSettings, run_trials
 from evalsuite.trials.users import Conversation, ScriptedUser, SimulatedUser
 from evalsuite.trials.users.dual import user_role, user_world
@@ -72,6 +76,37 @@ def test_the_llm_user_runs_on_its_pinned_settings(endpoint):
     first = endpoint.seen[0]
     assert (first["model"], first["temperature"], first["seed"]) == ("sim-user", 0.3, 11)
     assert "Your data stopped working." in first["messages"][0]["content"]
+
+
+def test_the_llm_user_answers_an_agent_on_an_event_loop_through_the_bound_client(endpoint):
+    """areply: the request goes through the ModelClient the agent bound, the user keeps its own calls, and the
+    conversation is in the trace as with reply."""
+    endpoint.script = [{"content": "My data is gone."}, {"content": "###STOP###"}]
+    scenario = UserScenario(persona="hard", instructions="Your data stopped working.",
+                            simulator=Simulator(model="sim-user", version="v1", temperature=0.3, seed=11))
+    user, trace = SimulatedUser(scenario), []
+    talk = Conversation(user, trace)
+
+    async def talking():
+        client = client_for(resolve(Endpoint(api_key="sk-bound")))
+        talk.use_client(client)
+        try:
+            return [await talk.areply(), await talk.areply("Fixed?")]
+        finally:
+            await close_clients()
+
+    assert asyncio.run(talking()) == ["My data is gone.", None] and talk.turns == 2
+    assert [(e.actor, e.arguments["text"]) for e in trace] == [
+        ("agent", "Hi! How can I help you today?"), ("user", "My data is gone."), ("agent", "Fixed?")]
+    assert [c.model for c in user.usage.model_calls] == ["sim-user"] * 2
+    assert {h["Authorization"] for h in endpoint.headers_seen} == {"Bearer sk-bound"}  # the bound client's key
+    assert (endpoint.seen[0]["temperature"], endpoint.seen[0]["seed"]) == (0.3, 11)
+
+
+def test_a_scripted_user_answers_areply_as_it_answers_reply(ms):
+    task, user, _ = _user(ms)
+    talk = Conversation(user, [])
+    assert asyncio.run(talk.areply()) == task.user_scenario.script.opening and talk.turns == 1
 
 
 def test_simulator_settings_are_in_every_record_and_runs_under_two_are_never_pooled(ms):
