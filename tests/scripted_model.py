@@ -155,6 +155,8 @@ def _staged_handler(staged: Staged, stop) -> type[BaseHTTPRequestHandler]:
 
 
 class _QuietServer(ThreadingHTTPServer):
+    request_queue_size = 128  # the listen backlog: socketserver's 5 would hold back concurrent clients
+
     def handle_error(self, request, client_address):
         # a client that timed out hangs up before its reply, by design of the timeout test
         if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):

@@ -103,13 +103,15 @@ def test_a_retry_after_as_an_http_date_or_in_milliseconds_is_honoured():
     assert retry_after(httpx.Headers({"Retry-After": "soon"})) is None  # then the backoff applies
 
 
-def test_the_connection_limit_holds_and_its_waits_are_recorded():
-    with serve_staged([reply()] * 12, delay=0.1) as staged:
-        usages, seconds = requests(staged.url, 12, max_connections=3)
-    assert staged.max_in_flight == 3  # never more than the limit, and the limit was used
-    assert seconds >= 0.4 - 0.01  # 12 requests of 0.1 s, 3 at a time
+@pytest.mark.parametrize("limit", [3, 20])  # 20: more than one connection pool (SHARD_CONNECTIONS)
+def test_the_connection_limit_holds_and_its_waits_are_recorded(limit):
+    n = 4 * limit
+    with serve_staged([reply()] * n, delay=0.1) as staged:
+        usages, seconds = requests(staged.url, n, max_connections=limit)
+    assert staged.max_in_flight == limit  # never more than the limit, and the limit was used
+    assert seconds >= 0.4 - 0.01  # 4 rounds of 0.1 s
     waited = [w for u in usages for w in u.model_calls[0].waits]
-    assert len(waited) >= 9 - 1 and {w.reason for w in waited} == {"connection limit"}
+    assert len(waited) >= n - limit - 1 and {w.reason for w in waited} == {"connection limit"}
 
 
 def test_the_request_rate_limit_spaces_requests_and_records_the_wait():
@@ -177,6 +179,6 @@ def test_trials_on_one_loop_share_one_client_per_endpoint_and_another_loop_gets_
             await close_clients()
 
     a, b, other = asyncio.run(clients())
-    assert a is b and other is not a and a.openai.max_retries == 0  # the SDK's own retries are off
+    assert a is b and other is not a and all(c.max_retries == 0 for c in a.shards)  # the SDK's retries are off
     assert asyncio.run(clients())[0] is not a  # a client's connections belong to its loop
     assert "sk-test" not in repr(a)
