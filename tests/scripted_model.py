@@ -154,9 +154,13 @@ def _staged_handler(staged: Staged, stop) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-class _QuietServer(ThreadingHTTPServer):
-    request_queue_size = 128  # the listen backlog: socketserver's 5 would hold back concurrent clients
+class _Server(ThreadingHTTPServer):
+    # the listen backlog: socketserver's 5 refuses connections when a run's trials in flight (32 for a model
+    # agent) connect at once
+    request_queue_size = 128
 
+
+class _QuietServer(_Server):
     def handle_error(self, request, client_address):
         # a client that timed out hangs up before its reply, by design of the timeout test
         if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
@@ -194,7 +198,7 @@ def _send(handler: BaseHTTPRequestHandler, status: int, payload: dict, headers: 
 @contextmanager
 def _serving(handler: type[BaseHTTPRequestHandler], monkeypatch: pytest.MonkeyPatch, key: str) -> Iterator[str]:
     """The handler on a free loopback port; OPENAI_BASE_URL and OPENAI_API_KEY point at it."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = _Server(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     monkeypatch.setenv("OPENAI_BASE_URL", url)

@@ -58,10 +58,13 @@ def client_for(settings: Endpoint) -> ModelClient:
     return clients[settings]
 
 
-async def close_clients() -> None:
-    """Close the running loop's clients and their connections (the trial engine's, when its loop is done)."""
-    for client in _CLIENTS.pop(asyncio.get_running_loop(), {}).values():
-        await client.aclose()
+async def close_clients(settings: Endpoint | None = None) -> None:
+    """Close the running loop's client for these settings (None: every one) and its connections."""
+    clients = _CLIENTS.get(asyncio.get_running_loop(), {})
+    for key in [settings] if settings is not None else list(clients):
+        client = clients.pop(key, None)
+        if client is not None:
+            await client.aclose()
 
 
 class ModelClient:

@@ -23,7 +23,7 @@ from typing import Any
 from evalsuite.core.records import TaskRecord, Usage
 from evalsuite.trials.agents.base import AgentEnv
 from evalsuite.trials.agents.endpoint import current_endpoint
-from evalsuite.trials.agents.model_client import ModelClient, client_for, resolve
+from evalsuite.trials.agents.model_client import ModelClient, client_for, close_clients, resolve
 
 SYSTEM = ("You are {role}, an agent working a business queue. Follow the policy exactly; use the tools to read "
           "and change records; when done, reply with a short closing note stating your decision and the figures "
@@ -75,6 +75,10 @@ class OpenAIAgent:
                              "tool_calls": [c.model_dump() for c in reply.tool_calls]})
             for call in reply.tool_calls:
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": _observe(env, call)})
+
+    async def aclose(self) -> None:
+        """Close this agent's endpoint client on the running loop (the trial engine's, when its trials are done)."""
+        await close_clients(self.endpoint)
 
     async def _complete(self, client: ModelClient, env: AgentEnv, messages: list[dict[str, Any]],
                         tools: list[dict[str, Any]]):
