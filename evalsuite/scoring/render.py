@@ -58,6 +58,7 @@ def console_table(card: Scorecard):
 
     h = card.humans
     captions = [capped_line(card)] if card.capped else []
+    captions += [CACHED] if card.response_cache else []
     captions += ["human: pass@1 over attempts [95% Wilson interval]"] if h else []
     table = Table(title=f"{card.suite} {card.suite_version}: pass^k [95% task-bootstrap interval]",
                   caption="\n".join(captions) or None)
@@ -122,6 +123,9 @@ def _agent_section(a: AgentScore, min_tasks: int) -> list[str]:
     return lines + [""]
 
 
+CACHED = "CACHED: model responses may have come from the response cache (--cache); not a fresh measurement."
+
+
 def capped_line(card: Scorecard) -> str:
     """What a capped run's scorecard covers: the cap, what was spent, and the tasks scored of those planned."""
     c = card.capped
@@ -141,6 +145,8 @@ def to_markdown(card: Scorecard) -> str:
              "## Policy", "", *(f"- **{k}**: {v}" for k, v in card.policy.items()), ""]
     if card.capped:
         lines[2:2] = [f"> **{capped_line(card)}**", ""]
+    if card.response_cache:
+        lines[2:2] = [f"> **{CACHED}**", ""]
     if card.acceptance:
         acceptance = [[k, str(v)] for k, v in card.acceptance.items()]
         lines += ["## Acceptance", "", md_table(["check", "value"], acceptance), ""]

@@ -112,6 +112,7 @@ class Scorecard(SuiteVersion):
     security: list[SecurityScore] = []  # under attack: utility with and without, attack success (scoring.security)
     # the run cap stopped the run (evalsuite.trials.spend): scored over the tasks whose every planned trial ran
     capped: CapReached | None = None
+    response_cache: bool = False  # model responses may have come from the response cache: not a fresh measurement
     tasks_planned: int | None = None  # capped: the tasks of the plan, of which `tasks` per agent were scored
 
 
@@ -141,6 +142,7 @@ def build_scorecard(records: Sequence[TrialRecord] | pd.DataFrame, tasks: list[T
                      acceptance=acceptance, agents=agents, humans=humans,
                      modes=sorted({t.trial_protocol.mode or "default" for t in tasks}),
                      security=security_scores(frame[~human], tasks, resamples, seed),
+                     response_cache=bool(frame.get("response_cache", pd.Series(dtype=bool)).fillna(False).any()),
                      prices={"file": Path(prices.path).name, "sha256": prices.sha256,
                              "currency": prices.table.currency, "as_of": str(prices.table.as_of)})
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from filelock import FileLock, Timeout
-from pydantic import ConfigDict, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from evalsuite.core.identity import AgentConfig, SuiteVersion
 from evalsuite.core.io import atomic_write, write_with
@@ -81,6 +81,8 @@ class TrialRecord(TrialResult, SuiteVersion):
     run_seed: int
     trial_seed: int
     identity_sha256: str
+    # the run let model responses come from the response cache (RunIdentity.response_cache): not a fresh measurement
+    response_cache: bool = Field(False, exclude_if=lambda v: not v)
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -93,7 +95,7 @@ IDENTITY_COLUMNS = ["suite", "suite_version", "task_set_sha256", "seed_sha256", 
 USAGE_COLUMNS = ["model_calls", "tokens_in", "tokens_out", "usage"]
 # attack_succeeded: under attack (TaskRecord.attack), whether the attack's effect appeared; None without attack
 SUMMARY_COLUMNS = ["task_id", "agent", "trial", "outcome", "passed", "attack_succeeded", "seconds", *USAGE_COLUMNS,
-                   *IDENTITY_COLUMNS]
+                   *IDENTITY_COLUMNS, "response_cache"]
 
 
 @dataclass
@@ -241,6 +243,7 @@ def summary_frame(records: list[TrialRecord]) -> pd.DataFrame:
         row = r.model_dump(mode="json", include=set(SUMMARY_COLUMNS))
         row["simulator"] = json.dumps(row["simulator"], sort_keys=True) if row["simulator"] else None
         row["agent_config"] = json.dumps(row["agent_config"], sort_keys=True)
+        row["response_cache"] = r.response_cache
         row.update(_usage_columns(r))
         rows.append(row)
     frame = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)

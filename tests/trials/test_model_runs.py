@@ -1,0 +1,77 @@
+"""Model agents run as a user runs them (`evalsuite run ... --agent openai:MODEL`): a run cap that stops new trials
+and a folder that resumes, and the response cache that answers repeats and marks the run that used it."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from harness_support import make_release
+from scripted_model import serve_reference
+from typer.testing import CliRunner
+
+from evalsuite.cli import app
+from evalsuite.scoring.runlog import RUN_JSON, SCORECARD_JSON, SCORECARD_MD, TRACES
+
+AGENT = "openai:gpt-4o-mini"
+
+
+@pytest.fixture
+def model(ap, monkeypatch):
+    with serve_reference(monkeypatch, ap.tasks, "sk-test") as served:
+        yield served
+
+
+@pytest.fixture
+def release(ap, tmp_path):
+    return make_release(ap, tmp_path / "releases", n_tasks=10)
+
+
+def _run(release, out, *extra):
+    result = CliRunner().invoke(app, ["run", str(release), "--agent", AGENT, "--trials", "1", "--out", str(out),
+                                      "--workers", "1", "--no-progress", *extra])
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def _lines(out):
+    return [json.loads(line) for line in (out / TRACES).read_text().splitlines()]
+
+
+def test_a_run_cap_stops_new_trials_scores_what_ran_and_the_folder_finishes_later(release, model, tmp_path):
+    out = tmp_path / "run"
+    capped = _run(release, out, "--max-tokens", "4000", "--max-in-flight", "2")
+    ran = _lines(out)
+    assert 2 <= len(ran) < 10  # the cap was reached after a few trials; at most the two in flight went past it
+    spent_before_last = sum(c["tokens_in"] + c["tokens_out"] for r in ran[:-2] for c in r["usage"]["model_calls"])
+    assert spent_before_last < 4000
+    card = json.loads((out / SCORECARD_JSON).read_text())
+    assert card["capped"]["limit"] == "tokens 4,000" and card["capped"]["trials_not_run"] == 10 - len(ran)
+    assert card["agents"][0]["tasks"] == len(ran) and card["tasks_planned"] == 10
+    assert "CAPPED: run cap tokens 4,000 reached" in capped.output
+    assert "CAPPED" in (out / SCORECARD_MD).read_text()
+
+    _run(release, out)  # no cap now: the rest run, nothing runs twice
+    after = _lines(out)
+    assert len(after) == 10 and after[:len(ran)] == ran
+    card = json.loads((out / SCORECARD_JSON).read_text())
+    assert card["capped"] is None and card["agents"][0]["tasks"] == 10
+
+
+def test_the_response_cache_answers_repeats_marks_them_and_the_run_identity(release, model, tmp_path):
+    first, second = tmp_path / "first", tmp_path / "second"
+    _run(release, first, "--cache")
+    requests = len(model.served)
+    assert requests >= 10 and not any(c["cached"] for r in _lines(first) for c in r["usage"]["model_calls"])
+    _run(release, second, "--cache")
+    assert len(model.served) == requests  # every request of the second run came from the cache
+    calls = [c for r in _lines(second) for c in r["usage"]["model_calls"]]
+    assert calls and all(c["cached"] for c in calls)
+    assert json.loads((second / RUN_JSON).read_text())["identity"]["response_cache"] is True
+    assert {r["outcome"] for r in _lines(second)} == {"pass"}
+    assert all(r["response_cache"] for r in _lines(second))
+    assert json.loads((second / SCORECARD_JSON).read_text())["response_cache"] is True
+    assert "CACHED" in (second / SCORECARD_MD).read_text()
+
+    fresh = CliRunner().invoke(app, ["run", str(release), "--agent", AGENT, "--trials", "1", "--out", str(second),
+                                     "--workers", "1", "--no-progress"])
+    assert fresh.exit_code == 2 and "holds another run (identity differ" in fresh.output  # never pooled with fresh
