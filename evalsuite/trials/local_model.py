@@ -198,7 +198,8 @@ def serve_local_model(tasks: list[TaskRecord], *, max_requests: int, median_ms: 
     `settings` as LocalModelSettings. A subprocess keeps the endpoint's CPU out of this process's CPU time."""
     chosen = LocalModelSettings(max_requests=max_requests, median_ms=median_ms, **settings)
     with tempfile.TemporaryDirectory(prefix="evalsuite-local-model-") as tmp:
-        write_tasks(Path(tmp) / "tasks.jsonl", tasks)
+        if tasks:  # none: every conversation gets the generic script
+            write_tasks(Path(tmp) / "tasks.jsonl", tasks)
         (Path(tmp) / "settings.json").write_text(chosen.model_dump_json())
         root = str(Path(__file__).resolve().parents[2])  # this checkout's evalsuite, not another installed one
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])}
@@ -220,7 +221,8 @@ def serve_local_model(tasks: list[TaskRecord], *, max_requests: int, median_ms: 
 def _main(folder: str) -> None:
     """The subprocess of serve_local_model: settings and tasks from the folder, the port on stdout once bound."""
     settings = LocalModelSettings.model_validate_json((Path(folder) / "settings.json").read_text())
-    tasks = read_tasks(Path(folder) / "tasks.jsonl")
+    path = Path(folder) / "tasks.jsonl"
+    tasks = read_tasks(path) if path.is_file() else []
     sock = loopback_listener(0)
     print(f"port {sock.getsockname()[1]}", flush=True)
     serve(tasks, settings, sock)
