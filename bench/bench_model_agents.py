@@ -1,7 +1,8 @@
 """Model agents at 1, 8, 32 and 128 in flight against a local endpoint, beside Inspect AI on the same endpoint.
 
     .venv/bin/python bench/bench_model_agents.py [--levels 1,8,32,128] [--median-ms 400] [--sigma 0.25]
-                                                 [--waves 3] [--repeats 1] [--json PATH]
+                                                 [--waves 3] [--repeats 1] [--sides evalsuite,inspect]
+                                                 [--json PATH]
 
 One local OpenAI-compatible endpoint (evalsuite.trials.local_model, in its own process, 127.0.0.1 only, a request
 budget sized to the run) answers every request after a seeded lognormal latency (median `--median-ms`). The AP
@@ -50,6 +51,7 @@ def main() -> int:
     ap.add_argument("--sigma", type=float, default=0.25, help="the latency's log spread")
     ap.add_argument("--waves", type=int, default=3, help="trials per level = waves x in flight")
     ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--sides", default="evalsuite,inspect", help="which harnesses to run, comma-separated")
     # the parent runs each level of each harness in a child process of its own
     ap.add_argument("--child", choices=["evalsuite", "inspect"], help=argparse.SUPPRESS)
     ap.add_argument("--url")
@@ -64,25 +66,31 @@ def main() -> int:
 
 
 def parent(args) -> int:
+    import httpx
     from harness_support import make_release
 
     from evalsuite.domains.ap_exceptions.example import ap_example
-    from evalsuite.trials.local_model import serve_local_model
+    from evalsuite.trials.local_model import LocalModelStats, serve_local_model
 
+    res = benchlib.Result("bench_model_agents", benchlib.command_line())  # the load average before the run
     levels = [int(n) for n in args.levels.split(",")]
     tmp = Path(tempfile.mkdtemp(prefix="bench-model-agents-"))
     ex = ap_example(tmp / "ap")
     ex.tasks = [t for t in ex.tasks if len(t.solution_calls()) == STEPS]
     release = make_release(ex, tmp / "releases")
-    budget = 2 * sum(args.waves * n for n in levels) * REQUESTS * args.repeats  # both harnesses
+    sides = args.sides.split(",")
+    budget = len(sides) * sum(args.waves * n for n in levels) * REQUESTS * args.repeats
     got: dict[tuple[str, int], list[dict]] = {}
     with serve_local_model(ex.tasks, max_requests=budget + 50, median_ms=args.median_ms, sigma=args.sigma,
                            turns=STEPS) as url:
         for _ in range(args.repeats):
             for n in levels:
-                for side in ("evalsuite", "inspect"):
+                for side in sides:
                     got.setdefault((side, n), []).append(run_child(side, url, release, n, args.waves * n))
-    report(got, levels, args, len(ex.tasks))
+        served = LocalModelStats.model_validate(httpx.get(f"{url}/local/stats").json())
+    res.note(f"endpoint: {served.answered} requests answered, {served.refused} refused, {served.cpu_seconds:.1f} s "
+             f"CPU ({1000 * served.cpu_seconds / max(served.answered, 1):.2f} ms a request)")
+    report(res, got, levels, args, len(ex.tasks))
     return 0
 
 
@@ -143,42 +151,58 @@ def inspect_samples(args) -> dict:
     return {**times, **out}
 
 
-def report(got: dict[tuple[str, int], list[dict]], levels: list[int], args, n_tasks: int) -> None:
-    res = benchlib.Result("bench_model_agents", benchlib.command_line())
-    latency = args.median_ms / 1000
+def report(res: benchlib.Result, got: dict[tuple[str, int], list[dict]], levels: list[int], args,
+           n_tasks: int) -> None:
     for n in levels:
-        ideal = n / (REQUESTS * latency)
-        ours, theirs = got[("evalsuite", n)], got[("inspect", n)]
-        rate = [r["done"] / r["wall"] for r in ours]
-        inspect_rate = [r["done"] / r["wall"] for r in theirs]
-        res.add(f"evalsuite {AGENT}, {n} in flight: trials/s", rate, "trials/s",
-                note=f"{ours[0]['done']} trials; ideal {ideal:.3g} trials/s")
-        res.add(f"evalsuite, {n} in flight: model calls/s", [r["model_calls"] / r["wall"] for r in ours], "calls/s")
-        share = [x / ideal for x in rate]
-        res.add(f"evalsuite, {n} in flight: share of the ideal throughput", share, "",
-                target="≥ 0.90" if n == 32 else None, met=min(share) >= 0.9 if n == 32 else None,
-                note=f"ideal = {n} / ({REQUESTS} requests × {args.median_ms:.0f} ms)")
-        res.add(f"evalsuite, {n} in flight: harness CPU per trial", [1000 * r["cpu"] / r["done"] for r in ours], "ms")
-        res.add(f"Inspect AI, max_connections {n}: samples/s", inspect_rate, "samples/s",
-                note=f"{theirs[0]['done']} samples of {STEPS} tool turns; CPU per sample "
-                     f"{1000 * theirs[0]['cpu'] / theirs[0]['done']:.1f} ms")
-        ratio = [a / b for a, b in zip(rate, inspect_rate)]
-        res.add(f"evalsuite / Inspect AI throughput, {n} in flight", ratio, "×", target="≥ 1",
-                met=min(ratio) >= 1)
-    top = max(levels)
-    if 1 in levels and top > 1:
-        per = [(a["peak_rss_mb"] - b["peak_rss_mb"]) / (top - 1)
-               for a, b in zip(got[("evalsuite", top)], got[("evalsuite", 1)])]
-        res.add(f"evalsuite memory per in-flight trial (peak RSS at {top} - at 1, / {top - 1})", per, "MB",
-                target="≤ 5 MB", met=max(per) <= 5,
-                note=f"peak RSS {got[('evalsuite', 1)][0]['peak_rss_mb']:.0f} MB at 1, "
-                     f"{got[('evalsuite', top)][0]['peak_rss_mb']:.0f} MB at {top}")
-        inspect_per = (got[("inspect", top)][0]["peak_rss_mb"] - got[("inspect", 1)][0]["peak_rss_mb"]) / (top - 1)
-        res.note(f"Inspect AI memory per in-flight sample, same measure: {inspect_per:.2f} MB")
+        ideal = n / (REQUESTS * args.median_ms / 1000)
+        ours, theirs = got.get(("evalsuite", n)), got.get(("inspect", n))
+        if ours:
+            evalsuite_rows(res, ours, n, ideal, args.median_ms)
+        if theirs:
+            res.add(f"Inspect AI, max_connections {n}: samples/s", rates(theirs), "samples/s",
+                    note=f"{theirs[0]['done']} samples of {STEPS} tool turns; ideal {ideal:.3g}; CPU per sample "
+                         f"{1000 * theirs[0]['cpu'] / theirs[0]['done']:.1f} ms")
+        if ours and theirs:
+            ratio = [a / b for a, b in zip(rates(ours), rates(theirs))]
+            res.add(f"evalsuite / Inspect AI throughput, {n} in flight", ratio, "×", target="≥ 1",
+                    met=min(ratio) >= 1)
+    memory_rows(res, got, levels)
     res.note(f"endpoint: one process, lognormal latency median {args.median_ms:.0f} ms, sigma {args.sigma} (mean "
              f"{math.exp(args.sigma ** 2 / 2):.3f} × median); {n_tasks} AP tasks of {STEPS} calls; "
              f"{os.cpu_count()} CPUs shared by both harnesses and the endpoint")
     res.write(args.json)
+
+
+def rates(runs: list[dict]) -> list[float]:
+    return [r["done"] / r["wall"] for r in runs]
+
+
+def evalsuite_rows(res: benchlib.Result, ours: list[dict], n: int, ideal: float, median_ms: float) -> None:
+    res.add(f"evalsuite {AGENT}, {n} in flight: trials/s", rates(ours), "trials/s",
+            note=f"{ours[0]['done']} trials; ideal {ideal:.3g} trials/s")
+    res.add(f"evalsuite, {n} in flight: model calls/s", [r["model_calls"] / r["wall"] for r in ours], "calls/s")
+    share = [x / ideal for x in rates(ours)]
+    res.add(f"evalsuite, {n} in flight: share of the ideal throughput", share, "",
+            target="≥ 0.90" if n == 32 else None, met=min(share) >= 0.9 if n == 32 else None,
+            note=f"ideal = {n} / ({REQUESTS} requests × {median_ms:.0f} ms)")
+    res.add(f"evalsuite, {n} in flight: harness CPU per trial", [1000 * r["cpu"] / r["done"] for r in ours], "ms")
+
+
+def memory_rows(res: benchlib.Result, got: dict[tuple[str, int], list[dict]], levels: list[int]) -> None:
+    """Memory per in-flight trial: (peak RSS at the top level - at 1) / (top - 1), each level its own process."""
+    top = max(levels)
+    if 1 not in levels or top == 1:
+        return
+    for side, what in (("evalsuite", "evalsuite memory per in-flight trial"),
+                       ("inspect", "Inspect AI memory per in-flight sample")):
+        if (side, top) not in got:
+            continue
+        high, low = got[(side, top)], got[(side, 1)]
+        per = [(a["peak_rss_mb"] - b["peak_rss_mb"]) / (top - 1) for a, b in zip(high, low)]
+        mine = side == "evalsuite"
+        res.add(f"{what} (peak RSS at {top} - at 1, / {top - 1})", per, "MB", target="≤ 5 MB" if mine else None,
+                met=max(per) <= 5 if mine else None,
+                note=f"peak RSS {low[0]['peak_rss_mb']:.0f} MB at 1, {high[0]['peak_rss_mb']:.0f} MB at {top}")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -62,6 +63,7 @@ class LocalModelSettings(BaseModel):
 class LocalModelStats(BaseModel):
     answered: int = 0
     refused: int = 0
+    cpu_seconds: float = 0.0  # the serving process's CPU time, so a benchmark can tell whether the endpoint limits it
 
 
 class Script:
@@ -161,6 +163,7 @@ def local_model_app(tasks: list[TaskRecord], settings: LocalModelSettings,
                       "total_tokens": prompt + settings.completion_tokens}})
 
     async def counters(request: Request) -> JSONResponse:
+        stats.cpu_seconds = time.process_time()
         return JSONResponse(stats.model_dump())
 
     return Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"]),

@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
 import openai
 import pytest
 from harness_support import make_release
@@ -125,8 +126,10 @@ def test_it_listens_on_127_0_0_1_only(ap):
 @pytest.mark.parametrize("known", [True, False], ids=["beside tasks", "no tasks at all"])
 def test_a_conversation_it_does_not_know_gets_the_generic_script(ap, known):
     opening = [{"type": "text", "text": "Sample 7: look something up"}]  # Inspect sends content parts
-    with serve_local_model(ap.tasks if known else [], max_requests=4, median_ms=0, turns=3) as url:
+    with serve_local_model(ap.tasks if known else [], max_requests=5, median_ms=0, turns=3) as url:
         responses = _converse(_client(url), opening)
+        stats = httpx.get(f"{url}/local/stats").json()
+    assert (stats["answered"], stats["refused"]) == (4, 0) and stats["cpu_seconds"] > 0
     calls = [r.choices[0].message.tool_calls[0].function for r in responses[:-1]]
     assert [(c.name, json.loads(c.arguments)) for c in calls] == [("get_invoice", {"invoice_id": "x"})] * 3
     assert responses[-1].choices[0].message.content == "done"
