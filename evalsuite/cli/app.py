@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import typer
 
-from evalsuite.cli import build, play, releases, review, runs, site, tasks, transfer, users
+from evalsuite.cli import build, local_model, play, releases, review, runs, site, tasks, transfer, users
 from evalsuite.cli.common import Typer
 
 app = Typer(help="Build agent test suites from records and score agents on them.")
@@ -23,7 +23,7 @@ def _main(_version: bool = typer.Option(False, "--version", is_eager=True, callb
     """Build agent test suites from records and score agents on them."""
 
 
-for group in (build.commands, runs.commands, play.commands, site.commands):
+for group in (build.commands, runs.commands, play.commands, local_model.commands, site.commands):
     app.add_typer(group)
 for name, group in (("task", tasks.task_app), ("trial", tasks.trial_app), ("users", users.users_app),
                     ("review", review.review_app), ("releases", releases.releases_app), ("runs", runs.runs_app),

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from evalsuite.core.home import home_dir
-from evalsuite.releases.release import Release, ReleaseError, ReleaseManifest
+from evalsuite.releases.release import Release, ReleaseError, ReleaseManifest, latest_release
 from evalsuite.sourcing.spec import SUITE_NAME, load_spec
 
 # what a release stamps into each task (see tasks/taskfile.task_set_sha256): not a change of the task
@@ -68,6 +68,13 @@ def suite_releases(suite: str | Path, home: str | Path | None = None) -> tuple[P
     if not re.fullmatch(SUITE_NAME, ref):
         raise ReleaseError(f"{ref}: neither a suite name (lower case letters, digits, _) nor a suite spec (.yaml)")
     return home_dir(home) / "releases", ref
+
+
+def named_release(ref: str | Path, home: str | Path | None = None) -> Release:
+    """A release folder as is; a suite, by its name or its spec, is its newest release in the home."""
+    if Path(ref).is_dir():
+        return Release(Path(ref))
+    return latest_release(*suite_releases(ref, home))
 
 
 def releases(root: str | Path, suite: str) -> list[ReleaseRow]:

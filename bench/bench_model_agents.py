@@ -1,0 +1,209 @@
+"""Model agents at 1, 8, 32 and 128 in flight against a local endpoint, beside Inspect AI on the same endpoint.
+
+    .venv/bin/python bench/bench_model_agents.py [--levels 1,8,32,128] [--median-ms 400] [--sigma 0.25]
+                                                 [--waves 3] [--repeats 1] [--sides evalsuite,inspect]
+                                                 [--json PATH]
+
+One local OpenAI-compatible endpoint (evalsuite.trials.local_model, in its own process, 127.0.0.1 only, a request
+budget sized to the run) answers every request after a seeded lognormal latency (median `--median-ms`). The AP
+tasks whose reference solution has 4 calls are solved one tool call per request: 5 requests a trial. At each
+level N, in a fresh process each (so peaks of memory do not mix and the endpoint's CPU is not counted):
+
+- evalsuite: `run_trials` of agent `openai:local` with TrialSettings(max_in_flight=N, workers=1), the endpoint's
+  connection limit N, traces written to a run folder; `--waves` × N trials;
+- Inspect AI: as many samples, each 4 tool turns of the endpoint's generic script (5 requests), with
+  max_connections = max_samples = N (see bench/inspect_local.py for its provider).
+
+Figures: trials/s and model calls/s (the whole run's wall time, start-up included), the ideal
+N / (5 requests × median latency) and the share of it reached, the harness's CPU seconds per trial (this
+process's CPU time only), memory per in-flight trial ((peak RSS at the top level - at 1) / (top - 1)), and
+evalsuite's throughput over Inspect's at each level.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "bench")]
+
+import benchlib  # noqa: E402
+
+STEPS = 4  # tool calls per trial (the AP tasks with 4-call reference solutions; Inspect's samples alike)
+REQUESTS = STEPS + 1  # a request per tool call, and one for the answer
+AGENT = "openai:local"
+
+
+def main() -> int:
+    ap = benchlib.parser(__doc__)
+    ap.add_argument("--levels", default="1,8,32,128", help="trials in flight, comma-separated")
+    ap.add_argument("--median-ms", type=float, default=400.0, help="the endpoint's median latency")
+    ap.add_argument("--sigma", type=float, default=0.25, help="the latency's log spread")
+    ap.add_argument("--waves", type=int, default=3, help="trials per level = waves x in flight")
+    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--sides", default="evalsuite,inspect", help="which harnesses to run, comma-separated")
+    # the parent runs each level of each harness in a child process of its own
+    ap.add_argument("--child", choices=["evalsuite", "inspect"], help=argparse.SUPPRESS)
+    ap.add_argument("--url")
+    ap.add_argument("--release", type=Path)
+    ap.add_argument("--in-flight", type=int)
+    ap.add_argument("--trials", type=int)
+    args = ap.parse_args()
+    if args.child:
+        print(json.dumps(child(args)))
+        return 0
+    return parent(args)
+
+
+def parent(args) -> int:
+    import httpx
+    from harness_support import make_release
+
+    from evalsuite.domains.ap_exceptions.example import ap_example
+    from evalsuite.trials.local_model import LocalModelStats, serve_local_model
+
+    res = benchlib.Result("bench_model_agents", benchlib.command_line())  # the load average before the run
+    levels = [int(n) for n in args.levels.split(",")]
+    tmp = Path(tempfile.mkdtemp(prefix="bench-model-agents-"))
+    ex = ap_example(tmp / "ap")
+    ex.tasks = [t for t in ex.tasks if len(t.solution_calls()) == STEPS]
+    release = make_release(ex, tmp / "releases")
+    sides = args.sides.split(",")
+    budget = len(sides) * sum(args.waves * n for n in levels) * REQUESTS * args.repeats
+    got: dict[tuple[str, int], list[dict]] = {}
+    with serve_local_model(ex.tasks, max_requests=budget + 50, median_ms=args.median_ms, sigma=args.sigma,
+                           turns=STEPS) as url:
+        for _ in range(args.repeats):
+            for n in levels:
+                for side in sides:
+                    got.setdefault((side, n), []).append(run_child(side, url, release, n, args.waves * n))
+        served = LocalModelStats.model_validate(httpx.get(f"{url}/local/stats").json())
+    res.note(f"endpoint: {served.answered} requests answered, {served.refused} refused, {served.cpu_seconds:.1f} s "
+             f"CPU ({1000 * served.cpu_seconds / max(served.answered, 1):.2f} ms a request)")
+    report(res, got, levels, args, len(ex.tasks))
+    return 0
+
+
+def run_child(side: str, url: str, release: Path, in_flight: int, trials: int) -> dict:
+    cmd = [sys.executable, __file__, "--child", side, "--url", url, "--release", str(release), "--in-flight",
+           str(in_flight), "--trials", str(trials)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=600)
+    if proc.returncode != 0:
+        raise SystemExit(f"error: {side} at {in_flight} in flight failed:\n{proc.stdout[-2000:]}{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def child(args) -> dict:
+    """One level of one harness in this fresh process: trials done, model calls, wall and CPU seconds of the run
+    (imports and reading the release not counted), peak RSS."""
+    out = (evalsuite_trials if args.child == "evalsuite" else inspect_samples)(args)
+    return {**out, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def measured(run: Callable[[], Any]) -> tuple[dict[str, float], Any]:
+    """({wall, cpu} seconds, result) of one call; cpu is this whole process's (every thread), not the endpoint's."""
+    cpu, start = time.process_time(), time.perf_counter()
+    out = run()
+    return {"wall": time.perf_counter() - start, "cpu": time.process_time() - cpu}, out
+
+
+def evalsuite_trials(args) -> dict:
+    # a warm process: the run imports these late (the summary's Parquet, the agent's SDK), and the figures are of
+    # the trials, not of one-time imports
+    import pandas  # noqa: F401
+    import pyarrow  # noqa: F401
+
+    import evalsuite.trials.agents.openai_agent  # noqa: F401
+    from evalsuite.releases.release import Release
+    from evalsuite.trials.agents.endpoint import Endpoint, endpoint
+    from evalsuite.trials.harness import TrialSettings, run_trials
+
+    rel = Release(args.release)
+    tasks = rel.tasks()
+    k = max(d for d in range(1, len(tasks) + 1) if args.trials % d == 0)  # k tasks x (trials / k) trials each
+    settings = TrialSettings(rel.run_identity(), out_dir=Path(tempfile.mkdtemp(prefix="bench-run-")), workers=1,
+                             max_in_flight=args.in_flight)
+    ep = Endpoint(base_url=args.url, api_key="local", max_retries=0, max_connections=args.in_flight)
+    with endpoint(ep):
+        times, records = measured(lambda: run_trials(rel.world_ref(), tasks[:k], [AGENT], args.trials // k, settings))
+    failed = [r for r in records if not r.passed]
+    if failed:
+        raise RuntimeError(f"{len(failed)} trial(s) failed, first {failed[0].task_id}: {failed[0].outcome} "
+                           f"{failed[0].error or ''}")
+    return {**times, "done": len(records), "model_calls": sum(len(r.usage.model_calls) for r in records if r.usage)}
+
+
+def inspect_samples(args) -> dict:
+    from inspect_local import run_samples, samples_task
+
+    task = samples_task(args.trials)
+    times, out = measured(lambda: run_samples(task, args.url, args.in_flight))
+    return {**times, **out}
+
+
+def report(res: benchlib.Result, got: dict[tuple[str, int], list[dict]], levels: list[int], args,
+           n_tasks: int) -> None:
+    for n in levels:
+        ideal = n / (REQUESTS * args.median_ms / 1000)
+        ours, theirs = got.get(("evalsuite", n)), got.get(("inspect", n))
+        if ours:
+            evalsuite_rows(res, ours, n, ideal, args.median_ms)
+        if theirs:
+            res.add(f"Inspect AI, max_connections {n}: samples/s", rates(theirs), "samples/s",
+                    note=f"{theirs[0]['done']} samples of {STEPS} tool turns; ideal {ideal:.3g}; CPU per sample "
+                         f"{1000 * theirs[0]['cpu'] / theirs[0]['done']:.1f} ms")
+        if ours and theirs:
+            ratio = [a / b for a, b in zip(rates(ours), rates(theirs))]
+            res.add(f"evalsuite / Inspect AI throughput, {n} in flight", ratio, "×", target="≥ 1",
+                    met=min(ratio) >= 1)
+    memory_rows(res, got, levels)
+    res.note(f"endpoint: one process, lognormal latency median {args.median_ms:.0f} ms, sigma {args.sigma} (mean "
+             f"{math.exp(args.sigma ** 2 / 2):.3f} × median); {n_tasks} AP tasks of {STEPS} calls; "
+             f"{os.cpu_count()} CPUs shared by both harnesses and the endpoint")
+    res.write(args.json)
+
+
+def rates(runs: list[dict]) -> list[float]:
+    return [r["done"] / r["wall"] for r in runs]
+
+
+def evalsuite_rows(res: benchlib.Result, ours: list[dict], n: int, ideal: float, median_ms: float) -> None:
+    res.add(f"evalsuite {AGENT}, {n} in flight: trials/s", rates(ours), "trials/s",
+            note=f"{ours[0]['done']} trials; ideal {ideal:.3g} trials/s")
+    res.add(f"evalsuite, {n} in flight: model calls/s", [r["model_calls"] / r["wall"] for r in ours], "calls/s")
+    share = [x / ideal for x in rates(ours)]
+    res.add(f"evalsuite, {n} in flight: share of the ideal throughput", share, "",
+            target="≥ 0.90" if n == 32 else None, met=min(share) >= 0.9 if n == 32 else None,
+            note=f"ideal = {n} / ({REQUESTS} requests × {median_ms:.0f} ms)")
+    res.add(f"evalsuite, {n} in flight: harness CPU per trial", [1000 * r["cpu"] / r["done"] for r in ours], "ms")
+
+
+def memory_rows(res: benchlib.Result, got: dict[tuple[str, int], list[dict]], levels: list[int]) -> None:
+    """Memory per in-flight trial: (peak RSS at the top level - at 1) / (top - 1), each level its own process."""
+    top = max(levels)
+    if 1 not in levels or top == 1:
+        return
+    for side, what in (("evalsuite", "evalsuite memory per in-flight trial"),
+                       ("inspect", "Inspect AI memory per in-flight sample")):
+        if (side, top) not in got:
+            continue
+        high, low = got[(side, top)], got[(side, 1)]
+        per = [(a["peak_rss_mb"] - b["peak_rss_mb"]) / (top - 1) for a, b in zip(high, low)]
+        mine = side == "evalsuite"
+        res.add(f"{what} (peak RSS at {top} - at 1, / {top - 1})", per, "MB", target="≤ 5 MB" if mine else None,
+                met=max(per) <= 5 if mine else None,
+                note=f"peak RSS {low[0]['peak_rss_mb']:.0f} MB at 1, {high[0]['peak_rss_mb']:.0f} MB at {top}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
