@@ -12,12 +12,13 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from evalsuite.core.hashing import json_sha256
 from evalsuite.core.identity import AgentConfig, RunIdentity
 from evalsuite.core.io import model_from, parse_json, read_text, staged_dir, write_json
 from evalsuite.core.records import Simulator, TaskRecord
+from evalsuite.sourcing.spec import SiteSettings
 from evalsuite.tasks.heldout import EXCLUDING_HELD_OUT, export_tasks, log_read
 from evalsuite.tasks.taskfile import read_tasks, task_set_sha256, write_tasks
 from evalsuite.worlds.ref import WorldRef
@@ -47,6 +48,9 @@ class ReleaseManifest(BaseModel):
     quarantined: list[Quarantined]
     simulator: Simulator | None = None
     n_tasks: int
+    # the spec's `site:` settings when not the default (what the evidence site may publish); None: the default,
+    # left out of the file so a release built before the setting existed reads the same
+    site: SiteSettings | None = Field(None, exclude_if=lambda v: v is None)
 
 
 def release_version(prefix: str, identity: dict[str, Any]) -> str:

@@ -17,6 +17,7 @@ from evalsuite.core.hashing import file_sha256
 from evalsuite.core.io import parse_json, read_text, staged_dir
 from evalsuite.scoring.render import plot_passk, to_markdown
 from evalsuite.site import pages
+from evalsuite.site.answers import AnswerKey, answer_keys
 from evalsuite.site.inputs import RunSource, Sources, collect, slug
 from evalsuite.site.sanitize import (
     Originals,
@@ -26,6 +27,7 @@ from evalsuite.site.sanitize import (
     load_originals,
     suite_work_folder,
 )
+from evalsuite.sourcing.spec import SiteSettings
 from evalsuite.tasks.heldout import HELD_OUT
 from evalsuite.trials.tracelog import TrialRecord
 
@@ -59,11 +61,13 @@ def build_site(paths: list[Path], out: Path, originals: Mapping[str, Originals] 
         if suite not in found:
             work = suite_work_folder(release_path, suite)
             found[suite] = load_originals(suite, work / "seed", work / "deid.json")
+    keys = answer_keys(sources)  # a trial that is an answer stops the build here, before any file is written
     with staged_dir(out) as tmp, Progress(console=Console(stderr=True), disable=not progress) as bar:
         pages_task = bar.add_task("trace pages", total=sum(len(r.records) for r in sources.runs))
-        summary = _write(sources, tmp, found, lambda: bar.advance(pages_task))
+        summary = _write(sources, tmp, found, keys, lambda: bar.advance(pages_task))
         scan_task = bar.add_task("leak scan", total=sum(1 for p in tmp.rglob("*") if p.is_file()))
-        scanned = check_folder(tmp, found.values(), configured_secrets(environ), lambda: bar.advance(scan_task))
+        scanned = check_folder(tmp, found.values(), configured_secrets(environ), lambda: bar.advance(scan_task),
+                               answers=[k.values for k in keys.values()])
     return SiteSummary(out=out, files_scanned=scanned, **summary)
 
 
@@ -95,7 +99,7 @@ class _Site:
         path.write_text(body, encoding="utf-8")  # inside the staged folder: it appears whole or not at all
 
 
-def _write(sources: Sources, root: Path, originals: Mapping[str, Originals],
+def _write(sources: Sources, root: Path, originals: Mapping[str, Originals], keys: Mapping[tuple[str, str], AnswerKey],
            tick: Callable[[], None]) -> dict[str, int]:
     site = _Site(root)
     shutil.copytree(HERE / "static", root / "static")
@@ -105,14 +109,14 @@ def _write(sources: Sources, root: Path, originals: Mapping[str, Originals],
         rights_file = work / "rights.json"
         rights = (parse_json(read_text(rights_file, SiteError), str(rights_file), SiteError)
                   if rights_file.is_file() else None)
-        body = pages.release_page(release, originals.get(suite), rights)
+        body = pages.release_page(release, keys[suite, version].release_tasks, originals.get(suite), rights)
         name = f"{suite}-{version}"
         site.data(f"data/releases/{name}.json", body)
         site.page(f"releases/{name}.html", "release.html", title=f"Release {suite} {version}", r=body,
                   data_href=f"../data/releases/{name}.json")
         releases.append({"suite": suite, "version": version, "href": f"releases/{name}.html", "tasks": body["n_tasks"]})
     for run in sources.runs:
-        traces += _write_run(site, run, sources, tick)
+        traces += _write_run(site, run, sources, keys[run.card.suite, run.card.suite_version].settings, tick)
         cards.append({"suite": run.card.suite, "version": run.card.suite_version, "folder": run.folder.name,
                       "agents": ", ".join(a.agent for a in run.card.agents), "href": f"scorecards/{run.slug}.html"})
     site.page("index.html", "index.html", title="Evidence", releases=releases, cards=cards)
@@ -120,7 +124,8 @@ def _write(sources: Sources, root: Path, originals: Mapping[str, Originals],
     return {"releases": len(releases), "scorecards": len(cards), "traces": traces}
 
 
-def _write_run(site: _Site, run: RunSource, sources: Sources, tick: Callable[[], None]) -> int:
+def _write_run(site: _Site, run: RunSource, sources: Sources, settings: SiteSettings | None,
+               tick: Callable[[], None]) -> int:
     tasks = {t.task_id: t for t in run.tasks}
 
     def href(r: TrialRecord) -> str:
@@ -139,7 +144,7 @@ def _write_run(site: _Site, run: RunSource, sources: Sources, tick: Callable[[],
         tick()  # a held-out trial: counted on the bar, never written
     for r in shown:
         tick()
-        data = pages.trace_data(r, tasks[r.task_id])
+        data = pages.trace_data(r, tasks[r.task_id], settings)
         rel = href(r).removeprefix("../")
         site.data("data/" + rel.removesuffix(".html") + ".json", data)
         site.page(rel, "trace.html", title=f"Trace {r.task_id} · {r.agent} · trial {r.trial}", t=data,

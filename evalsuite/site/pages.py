@@ -13,8 +13,10 @@ from evalsuite.core.records import TaskRecord
 from evalsuite.releases.release import Release
 from evalsuite.scoring.compare import Comparison, verdict_text
 from evalsuite.scoring.render import human_cell, human_label, interval_cell, passk_cell, shown_ks
-from evalsuite.site.inputs import PURPOSE, RunSource
+from evalsuite.site.answers import public_checks, replays_answer_key, shows_answers
+from evalsuite.site.inputs import RunSource
 from evalsuite.site.sanitize import Originals
+from evalsuite.sourcing.spec import SiteSettings
 from evalsuite.tasks.heldout import HELD_OUT, without_held_out
 from evalsuite.trials.tracelog import TrialRecord
 
@@ -25,9 +27,10 @@ LAID_OUT = {"task_id", "agent", "trial", "outcome", "passed", "verdict", "trace"
             "tool_schemas_sha256", "simulator", "agent_config", "run_seed", "trial_seed", "identity_sha256"}
 
 
-def release_page(release: Release, originals: Originals | None, rights: dict | None) -> dict[str, Any]:
+def release_page(release: Release, tasks: list[TaskRecord], originals: Originals | None,
+                 rights: dict | None) -> dict[str, Any]:
+    """tasks: the release's tasks, read once with purpose PURPOSE (the held-out read is logged)."""
     m = release.manifest
-    tasks = release.tasks(purpose=PURPOSE)
     shown = without_held_out(tasks)
     policies = sorted({(t.policy.doc, t.policy.version, t.policy.effective_from.isoformat(), len(t.policy.clauses))
                        for t in tasks})
@@ -46,6 +49,7 @@ def release_page(release: Release, originals: Originals | None, rights: dict | N
         "simulator": m.simulator.model_dump(mode="json") if m.simulator else None,
         "splits": dict(sorted(Counter(t.split for t in tasks).items())),
         "held_out": len(tasks) - len(shown),
+        "train_answers_shown": bool(m.site and m.site.show_train_answers),
         "tasks": [{"task_id": t.task_id, "split": t.split, "category": t.category, "trigger": t.trigger.type,
                    "text": t.trigger.text, "policy": f"{t.policy.doc} {t.policy.version}",
                    "source_record": t.provenance.source_record} for t in shown],
@@ -116,12 +120,14 @@ def _trial_rows(records: list[TrialRecord], held: set[str], trace_href) -> list[
     return sorted(rows, key=lambda x: (x["agent"], x["task_id"], x["trial"]))
 
 
-def trace_data(r: TrialRecord, task: TaskRecord) -> dict[str, Any]:
-    """Everything the replay shows of one published trial, as recorded."""
+def trace_data(r: TrialRecord, task: TaskRecord, settings: SiteSettings | None = None) -> dict[str, Any]:
+    """What the replay shows of one published trial: as recorded where the task's answers may be shown, else
+    without them (evalsuite.site.answers): an answer-key baseline's trial as its outcome, call count and
+    checks, any other agent's as recorded with its checks by name and result."""
     if task.split == HELD_OUT:
         raise ValueError(f"{task.task_id}: a held-out task's trace is never published")
     body = r.model_dump(mode="json")
-    return {
+    out = {
         "task": {"task_id": task.task_id, "split": task.split, "category": task.category,
                  "trigger": task.trigger.model_dump(mode="json"), "role": task.role.name,
                  "policy": f"{task.policy.doc} {task.policy.version}", "max_steps": task.trial_protocol.max_steps,
@@ -134,4 +140,17 @@ def trace_data(r: TrialRecord, task: TaskRecord) -> dict[str, Any]:
         "verdict": body["verdict"],
         "error": body["error"],
         "other": {k: v for k, v in body.items() if k not in LAID_OUT},
+        "calls": len(r.trace),
+        "withheld": None,
     }
+    if shows_answers(task, settings):
+        return out
+    checks = {"verdict": {"passed": r.verdict.passed, "checks": public_checks(r.verdict)} if r.verdict else None}
+    if not replays_answer_key(r):
+        attack = r.attack_verdict
+        other = out["other"] | ({"attack_verdict": {"passed": attack.passed, "checks": public_checks(attack)}}
+                                if attack else {})
+        return out | checks | {"other": other}
+    return out | checks | {"steps": [], "final_message": None, "other": {}, "withheld": (
+        f"the {r.agent} baseline acts out the task's answer key, so on a {task.split} task only that it "
+        f"{'passed' if r.passed else 'did not pass'}, its {len(r.trace)} call(s) and its checks are published")}

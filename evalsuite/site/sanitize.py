@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -107,12 +108,14 @@ def configured_secrets(environ: Mapping[str, str] | None = None) -> dict[str, st
 
 
 def check_folder(folder: Path, originals: Iterable[Originals], secrets: Mapping[str, str],
-                 tick: Callable[[], None] = lambda: None) -> int:
-    """Raise SiteError naming the first file that holds an original value or a secret; returns files scanned.
+                 tick: Callable[[], None] = lambda: None, answers: Iterable[Any] = ()) -> int:
+    """Raise SiteError naming the first file that holds an original value, a secret or a value of a hidden answer
+    (answers: evalsuite.site.answers.AnswerValues, each with an index whose sources say which task and which part
+    of its answers); returns files scanned.
 
-    The error names the column or variable, never the value: the message may itself be published in a log.
+    The error names the column, variable or task, never the value: the message may itself be published in a log.
     """
-    originals = list(originals)
+    originals, answers = list(originals), list(answers)
     scanned = 0
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         rel = path.relative_to(folder)
@@ -129,5 +132,9 @@ def check_folder(folder: Path, originals: Iterable[Originals], secrets: Mapping[
         for o in originals:
             for _, _, _, source in o.index.finditer(text):
                 raise SiteError(f"{rel}: holds an original personal value of {source} (suite {o.suite}); "
+                                "nothing was written")
+        for a in answers:
+            for _, _, _, source in a.index.finditer(text):
+                raise SiteError(f"{rel}: holds {source}, suite {a.suite}: an answer no public page may show; "
                                 "nothing was written")
     return scanned

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Annotated
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints, model_validator
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
@@ -102,6 +102,13 @@ class Acceptance(Strict):
     require_adjudication: bool = False
 
 
+class SiteSettings(Strict):
+    """What the public evidence site publishes beyond its default (evalsuite.site.answers): train tasks' reference
+    solutions, answers, goal values and full reference traces only when show_train_answers is true."""
+
+    show_train_answers: StrictBool = False
+
+
 class SuiteSpec(Strict):
     name: str = Field(pattern=SUITE_NAME)
     version_prefix: str = Field(default="r", pattern=r"^[a-z][a-z0-9_-]{0,15}$")  # part of a folder name
@@ -119,6 +126,7 @@ class SuiteSpec(Strict):
     simulator: Simulator | None = None
     agents: list[AgentConfig] = [AgentConfig(name="reference"), AgentConfig(name="noop"), AgentConfig(name="adversary")]
     schedule: str | None = None  # cron string
+    site: SiteSettings = SiteSettings()
     base_dir: Path = Field(default=Path("."), exclude=True)
     spec_file: Path | None = Field(default=None, exclude=True)  # where it was read from, for error lines
 

@@ -5,6 +5,7 @@ import functools
 import html
 import http.server
 import json
+import re
 import shutil
 import threading
 from pathlib import Path
@@ -12,32 +13,35 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from browser_support import browser_page
-from suite_support import DEMO_KEY
+from suite_support import DEMO_KEY, copy_suite
 from typer.testing import CliRunner
 
 from evalsuite.cli import app
-from evalsuite.releases.release import latest_release
+from evalsuite.pipeline.paths import Paths
+from evalsuite.pipeline.stages import release as stage_release
+from evalsuite.releases.release import Release, latest_release
 from evalsuite.releases.runs import run_release
 from evalsuite.scoring.runlog import TRACES
 from evalsuite.site.build import build_site
 from evalsuite.site.inputs import collect
 from evalsuite.site.sanitize import SiteError, load_originals
+from evalsuite.sourcing.spec import SpecError, load_spec
 from evalsuite.tasks.taskfile import read_tasks
 from evalsuite.trials.tracelog import read_traces
 
-AGENTS = ["reference", "noop"]
+AGENTS = ["reference", "noop", "adversary"]  # the baselines of `make demo`
 
 
 @pytest.fixture(scope="module")
 def published(built, tmp_path_factory):
-    """The built AP release, a run of the reference and no-op baselines on it (one reference trial with a user's
-    message added), and the site of both, built with the de-identification key set as a real build is: the key
-    is a configured secret the scan looks for."""
+    """The built AP release, a run of the three baselines on it (one no-op trial given a read call and a user's
+    message, as an agent that looked and talked would have), and the site of both, built with the
+    de-identification key set as a real build is: the key is a configured secret the scan looks for."""
     spec, home = built
     release = latest_release(home / "releases", "ap_exceptions")
     tmp = tmp_path_factory.mktemp("site")
     run_release(release, AGENTS, tmp / "run", trials=1)
-    _edit_first(tmp / "run", "reference", _user_said)
+    _edit_first(tmp / "run", "noop", _looked_and_user_said)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("EVALSUITE_DEID_KEY", DEMO_KEY)
         mp.setenv("EVALSUITE_HOME", str(tmp / "reader"))  # the held-out read goes to an access log of its own
@@ -64,8 +68,8 @@ def test_pages_render_a_trace_replays_to_its_verdict_and_nothing_outside_the_sit
     release, run, site, summary, _ = published
     records = {(r.agent, r.task_id): r for r in read_traces(run / TRACES).records}
     held = {t.task_id for t in release.tasks() if t.split == "held_out"}
-    ref = next(r for (a, t), r in records.items() if a == "reference" and r.trace[-1].actor == "user")
-    noop = records[("noop", ref.task_id)]
+    shown = next(r for (a, t), r in records.items() if a == "noop" and r.trace)  # the trial that looked and talked
+    ref = records[("reference", shown.task_id)]
     server = _serve(site)
     base = f"http://127.0.0.1:{server.server_address[1]}/"
     requests, errors = [], []
@@ -81,13 +85,17 @@ def test_pages_render_a_trace_replays_to_its_verdict_and_nothing_outside_the_sit
                 assert page.locator("h2", has_text=section).count() == 1, section
             assert release.manifest.task_set_sha256 in page.content()
             assert "vendor_master.contact_name (surrogate)" in page.inner_text("#deid ~ ul.cols")
+            assert "No reference solution, reference answer or goal state" in page.inner_text("#answers")
             page.goto(base + "index.html")
             page.click("#scorecards a")
             assert page.locator("#passk-table tr").count() == 1 + len(AGENTS)
             assert page.eval_on_selector("#passk-plot", "img => img.complete && img.naturalWidth > 0")
             assert page.locator("#agent-configs tr").count() == 1 + len(AGENTS)
             assert "no simulated user" in page.inner_text("body")
-            for record, word, mark in ((ref, "passed", "✓ passed"), (noop, "failed", "✗ failed")):
+            # the no-op trial replays call by call; the reference's trial (it acts out the answer key on a task
+            # whose answers are not published) shows only that it passed, its call count and its checks
+            for record, word, mark, steps in ((shown, "failed", "✗ failed", len(shown.trace)), (ref, "passed",
+                                                                                               "✓ passed", 0)):
                 page.click(f"#trial-list tr:has(td:text-is('{record.agent}')):has(td:text-is('{record.task_id}')) a")
                 assert page.locator("#verdict").is_hidden()
                 clicks = 0
@@ -95,16 +103,19 @@ def test_pages_render_a_trace_replays_to_its_verdict_and_nothing_outside_the_sit
                     page.click("#next")
                     clicks += 1
                     assert clicks <= len(record.trace) + 2
-                assert clicks == len(record.trace) + 2  # every tool call, the final message, then the verdict
+                assert clicks == steps + 2  # every tool call shown, the final message (or what was withheld), verdict
                 verdict = page.locator("#verdict")
                 assert f"Verdict: {word}" in verdict.inner_text()
                 assert verdict.locator("tr").count() == 1 + len(record.verdict.checks)
                 assert verdict.locator("td.check-result", has_text=mark).count() >= 1
                 shown_tools = page.locator("#steps > li.step > .head > .tool").all_inner_texts()
-                assert [t.split(" ")[0] for t in shown_tools] == [e.tool for e in record.trace]
-                if record is ref:  # the user's message reads as what the user said
+                assert [t.split(" ")[0] for t in shown_tools] == [e.tool for e in record.trace][:steps]
+                if record is shown:  # the user's message reads as what the user said
                     said = page.inner_text("#steps > li.actor-user .user-message")
                     assert said == "Please confirm the hold before noon."
+                else:
+                    assert f"{len(ref.trace)} call(s) and the final message withheld" in page.inner_text("#steps")
+                    assert ref.final_message not in page.content()
                 page.go_back()
             row = f"#trial-list tr:has(td:text-is('reference')):has(td:text-is('{ref.task_id}')) a"
             page.goto((site / page.get_attribute(row, "href").removeprefix("../")).as_uri())
@@ -170,13 +181,18 @@ def _edit_first(run: Path, agent: str, edit) -> None:
 
 
 def _plant(run: Path, text: str) -> None:
-    """Put text into a published trial's final message, as an agent that echoed a record would."""
-    _edit_first(run, "reference", lambda r: r.update(final_message=f"Resolved; contact {text} informed."))
+    """Put text into a published trial's final message, as an agent that echoed a record would (the no-op's: the
+    reference's final message is not published)."""
+    _edit_first(run, "noop", lambda r: r.update(final_message=f"Resolved; contact {text} informed."))
 
 
-def _user_said(record: dict) -> None:
-    """A user's message recorded in the trace, as conversational trials record what the simulated user does."""
-    record["trace"].append({"seq": len(record["trace"]) + 1, "actor": "user", "tool": "send_message",
+def _looked_and_user_said(record: dict) -> None:
+    """A read of a paid invoice of the world, and a user's message recorded in the trace, as conversational trials
+    record what the simulated user does."""
+    record["trace"].append({"seq": 1, "actor": "agent", "tool": "get_invoice", "arguments": {"invoice_id": "INV-40000"},
+                            "permitted": True, "outcome": "ok", "kind": "read",
+                            "result": {"invoice_id": "INV-40000", "status": "paid"}})
+    record["trace"].append({"seq": 2, "actor": "user", "tool": "send_message",
                             "arguments": {"message": "Please confirm the hold before noon."}, "permitted": True,
                             "outcome": "ok", "result": "delivered"})
 
@@ -241,3 +257,135 @@ def test_a_suite_without_de_identification_has_no_originals_and_a_broken_record_
         load_originals("s", tmp_path / "seed", tmp_path / "deid.json")
     with pytest.raises(SiteError, match=r"nope.json: no de-identification record for suite s"):
         load_originals("s", tmp_path / "seed", tmp_path / "nope.json")
+
+
+def _goal_values(task) -> set[str]:
+    """The values a task's goal state expects and its reference solution passes, as text."""
+    goal = task.goal_state
+    values = [v for a in goal.assertions + goal.user_assertions for v in a.expect.values()]
+    values += [o.value for o in goal.required_outputs]
+    values += [v for c in task.solution_calls() for v in c.arguments.values()]
+    return {str(v) for v in values if v is not None and not isinstance(v, bool)}
+
+
+def test_no_page_holds_a_reference_solution_answer_or_goal_value_of_a_task_it_does_not_publish(published):
+    """The demo's site (reference, no-op, adversary; no `site:` setting): not one task's answers, test or train."""
+    release, run, site, _, _ = published
+    tasks = {t.task_id: t for t in release.tasks()}
+    records = {(r.agent, r.task_id, r.trial): r for r in read_traces(run / TRACES).records}
+    text = "\n".join(_files(site).values())
+    assert not [t.task_id for t in tasks.values() if t.reference_answer in text]
+    pages = sorted((site / "data" / "traces").rglob("*.json"))
+    assert {json.loads(p.read_text())["task"]["split"] for p in pages} == {"test", "train"}
+    for path in pages:
+        data = json.loads(path.read_text())
+        task, agent = tasks[data["task"]["task_id"]], data["trial"]["agent"]
+        solution = [{"tool": c.tool, "arguments": c.arguments} for c in task.solution_calls()]
+        assert [{"tool": s["tool"], "arguments": s["arguments"]} for s in data["steps"]] != solution, path
+        if agent != "noop":  # the baselines that act out the answer key: outcome, call count and checks only
+            record = records[(agent, task.task_id, data["trial"]["trial"])]
+            assert data["steps"] == [] and data["final_message"] is None and data["calls"] == len(record.trace)
+            assert [c["name"] for c in data["verdict"]["checks"]] and data["verdict"]["passed"] == record.passed
+        page = path.read_text() + (site / str(path.relative_to(site / "data")).replace(".json", ".html")).read_text()
+        public = f"{task.trigger.text} {task.category}".lower()
+        for value in _goal_values(task):
+            if value.lower() not in public:  # a value the trigger or the category spells out is the task itself
+                assert not re.search(rf"(?<!\w){re.escape(value)}(?!\w)", page, re.I), (path.name, value)
+
+
+def _solution_of(run: Path, task_id: str) -> list[dict]:
+    return next(json.loads(line)["trace"] for line in (run / TRACES).read_text().splitlines()
+                if json.loads(line)["task_id"] == task_id and json.loads(line)["agent"] == "reference")
+
+
+def _first_noop_task(run: Path):
+    held = {t.task_id for t in read_tasks(run / "tasks.jsonl") if t.split == "held_out"}
+    first = next(json.loads(line) for line in (run / TRACES).read_text().splitlines()
+                 if json.loads(line)["agent"] == "noop" and json.loads(line)["task_id"] not in held)
+    return next(t for t in read_tasks(run / "tasks.jsonl") if t.task_id == first["task_id"])
+
+
+@pytest.mark.parametrize("plant, expected", [
+    ("calls", "its calls reproduce the reference solution call for call, which would publish the answer"),
+    ("answer", "its final message is the reference answer, which would publish the answer"),
+    ("other_body", "holds an argument of the reference solution of task {other} (test), suite ap_exceptions: an "
+                   "answer no public page may show"),
+    ("held_out_answer", "holds the reference answer of a held-out task, suite ap_exceptions: an answer no public"),
+])
+def test_a_page_that_would_publish_an_answer_stops_the_build_and_writes_nothing(published, tmp_path, plant, expected):
+    """Any agent's trial, not only the reference's: here the no-op's, planted with what a leaking agent records."""
+    release, run, _, _, _ = published
+    leaky = tmp_path / "run"
+    shutil.copytree(run, leaky)
+    task = _first_noop_task(leaky)
+    tasks = release.tasks()
+    other = next(t for t in tasks if t.split == "test" and t.task_id != task.task_id
+                 and any(c.tool == "message_vendor" for c in t.solution_calls()))
+    body = next(c.arguments["body"] for c in other.solution_calls() if c.tool == "message_vendor")
+    held = next(t for t in tasks if t.split == "held_out")
+    edits = {"calls": lambda r: r.update(trace=_solution_of(leaky, task.task_id)),
+             "answer": lambda r: r.update(final_message=task.reference_answer),
+             "other_body": lambda r: r.update(final_message=f"I wrote to the vendor: {body}"),
+             "held_out_answer": lambda r: r.update(final_message=f"Like the other one: {held.reference_answer}")}
+    _edit_first(leaky, "noop", edits[plant])
+    result = CliRunner().invoke(app, ["site", str(release.path), str(leaky), "--out", str(tmp_path / "out")])
+    line = result.output.strip()
+    assert result.exit_code == 2 and len(line.splitlines()) == 1, result.output
+    assert expected.format(other=other.task_id) in line and line.endswith("nothing was written")
+    if plant in ("calls", "answer"):
+        assert line.startswith(f"error: noop trial 0 of task {task.task_id} ({task.split}): ")
+    assert held.task_id not in line and held.reference_answer not in line and body not in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # no site folder, no staged folder
+
+
+def test_short_or_public_goal_values_do_not_block(published, tmp_path):
+    """Values under MIN_ANSWER_CHARS (0, true, USD, open, 13.38), code words (on_hold, price_variance: the domain's
+    vocabulary, which tool outputs print on any honest trace) and what the world's rows hold (PO-7000) are on pages by
+    chance and publish nothing; each is a goal or solution value of some scored task."""
+    release, run, _, _, _ = published
+    leaky = tmp_path / "run"
+    shutil.copytree(run, leaky)
+    _plant(leaky, "0, 1, true, USD, EUR, open, buyer, on_hold, price_variance, ap_manager, hold_invoice, PO-7000, "
+                  "INV-40000, VEN-d9cc63c81f, 13.38")
+    assert build_site([release.path, leaky], tmp_path / "out").traces > 0
+
+
+def test_train_answers_are_published_only_when_the_suite_spec_says_so(published, tmp_path):
+    release, _, site, _, home = published
+    default = {t.task_id: t for t in release.tasks() if t.split == "train"}
+    for path in (site / "data" / "traces").glob("*/reference/*.json"):
+        data = json.loads(path.read_text())
+        assert data["steps"] == [] and data["withheld"]  # train too: the spec has no `site:` setting
+    with pytest.raises(SpecError, match="site"):
+        load_spec(_spec_with(tmp_path / "bad", "site: {show_train_answers: perhaps}\n"))
+    with pytest.raises(SpecError, match="site"):
+        load_spec(_spec_with(tmp_path / "bad2", "site: {show_answers: true}\n"))
+    spec = load_spec(_spec_with(tmp_path / "suite", "site: {show_train_answers: true}\n"))
+    assert spec.site.show_train_answers
+    shutil.copytree(home, tmp_path / "home")
+    shown = Release(stage_release.release(spec, Paths(spec, tmp_path / "home")))
+    assert shown.manifest.site.show_train_answers and shown.manifest.version != release.manifest.version
+    assert shown.manifest.task_set_sha256 == release.manifest.task_set_sha256  # the same tasks, published further
+    out = tmp_path / "site"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("EVALSUITE_DEID_KEY", DEMO_KEY)
+        run_release(shown, ["reference"], tmp_path / "run", trials=1)
+        build_site([tmp_path / "run"], out)
+    splits = {}
+    for path in (out / "data" / "traces").glob("*/reference/*.json"):
+        data = json.loads(path.read_text())
+        splits.setdefault(data["task"]["split"], []).append(data)
+    assert splits["train"] and splits["test"]
+    for data in splits["train"]:
+        task = default[data["task"]["task_id"]]
+        assert [s["tool"] for s in data["steps"]] == [c.tool for c in task.solution_calls()]
+        assert data["final_message"] == task.reference_answer and data["withheld"] is None
+    assert all(d["steps"] == [] and d["final_message"] is None for d in splits["test"])
+    assert "site: {show_train_answers: true}" in html.unescape(next(out.glob("releases/*.html")).read_text())
+
+
+def _spec_with(dest: Path, line: str) -> Path:
+    """A copy of the bundled suite, as the session's build has it, with one line added to its spec."""
+    path = copy_suite(dest)
+    path.write_text(path.read_text() + line)
+    return path

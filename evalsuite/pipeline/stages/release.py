@@ -10,7 +10,7 @@ from evalsuite.pipeline.stages import acceptance, deidentified, derived, rights,
 from evalsuite.pipeline.stages.acceptance import quarantine_table
 from evalsuite.releases.history import ReleaseDiff, diff_releases, previous_release, short
 from evalsuite.releases.release import Quarantined, Release, ReleaseManifest, release_version, write_release
-from evalsuite.sourcing.spec import SuiteSpec
+from evalsuite.sourcing.spec import SiteSettings, SuiteSpec
 from evalsuite.tasks.taskfile import task_set_sha256
 from evalsuite.worlds.registry import get_domain
 from evalsuite.worlds.world import World
@@ -36,6 +36,9 @@ def release(spec: SuiteSpec, paths: Paths) -> Path:
                 "policies": sorted({f"{t.policy.doc}@{t.policy.version}" for t in accepted}),
                 "simulator": spec.simulator.model_dump(mode="json") if spec.simulator else None,
                 "source_acceptance": audit.task_set_sha256}
+    site = spec.site if spec.site != SiteSettings() else None
+    if site:  # a release that publishes more is another release; the default leaves every version as it was
+        identity["site"] = site.model_dump()
     manifest = ReleaseManifest(
         suite=spec.name, version=release_version(spec.version_prefix, identity), domain=spec.domain,
         task_set_sha256=identity["task_set"], seed_sha256=world.seed_sha256, environment_image=domain.image,
@@ -44,7 +47,7 @@ def release(spec: SuiteSpec, paths: Paths) -> Path:
                          "reviewed_on": decision.reviewed_on.isoformat()},
         acceptance=dict(audit.summary),
         quarantined=[Quarantined(task_id=t.task_id, reasons=t.reasons) for t in audit.tasks if t.quarantined],
-        simulator=spec.simulator, n_tasks=len(accepted))
+        simulator=spec.simulator, n_tasks=len(accepted), site=site)
     return write_release(paths.releases, manifest, accepted, paths.world,
                          extra={"audit.md": (paths.acceptance / "audit.md").read_text()})
 

@@ -50,7 +50,15 @@
     return li;
   }
 
+  function withheldItem() {  // an answer-key baseline on a task whose answers are not published
+    const li = el("li", "step withheld");
+    li.appendChild(el("div", "head", data.calls + " call(s) and the final message withheld"));
+    li.appendChild(el("p", "withheld-why", "Withheld: " + data.withheld + "."));
+    return li;
+  }
+
   function finalItem() {
+    if (data.withheld) return withheldItem();
     const li = el("li", "step final");
     li.appendChild(el("div", "head", "Final message of the agent"));
     li.appendChild(el("pre", "final-message", data.final_message || "(none)"));

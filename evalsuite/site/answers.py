@@ -1,0 +1,228 @@
+"""What a public page may show of a task's answers, by split, and what the site build refuses to publish.
+
+A task's answers are its reference solution (and alternative solutions), its reference answer and its goal
+state. Per split:
+
+- held_out: counted only; no page names the task (evalsuite.site.pages leaves it out whole).
+- test and dev, which are scored, and train unless the release's suite spec says `site: {show_train_answers:
+  true}`: the task as the agent got it and each trial's outcome, never an answer. A baseline that replays the
+  task's answer key (the reference, and the baselines built from it) is evidence that the task is solvable: its
+  page says whether it passed, how many calls it made and the verdict's checks by name and result, not the calls
+  or the final message. Any other agent's trial is shown as recorded, its checks by name and result (a failed
+  check's detail spells out the value the goal expects), unless the trial is an answer itself: its calls
+  reproduce a solution call for call, or its final message is the reference answer. Then the build fails
+  (`gate`), as it fails when a page holds a value of a scored task's answers (`answer_values`, scanned by
+  evalsuite.site.sanitize.check_folder).
+- train with show_train_answers: everything as recorded.
+"""
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import closing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalsuite.core.hashing import canon
+from evalsuite.core.pii import ValueIndex
+from evalsuite.core.records import TaskRecord, ToolCall
+from evalsuite.site.inputs import PURPOSE, Sources
+from evalsuite.site.sanitize import SiteError
+from evalsuite.sourcing.spec import SiteSettings
+from evalsuite.tasks.heldout import HELD_OUT
+from evalsuite.trials.tracelog import TrialRecord
+from evalsuite.worlds.registry import get_domain
+
+TRAIN = "train"
+# Baselines (evalsuite.trials.agents.baselines) that act out the task's answer key: the reference replays its
+# solution and answer, injected and soloist are the reference with a twist, the adversary writes with the
+# solution's arguments and ends with the reference answer. Their trials are the answer, whatever they score.
+ANSWER_KEY_BASELINES = frozenset({"reference", "injected", "soloist", "adversary"})
+# A value of a hidden answer blocks the build when it has at least this many characters, is not a code word, and
+# occurs in no public text of the release: "0", "true", "USD", "open" or "13.38" occur on pages by chance; a code
+# word (on_hold, price_variance, ap_manager) is the domain's vocabulary, which tool outputs print on any honest trace;
+# and what the policy, the tool schemas, a published trigger or category, or the world's own rows spell out is no
+# secret. What stays: sentences (a reference answer, a message body), computed amounts, ids the world does not hold.
+MIN_ANSWER_CHARS = 6
+CODE_WORD = re.compile(r"[a-z_]+")
+_KEYED_ASSERTION = re.compile(r"^(assertion\[\d+\] \S+) \{.*\} (\(.*\))$")  # evalsuite.grading.grader's check name
+
+
+def shows_answers(task: TaskRecord, settings: SiteSettings | None) -> bool:
+    """Whether a page may show this task's answers: a train task, when the suite spec says so."""
+    return task.split == TRAIN and bool(settings and settings.show_train_answers)
+
+
+def replays_answer_key(record: TrialRecord) -> bool:
+    config = record.agent_config
+    return config.kind == "baseline" and config.name in ANSWER_KEY_BASELINES
+
+
+def _calls(calls: Iterable[Any]) -> list[tuple[str, str]]:
+    return [(c.tool, json.dumps(c.arguments, sort_keys=True, default=str)) for c in calls]
+
+
+def _reproduces(record: TrialRecord, solution: list[ToolCall]) -> bool:
+    """The agent's calls are the solution's agent steps, and (where the solution has steps on the user's device)
+    the user-side calls are its user steps: same tools, same arguments, same order."""
+    agent = _calls(e for e in record.trace if e.actor != "user")
+    if agent != _calls(c for c in solution if c.actor != "user"):
+        return False
+    user_steps = _calls(c for c in solution if c.actor == "user")
+    return not user_steps or _calls([*(e for e in record.trace if e.actor == "user"), *record.user_trace]) == user_steps
+
+
+def answer_in(record: TrialRecord, task: TaskRecord) -> str | None:
+    """What of the task's answers the trial reproduces (calls or final message), or None."""
+    solutions = ([("reference solution", task.reference_solution)] if isinstance(task.reference_solution, list)
+                 else []) + [("alternative solution", s) for s in task.alternative_solutions]
+    for what, solution in solutions:
+        if solution and _reproduces(record, solution):
+            return f"its calls reproduce the {what} call for call"
+    answer = (task.reference_answer or "").strip()
+    if answer and (record.final_message or "").strip() == answer:
+        return "its final message is the reference answer"
+    return None
+
+
+def public_checks(verdict: Any) -> list[dict[str, Any]] | None:
+    """A verdict's checks by name and result; a row assertion's name loses the key it matched on."""
+    if verdict is None:
+        return None
+    out = []
+    for c in verdict.checks:
+        keyed = _KEYED_ASSERTION.match(c.name)
+        out.append({"name": f"{keyed.group(1)} {keyed.group(2)}" if keyed else c.name, "passed": c.passed})
+    return out
+
+
+def task_label(task: TaskRecord) -> str:
+    """How an error names a task: its id and split; a held-out task's id is never printed, not even there."""
+    return "a held-out task" if task.split == HELD_OUT else f"task {task.task_id} ({task.split})"
+
+
+def gate(records: Iterable[TrialRecord], tasks: dict[str, TaskRecord], settings: SiteSettings | None) -> None:
+    """Raise SiteError before anything is written when a trial whose page would be shown in full is an answer."""
+    for r in records:
+        task = tasks[r.task_id]
+        if task.split == HELD_OUT or shows_answers(task, settings) or replays_answer_key(r):
+            continue  # never published / published by the spec's choice / shown as a summary only
+        found = answer_in(r, task)
+        if found:
+            raise SiteError(f"{r.agent} trial {r.trial} of {task_label(task)}: {found}, which would publish the "
+                            "answer of a scored task; nothing was written")
+
+
+@dataclass
+class AnswerValues:
+    """The values of one release's hidden answers that must not appear on any page, filed by where they come from."""
+
+    suite: str
+    index: ValueIndex = field(default_factory=lambda: ValueIndex().freeze())
+
+
+def _leaves(value: Any) -> Iterator[str]:
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _leaves(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _leaves(v)
+    elif value is not None and not isinstance(value, bool):
+        yield canon(value)
+
+
+def _task_values(task: TaskRecord) -> Iterator[tuple[str, str]]:
+    """(what, value) of every value of the task's answers."""
+    goal = task.goal_state
+    for a in goal.assertions + goal.user_assertions:
+        for v in _leaves([a.key, a.expect]):
+            yield "a goal-state value", v
+    for v in _leaves([o.value for o in goal.required_outputs] + [c.params for c in goal.domain_checks]):
+        yield "a goal-state value", v
+    solutions = ([task.reference_solution] if isinstance(task.reference_solution, list) else [])
+    for call in (c for s in solutions + task.alternative_solutions for c in s):
+        for v in _leaves(call.arguments):
+            yield "an argument of the reference solution", v
+    if task.reference_answer:
+        yield "the reference answer", task.reference_answer
+
+
+def answer_values(suite: str, tasks: Iterable[TaskRecord], settings: SiteSettings | None,
+                  public: Iterable[str], world: Path | None) -> AnswerValues:
+    """The values of the answers of every task whose answers are hidden, except those no page can keep secret:
+    shorter than MIN_ANSWER_CHARS, a code word, a whole word or phrase of a public text (policy, tool schemas,
+    published triggers and categories), a cell of the world's rows (what any agent reads), or a value of a train task
+    whose answers the spec publishes."""
+    tasks = list(tasks)
+    shown = {v.strip().lower() for t in tasks if shows_answers(t, settings) for _, v in _task_values(t)}
+    cells = _world_cells(world)
+    text = "\n".join(public).lower()
+    index = ValueIndex()
+    for t in sorted((t for t in tasks if not shows_answers(t, settings)), key=lambda t: t.task_id):
+        for what, value in _task_values(t):
+            low = value.strip().lower()
+            if (len(low) < MIN_ANSWER_CHARS or CODE_WORD.fullmatch(low) or low in shown or low in cells
+                    or _phrase_in(low, text)):
+                continue
+            index.add(value, "", f"{what} of {task_label(t)}")
+    return AnswerValues(suite=suite, index=index.freeze())
+
+
+def _phrase_in(low: str, text: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(low)}(?!\w)", text) is not None
+
+
+def _world_cells(world: Path | None) -> set[str]:
+    """Every cell of the world's tables as lower-cased text: the rows an agent is given to read."""
+    if world is None or not world.is_file():
+        return set()
+    out: set[str] = set()
+    with closing(sqlite3.connect(f"file:{world}?mode=ro", uri=True)) as db:
+        tables = [r[0] for r in db.execute("select name from sqlite_master where type = 'table'")]
+        for table in tables:
+            for row in db.execute(f'select * from "{table}"'):
+                out.update(canon(v).strip().lower() for v in row if v is not None)
+    return out
+
+
+def public_texts(tasks: Iterable[TaskRecord], tool_schemas: list[dict]) -> list[str]:
+    """The release's text that is public by design: policy clauses, tool schemas, the triggers and categories of
+    published tasks (a category names the slice a scorecard reports)."""
+    tasks = list(tasks)
+    clauses = {f"{c.id} {c.text}" for t in tasks for c in t.policy.clauses}
+    shown = [f"{t.trigger.text}\n{t.category}" for t in tasks if t.split != HELD_OUT]
+    return sorted(clauses) + [json.dumps(tool_schemas)] + shown
+
+
+@dataclass
+class AnswerKey:
+    """One published release version: its site settings, its tasks as the release page reads them, and the values
+    of its hidden answers."""
+
+    settings: SiteSettings | None
+    release_tasks: list[TaskRecord]  # empty when only runs of the version are published
+    values: AnswerValues
+
+
+def answer_keys(sources: Sources) -> dict[tuple[str, str], AnswerKey]:
+    """Per (suite, version) published, its answer key; raises SiteError (before anything is written) when a trial
+    that would be shown in full is an answer."""
+    read = {key: r.tasks(purpose=PURPOSE) for key, r in sources.releases.items()}  # each read logged once
+    versions = set(read) | {(r.card.suite, r.card.suite_version) for r in sources.runs}
+    out = {}
+    for key in sorted(versions):
+        release = sources.releases.get(key)
+        runs = [r for r in sources.runs if (r.card.suite, r.card.suite_version) == key]
+        settings = release.manifest.site if release else None
+        for run in runs:
+            gate(run.records, {t.task_id: t for t in run.tasks}, settings)
+        tasks = read.get(key, []) + [t for r in runs for t in r.tasks]  # a run's copy may differ (a trial mode)
+        folder = release.path if release else runs[0].release_path
+        schemas = get_domain(tasks[0].domain).tool_schemas() if tasks else []
+        values = answer_values(key[0], tasks, settings, public_texts(tasks, schemas), folder / "world.sqlite")
+        out[key] = AnswerKey(settings=settings, release_tasks=read.get(key, []), values=values)
+    return out
