@@ -3,6 +3,11 @@ and a folder that resumes, and the response cache that answers repeats and marks
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 from harness_support import make_release
@@ -27,7 +32,8 @@ def release(ap, tmp_path):
 
 
 def _run(release, out, *extra):
-    result = CliRunner().invoke(app, ["run", str(release), "--agent", AGENT, "--trials", "1", "--out", str(out),
+    trials = [] if "--trials" in extra else ["--trials", "1"]
+    result = CliRunner().invoke(app, ["run", str(release), "--agent", AGENT, *trials, "--out", str(out),
                                       "--workers", "1", "--no-progress", *extra])
     assert result.exit_code == 0, result.output
     return result
@@ -75,3 +81,30 @@ def test_the_response_cache_answers_repeats_marks_them_and_the_run_identity(rele
     fresh = CliRunner().invoke(app, ["run", str(release), "--agent", AGENT, "--trials", "1", "--out", str(second),
                                      "--workers", "1", "--no-progress"])
     assert fresh.exit_code == 2 and "holds another run (identity differ" in fresh.output  # never pooled with fresh
+
+
+def test_a_model_run_killed_mid_way_resumes_with_no_trial_lost_or_run_twice(ap, release, tmp_path, monkeypatch):
+    from evalsuite.trials.local_model import serve_local_model
+
+    out = tmp_path / "run"
+    with serve_local_model(ap.tasks, max_requests=2000, median_ms=60) as url:
+        monkeypatch.setenv("OPENAI_BASE_URL", url)
+        monkeypatch.setenv("OPENAI_API_KEY", "local")
+        args = ["run", str(release), "--agent", AGENT, "--trials", "3", "--out", str(out), "--workers", "1",
+                "--no-progress", "--max-in-flight", "4"]
+        proc = subprocess.Popen([sys.executable, "-m", "evalsuite.cli", *args], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 60
+        while not ((out / TRACES).exists() and (out / TRACES).read_bytes().count(b"\n") >= 8):
+            assert proc.poll() is None, proc.stderr.read().decode()
+            assert time.monotonic() < deadline, "the run wrote no traces in time"
+            time.sleep(0.01)
+        os.kill(proc.pid, signal.SIGKILL)  # four trials in flight die with it
+        proc.wait()
+        kept = [json.loads(line) for line in (out / TRACES).read_bytes().split(b"\n")[:-1]]
+        assert 8 <= len(kept) < 30
+        _run(release, out, "--trials", "3", "--max-in-flight", "4")
+    after = _lines(out)
+    keys = [(r["task_id"], r["trial"]) for r in after]
+    assert len(after) == 30 and len(set(keys)) == 30  # every planned trial once: none lost, none run twice
+    assert after[:len(kept)] == kept and {r["outcome"] for r in after} == {"pass"}
