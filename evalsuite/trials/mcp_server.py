@@ -25,6 +25,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
 from evalsuite.core.records import TaskRecord
+from evalsuite.trials.agent_limits import size
 from evalsuite.trials.agents.base import AgentEnv, BudgetExhausted
 from evalsuite.trials.users.base import ConversationOver
 
@@ -64,13 +65,14 @@ _USER_TOOL = types.Tool(
 class TrialSession:
     """One trial's MCP server state. Create it inside the event loop (it holds an anyio Event)."""
 
-    def __init__(self, env: AgentEnv, view: dict[str, Any]):
+    def __init__(self, env: AgentEnv, view: dict[str, Any], message_bytes: int | None = None):
         harness = _HARNESS_TOOLS + ([_USER_TOOL] if env.user is not None else [])
         clash = {t.name for t in harness} & {t["name"] for t in env.tools}
         if clash:
             raise ValueError(f"domain tools {sorted(clash)} clash with the MCP harness tools")
         self.env = env
         self.view = view
+        self.message_bytes = message_bytes  # the final-message cap (evalsuite.trials.agent_limits); None: none
         self.answer: str | None = None
         self.failure: BaseException | None = None  # BudgetExhausted, or a harness error met while serving a call
         self.ended = anyio.Event()  # set on submit or failure: the runner then stops the agent process
@@ -96,11 +98,7 @@ class TrialSession:
         if name == TASK_TOOL:
             return types.CallToolResult(content=[_text(json.dumps(self.view))], structured_content=self.view)
         if name == SUBMIT_TOOL:
-            if not isinstance(args.get("message"), str):
-                return _error("submit_answer needs a string 'message'")
-            self.answer = args["message"]
-            self.ended.set()
-            return types.CallToolResult(content=[_text("answer recorded; the trial is over")])
+            return self._submit(args.get("message"))
         if name == USER_TOOL and self.env.user is not None:
             return self._message_user(args)
         try:
@@ -113,6 +111,20 @@ class TrialSession:
             result = event.result if isinstance(event.result, str) else json.dumps(event.result, default=str)
             return types.CallToolResult(content=[_text(result)])
         return _error(event.error or event.outcome)
+
+    def _submit(self, message: Any) -> types.CallToolResult:
+        """Record the answer and end the trial. One over the cap is refused whole, never cut: a grader then reads
+        either the agent's whole answer or none (the trial is budget_exhausted, its record says why)."""
+        if not isinstance(message, str):
+            return _error("submit_answer needs a string 'message'")
+        n = len(message.encode(errors="surrogatepass"))
+        if self.message_bytes is not None and n > self.message_bytes:
+            cap = size(self.message_bytes)
+            return self._stop(BudgetExhausted(f"final message cap {cap} hit ({size(n)} submitted); refused"),
+                              f"the message is {size(n)}, over the {cap} cap: refused, and the trial is over")
+        self.answer = message
+        self.ended.set()
+        return types.CallToolResult(content=[_text("answer recorded; the trial is over")])
 
     def _message_user(self, args: dict[str, Any]) -> types.CallToolResult:
         """One turn of the conversation (in the trace as two message events); as many turns as steps at most."""

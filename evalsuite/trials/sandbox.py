@@ -36,6 +36,7 @@ from typing import Literal
 
 from evalsuite.core.home import private_home
 from evalsuite.core.identity import SANDBOX_VAR
+from evalsuite.trials.agent_limits import tmp_bytes
 
 USER_VAR = "EVALSUITE_AGENT_USER"  # the system user agents run as (created on first use)
 READ_VAR = "EVALSUITE_AGENT_READ"  # more folders the agent may read under bwrap, separated by os.pathsep
@@ -197,7 +198,8 @@ def bwrap_view(command: Sequence[str], home: Path) -> list[str]:
             argv += ["--symlink", os.readlink(folder), folder]
         elif os.path.isdir(folder):
             argv += ["--ro-bind", folder, folder]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", AGENT_TMP]
+    # /tmp is memory: its size is the disk cap (evalsuite.trials.agent_limits), past which writes fail ENOSPC
+    argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(tmp_bytes()), "--tmpfs", AGENT_TMP]
     shown, secret = agent_paths(command), str(private_home())
     argv += _parents([*shown, AGENT_HOME])
     for path in shown:

@@ -22,7 +22,9 @@ How the agent's process meets its trials is its config's `boundary`:
   keeps; it learns from no real trial.
 
 A trial that runs out of time (or is cancelled), or whose long-lived agent does not answer within submit_grace
-of the trial's end, has its whole process group killed; the pool starts a fresh one when a trial needs it.
+of the trial's end, has its whole process group killed; the pool starts a fresh one when a trial needs it. So has
+one that passes a limit of evalsuite.trials.agent_limits (output, disk, final message): its record's `exhausted`
+names it.
 
 The command runs sealed (evalsuite.trials.sandbox): as the dedicated agent user, in a private
 empty home and tmp, with an environment of PATH, the locale, HOME, TMPDIR, the URL and only the
@@ -52,6 +54,7 @@ from anyio.abc import Process
 
 from evalsuite.core.identity import AgentConfig
 from evalsuite.core.records import TaskRecord
+from evalsuite.trials.agent_limits import AgentLimits, Guard, OutputMeter
 from evalsuite.trials.agents.base import AgentEnv, BudgetExhausted
 from evalsuite.trials.agents.mcp_workers import LoopPool, Runtime, Worker, answered, kill_group, tail
 from evalsuite.trials.mcp_server import ToolServer, TrialSession, task_view, warm_up_session
@@ -76,13 +79,15 @@ class _Ending:
     stopped: bool  # the harness stopped it after the trial ended (submit or failure)
     returncode: int | None
     output: str
+    limit: str | None = None  # the limit of agent_limits it passed (Guard.hit), when it was killed for one
 
 
 class MCPAgent:
     """Runs `command` as an MCP client of each trial (see the module doc for the boundaries); returns what it submits.
 
-    A trial gets `seconds_per_step * max_steps` seconds; past that the agent is killed and the trial is
-    budget_exhausted (its effects graded), as for an in-process agent out of steps. close() (or the end of the
+    A trial gets `seconds_per_step * max_steps` seconds and at most limits.trial_seconds (AgentLimits: 300 s by
+    default); past that the agent is killed and the trial is budget_exhausted (its effects graded), as for an
+    in-process agent out of steps; so is one past its output, final-message or disk cap. close() (or the end of the
     process) stops every long-lived agent and tool server; a trial engine may await aclose() before its loop ends.
     """
 
@@ -93,7 +98,8 @@ class MCPAgent:
 
     def __init__(self, name: str, command: str | Sequence[str], *, boundary: Boundary = "process",
                  seconds_per_step: float = 30.0, env: Mapping[str, str] | None = None, pass_env: Sequence[str] = (),
-                 submit_grace: float = 5.0, kill_grace: float = 2.0, sandbox: Sandbox | None = None):
+                 submit_grace: float = 5.0, kill_grace: float = 2.0, sandbox: Sandbox | None = None,
+                 limits: AgentLimits | None = None):
         self.name = name
         self.boundary = boundary
         command = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
@@ -103,6 +109,7 @@ class MCPAgent:
         self.pass_env = tuple(pass_env)
         self.submit_grace = submit_grace
         self.kill_grace = kill_grace
+        self.limits = limits or AgentLimits.from_env()  # read now: a bad setting fails before the first trial
         self.sandbox = sandbox or sandbox_for()  # made now: a missing boundary fails before the first trial
         self.sandbox.check(self.command)
         self._runtime = Runtime(kill_grace)
@@ -115,14 +122,16 @@ class MCPAgent:
         """The agent of an mcp config, running its command as given (no shell) at its boundary, sealed unless the
         config says sandbox none. Settings that are not part of the config come from the environment:
         EVALSUITE_MCP_PASS_ENV (comma-separated variables the agent may see, e.g. its API key),
-        EVALSUITE_MCP_SECONDS_PER_STEP and the sandbox's EVALSUITE_AGENT_SANDBOX (which mechanism),
-        EVALSUITE_AGENT_USER and EVALSUITE_AGENT_READ."""
+        EVALSUITE_MCP_SECONDS_PER_STEP, the limits of evalsuite.trials.agent_limits (a wall time the config's
+        TrialLimits.seconds sets replaces EVALSUITE_MCP_TRIAL_SECONDS) and the sandbox's EVALSUITE_AGENT_SANDBOX
+        (which mechanism), EVALSUITE_AGENT_USER and EVALSUITE_AGENT_READ."""
         if config.kind != "mcp" or not config.command:
             raise ValueError(f"agent {config.name!r}: not an mcp config with a command")
         passed = [v.strip() for v in os.environ.get("EVALSUITE_MCP_PASS_ENV", "").split(",") if v.strip()]
         seconds = float(os.environ.get("EVALSUITE_MCP_SECONDS_PER_STEP", "30"))
+        limits = AgentLimits.from_env(config.limits.seconds if config.limits else None)
         return cls(config.name, config.command, boundary=config.boundary or "process", seconds_per_step=seconds,
-                   pass_env=passed, sandbox=sandbox_for(config.sandbox))
+                   pass_env=passed, sandbox=sandbox_for(config.sandbox), limits=limits)
 
     def close(self) -> None:
         self._runtime.close()  # not the finalizer, which runs once: an agent used again after close() is closed too
@@ -138,20 +147,24 @@ class MCPAgent:
     async def arun(self, task: TaskRecord, env: AgentEnv) -> str:
         """One trial on the caller's event loop, beside any others in flight on it (each its own session, URL,
         folders and agent process)."""
-        timeout = self.seconds_per_step * env.max_steps
+        steps_time = self.seconds_per_step * env.max_steps
+        timeout = min(steps_time, self.limits.trial_seconds)
         end = await self._trial(task, env, timeout)
         # Raised here, outside the trial's task groups, so the trial sees BudgetExhausted itself.
         if end.failure is not None:
             raise end.failure
+        if end.limit is not None:
+            raise BudgetExhausted(end.limit)
         if end.timed_out:
-            raise BudgetExhausted(f"agent process still running after {timeout:g} s "
-                                  f"({env.max_steps} steps x {self.seconds_per_step:g} s); killed")
+            why = (f"{env.max_steps} steps x {self.seconds_per_step:g} s" if steps_time <= self.limits.trial_seconds
+                   else "the trial's limit")
+            raise BudgetExhausted(f"wall time: {timeout:g} s ({why}); agent process still running, killed")
         if not end.stopped and end.returncode != 0:
             raise AgentProcessError(f"agent command exited with {end.returncode}; output ends:\n{end.output}")
         return end.answer or ""
 
     async def _trial(self, task: TaskRecord, env: AgentEnv, timeout: float) -> _Ending:
-        session = TrialSession(env, task_view(task, env))
+        session = TrialSession(env, task_view(task, env), self.limits.message_bytes)
         pool = self._runtime.pool()
         server = await pool.tool_server()
         if self.boundary == "process":
@@ -162,15 +175,24 @@ class MCPAgent:
         with tempfile.TemporaryDirectory(prefix="agent-") as workdir, tempfile.TemporaryFile() as log:
             launch = self.sandbox.launch(self.command, Path(workdir))
             async with server.trial(session) as url:
+                # its output goes through the harness (a pipe, metered into the log) and it is its own group:
+                # killing that takes its children
                 proc = await anyio.open_process(launch.argv, cwd=launch.cwd, env=self._environment(url, launch.env),
-                                                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                                start_new_session=True)  # its own group: killing it takes its children
-                try:
-                    timed_out, stopped = await self._wait(proc, session, timeout)
-                finally:
-                    with anyio.CancelScope(shield=True):  # a cancelled trial's agent is stopped all the same
-                        await kill_group(proc, self.kill_grace)
-            return _Ending(session.answer, session.failure, timed_out, stopped, proc.returncode, tail(log))
+                                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                                stderr=subprocess.STDOUT, start_new_session=True)
+                guard = self._guard(OutputMeter(log, self.limits.output_bytes), workdir, proc)
+                async with guard.watching(proc.stdout):
+                    try:
+                        timed_out, stopped = await self._wait(proc, session, timeout)
+                    finally:
+                        with anyio.CancelScope(shield=True):  # a cancelled trial's agent is stopped all the same
+                            await kill_group(proc, self.kill_grace)
+            return _Ending(session.answer, session.failure, timed_out and not guard.hit, stopped, proc.returncode,
+                           tail(log), guard.hit)
+
+    def _guard(self, meter: OutputMeter, folder: str, proc: Process) -> Guard:
+        """The watch on one trial's agent: its output, and the disk of its launch folder and private /tmp."""
+        return Guard(self.limits, meter, Path(folder), proc.pid, self.sandbox.scratch)
 
     async def _wait(self, proc: Process, session: TrialSession, timeout: float) -> tuple[bool, bool]:
         """Until the process exits, the trial ends or time is up; returns (timed out, stopped by us)."""
@@ -190,13 +212,18 @@ class MCPAgent:
         """One trial handed to a worker of the pool; one that times out, dies, goes silent or breaks the protocol
         (or whose trial is cancelled: its state is unknown) is killed, not handed back."""
         worker = await pool.take(lambda: self._start_worker(pool, session.env.tools))
+        worker.meter.restart()
+        guard = self._guard(worker.meter, worker.folder, worker.proc)
         try:
-            reply, timed_out = await self._hand_over(worker, server, session, timeout)
+            async with guard.watching():
+                reply, timed_out = await self._hand_over(worker, server, session, timeout)
             output = tail(worker.log)
         except BaseException:
             await pool.release(worker, keep=False)
             raise
-        await pool.release(worker, keep=answered(reply))
+        await pool.release(worker, keep=answered(reply) and guard.hit is None)
+        if guard.hit is not None:
+            return _Ending(session.answer, session.failure, False, False, None, output, guard.hit)
         if reply is None:
             return _Ending(session.answer, session.failure, timed_out, not timed_out, None, output)
         if "broken" in reply:
@@ -259,9 +286,9 @@ class MCPAgent:
         launch = self.sandbox.launch(self.command, Path(folder))
         log = tempfile.TemporaryFile()
         proc = await anyio.open_process(launch.argv, cwd=launch.cwd, env=self._environment(None, launch.env),
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                         start_new_session=True)  # its own group: killing it takes its children
-        return Worker(proc, folder, log)
+        return Worker(proc, folder, log, self.limits.output_bytes)
 
     def _environment(self, url: str | None, private: Mapping[str, str]) -> dict[str, str]:
         env = {k: os.environ[k] for k in (*BASE_ENV, *self.pass_env) if k in os.environ}

@@ -24,6 +24,7 @@ import anyio
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from evalsuite.trials.agent_limits import OutputMeter
 from evalsuite.trials.mcp_server import ToolServer
 
 REPLY_BYTES = 1 << 20  # one protocol line; a longer one is not a reply
@@ -32,16 +33,22 @@ CLOSE_SECONDS = 15.0  # how long close() waits for another thread's loop to stop
 
 @dataclass(eq=False)  # compared (and kept in sets) by identity: two workers are never the same
 class Worker:
-    """A long-lived agent process (persistent or zygote) and the folder its home and trials' folders live in."""
+    """A long-lived agent process (persistent or zygote) and the folder its home and trials' folders live in; its
+    stderr (a pipe) is pumped into `log` up to output_cap bytes a trial (evalsuite.trials.agent_limits)."""
 
     proc: Process
     folder: str
     log: IO[bytes]
+    output_cap: int
     replies: BufferedByteReceiveStream = field(init=False)
+    meter: OutputMeter = field(init=False)
+    pump: asyncio.Task = field(init=False, repr=False)  # stderr into the meter, for the life of the process
     dropped: bool = False
 
     def __post_init__(self) -> None:
         self.replies = BufferedByteReceiveStream(self.proc.stdout)
+        self.meter = OutputMeter(self.log, self.output_cap)
+        self.pump = asyncio.get_running_loop().create_task(self.meter.pump(self.proc.stderr))
 
     async def send(self, request: dict) -> None:
         """Hand it a trial; a process that has gone is left for receive() to report (its stdout is at its end)."""
@@ -59,6 +66,7 @@ class Worker:
                 line = await self.replies.receive_until(b"\n", REPLY_BYTES)
             except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError):
                 await self.proc.wait()
+                await self.meter.drained()
                 return {"trial": trial, "exit": self.proc.returncode, "output": tail(self.log), "died": True}
             except anyio.DelimiterNotFound:
                 return {"broken": f"agent wrote a line of more than {REPLY_BYTES} bytes on stdout"}
@@ -141,6 +149,7 @@ class LoopPool:
         worker.dropped = True
         with anyio.CancelScope(shield=True):
             await kill_group(worker.proc, self.kill_grace)
+        worker.pump.cancel()  # a child that left the group may keep the pipe open: its output is not waited for
         worker.log.close()
         if os.path.exists(worker.folder):  # kill_now may have removed it already
             shutil.rmtree(worker.folder)
