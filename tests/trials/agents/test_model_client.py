@@ -119,7 +119,9 @@ def test_the_request_rate_limit_spaces_requests_and_records_the_wait():
         usages, seconds = requests(staged.url, 3, requests_per_minute=120)  # 2 a second, 2 at once
     assert seconds >= 0.5 - 0.01
     waits = sorted((w.seconds for u in usages for w in u.model_calls[0].waits), reverse=True)
-    assert waits[0] == pytest.approx(0.5, abs=0.02)
+    # the third request waits for the bucket's next token: up to 0.5 s, less by what the first two took to answer
+    # (on a loaded machine they take a while, and the bucket refills meanwhile)
+    assert 0.25 <= waits[0] <= 0.52
     assert {w.reason for u in usages for w in u.model_calls[0].waits} == {"request rate limit"}
 
 
