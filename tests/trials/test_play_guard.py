@@ -81,8 +81,32 @@ def test_thirty_concurrent_posts_on_one_attempt_take_turns_and_never_answer_500(
     assert seqs == sorted(set(seqs)) and len(seqs) == len(called)  # in order, none twice
     if limits.queued_per_attempt == 32:
         assert 429 not in codes  # every command waited its turn
-    else:
-        assert codes[429] > 0  # past four in line, a command is refused at once
+
+
+def test_past_four_commands_waiting_on_one_attempt_the_next_is_refused_at_once(release, tmp_path):
+    desk = play_desk(release, tmp_path)
+    app = play_app(desk, tmp_path)
+    with serving(app) as url:
+        ada = signed_in(url, "Ada Lovelace")
+        ada.post(f"/open/{desk.tasks[0].task_id}")
+        attempt = app.state.attempts.open["Ada Lovelace"]
+        answers = [None] * 6
+        with attempt.lock:  # a slow command holds the attempt while six more arrive
+            threads = [threading.Thread(target=lambda i=i: answers.__setitem__(i, ada.post(
+                "/attempt/call/get_invoice", data={"invoice_id": f"INV-{i}"}))) for i in range(6)]
+            for t in threads:
+                t.start()
+            for _ in range(1000):
+                if attempt.queued == 4 and sum(a is not None for a in answers) == 2:
+                    break
+                threading.Event().wait(0.01)
+            refused = [a for a in answers if a is not None]
+        for t in threads:
+            t.join(timeout=60)
+    assert [a.status_code for a in refused] == [429, 429]
+    assert all("commands on your attempt at" in a.text and "this one was not done" in a.text for a in refused)
+    assert sorted(a.status_code for a in answers) == [200] * 4 + [429] * 2
+    assert len(attempt.calls) == 4  # the four in line, each in its turn
 
 
 @pytest.mark.parametrize("host", ["evil.example", "evil.example:{port}", "127.0.0.2:{port}", "127.0.0.1:1", ""])

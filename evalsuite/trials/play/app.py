@@ -39,7 +39,7 @@ REFUSED = {"open": 409, "attempted": 409, "over": 409, "busy": 429, "full": 429}
 def play_app(desk: Desk, out_dir: Path, limits: PlayLimits | None = None) -> Starlette:
     """The play page as an ASGI app; attempts are recorded into out_dir/traces.jsonl (a run folder)."""
     play = _Play(desk, Attempts(desk, out_dir, limits))
-    return Starlette(middleware=[Middleware(SameOrigin)], routes=[
+    app = Starlette(middleware=[Middleware(SameOrigin)], routes=[
         Route("/", play.home), Route("/person", play.sign_in, methods=["POST"]),
         Route("/leave", play.sign_out, methods=["POST"]), Route("/open/{task_id}", play.open_task, methods=["POST"]),
         Route("/attempt", play.attempt_page), Route("/attempt/call/{tool}", play.call_tool, methods=["POST"]),
@@ -47,6 +47,8 @@ def play_app(desk: Desk, out_dir: Path, limits: PlayLimits | None = None) -> Sta
                                                                        methods=["POST"]),
         Route("/attempt/save", play.save, methods=["POST"]),
     ])
+    app.state.attempts = play.attempts  # for whoever serves the page (and tests) to see what is open
+    return app
 
 
 class _Play:
