@@ -6,6 +6,17 @@ reviewer saw (`goal_sha256`: the goal state, the trigger it answers and the poli
 changes any of these gives the task a new hash: earlier sign-offs stay on record but no longer count, and the
 task needs review again.
 
+Reviewers are people, not spellings: names are compared by their key (evalsuite.core.people: NFKC, case-fold,
+confusables, invisible characters, punctuation and trailing counters), so `ann`, `ANN.`, `ann (2)` and `аnn` with
+a Cyrillic а are one signature. A resolution is recorded by a reviewer other than those who signed the goal, and
+quotes the clause of the task's policy that settles it, by its id and its text.
+
+Each line carries `chain`: the sha256 of the previous line (as written) and this line's own content, so a line
+appended by hand, edited or removed breaks the chain at that line and the ledger is refused there, naming the file
+and line. A ledger written before lines were chained is refused as a whole until `evalsuite review seal` chains it
+once (see `seal`). The chain catches edits made outside evalsuite; it is not a signature: whoever can run this
+code can write a valid line, as they could sign with any name.
+
 The file is append-only: a reviewer signing again adds a line that replaces their earlier decision on the same
 hash when the ledger is read. Appends hold a file lock (`reviews.lock`) across read, check and write, because a
 resolution is checked against the ledger as it stands (is a disagreement open?) and two reviewers may sign at
@@ -17,6 +28,7 @@ flight; a line cut short by a crash is found before the next append and named, n
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -27,14 +39,17 @@ from typing import Literal
 from filelock import FileLock, Timeout
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
+from evalsuite.audit.chain import CHAIN, chained, check_chain, is_chained, last_line, read_lines
 from evalsuite.core.hashing import json_sha256
-from evalsuite.core.io import one_line, parse_json, read_text, validation_line
+from evalsuite.core.io import atomic_write, one_line, validation_line
+from evalsuite.core.people import PersonNameError, person_key
 from evalsuite.core.records import Record, TaskRecord
 
 LEDGER_NAME = "reviews.jsonl"
 REQUIRED = 2  # distinct reviewers who must agree on a goal state
 LOCK_TIMEOUT = 60.0  # seconds a signature waits for another one being written
 RECORD_REVIEWER = "(task record)"  # who resolved, for a resolution carried inside an imported task record
+QUOTE_WORDS = 5  # a sentence of a clause this long or longer is quotable; shorter ones are headings
 Decision = Literal["agree", "disagree"]
 DECISIONS = ("agree", "disagree")
 
@@ -67,6 +82,7 @@ class ReviewEntry(Record):
         name = name.strip()
         if not name or "\n" in name:
             raise ValueError("a reviewer is named by one non-blank line")
+        person_key(name)  # a name that is nothing but punctuation or invisible characters names nobody
         return name
 
     @model_validator(mode="after")
@@ -79,8 +95,8 @@ class ReviewEntry(Record):
 
 
 def _who(name: str) -> str:
-    """One reviewer however their name is cased or spaced: 'Ann' and 'ann ' cannot be two signatures."""
-    return " ".join(name.split()).casefold()
+    """One reviewer however their name is spelled: 'Ann', 'ann.', 'ann (2)' and 'аnn' (Cyrillic а) are one."""
+    return person_key(name)
 
 
 class ReviewState(BaseModel):
@@ -155,7 +171,8 @@ def review_state(task: TaskRecord, entries: Iterable[ReviewEntry]) -> ReviewStat
     resolution: tuple[int, ReviewEntry] | None = None
     for i, e in enumerate([*record_entries(task, goal), *(e for e in mine if e.goal_sha256 == goal)]):
         if e.kind == "resolve":
-            resolution = (i, e)
+            if _who(e.reviewer) not in latest:  # a party to the disagreement cannot settle it (Ledger.resolve)
+                resolution = (i, e)
         else:
             latest[_who(e.reviewer)] = (i, e)
             names.setdefault(_who(e.reviewer), e.reviewer)
@@ -203,25 +220,21 @@ class Ledger:
         self.path = Path(path)
 
     def entries(self) -> list[ReviewEntry]:
-        """Every entry in order; a line that is not a valid entry raises ReviewError `FILE:LINE: field: message`."""
-        if not self.path.exists():
-            return []
-        text = read_text(self.path, ReviewError)
-        out = []
-        for n, line in enumerate(text.split("\n"), 1):  # not splitlines: a note may hold U+2028
-            if line.strip():
-                obj = parse_json(line, str(self.path), ReviewError, first_line=n)
-                try:
-                    out.append(ReviewEntry.model_validate(obj))
-                except ValidationError as exc:
-                    raise ReviewError(validation_line(f"{self.path}:{n}", exc)) from exc
-        return out
+        """Every entry in order; a line that is not a valid entry raises ReviewError `FILE:LINE: field: message`,
+        a line that breaks the chain (added or edited by hand) `FILE:LINE: this line does not follow ...`."""
+        lines = read_lines(self.path, ReviewError)
+        entries = [_entry(self.path, n, obj) for n, _, obj in lines]
+        if lines and not is_chained(lines):
+            raise ReviewError(f"{self.path}: written before ledger lines were chained; check its lines, then run "
+                              "`evalsuite review seal SPEC` once to chain them")
+        check_chain(self.path, lines, ReviewError)
+        return entries
 
     def sign(self, task: TaskRecord, reviewer: str, decision: str, note: str = "") -> ReviewState:
         """Record a reviewer's decision on the task's current goal; it replaces their earlier one on that goal."""
         entry = _sign_entry(task, reviewer, decision, note)
         with self._locked() as entries:
-            self._append_entries([entry], len(entries))
+            self._append_entries([entry])
             return review_state(task, [*entries, entry])
 
     def sign_all(self, tasks: Sequence[TaskRecord], reviewer: str, decision: str, note: str = "") -> SignedAll:
@@ -232,35 +245,51 @@ class Ledger:
             before = by_task(entries)
             unsigned = [t for t in tasks if not _signed_by(name, review_state(t, before.get(t.task_id, [])))]
             new = [_sign_entry(t, name, decision, note) for t in unsigned]
-            self._append_entries(new, len(entries))
+            self._append_entries(new)
         after = by_task([*entries, *new])
         return SignedAll(reviewer=name, decision=decision, signed=len(new), already=len(tasks) - len(new),
                          tasks=len(tasks), adjudicated=sum(review_state(t, after.get(t.task_id, [])).adjudicated
                                                            for t in tasks))
 
     def resolve(self, task: TaskRecord, by: str, resolution: str) -> ReviewState:
-        """Record how an open disagreement on the current goal was settled; the text must cite the clause of the
-        task's policy that settles it. A resolution upholds the goal as it stands: changing a goal is a change to
-        the derivation (or its sources), after which the new goal needs fresh sign-offs."""
+        """Record how an open disagreement on the current goal was settled, by a reviewer who did not sign that
+        goal; the text quotes the clause of the task's policy that settles it (its id and its text). A resolution
+        upholds the goal as it stands: changing a goal is a change to the derivation (or its sources), after
+        which the new goal needs fresh sign-offs."""
         text = one_line(resolution)
         if not text:
             raise ReviewError("--resolution: say how the disagreement was settled against the policy text")
-        clauses = sorted(task.policy.clause_ids)
-        if not any(re.search(rf"(?<![\w-]){re.escape(c)}(?![\w-])", text) for c in clauses):  # AP-3, not AP-30
-            raise ReviewError(f"--resolution: cite the clause of {task.policy.doc} {task.policy.version} that settles "
-                              f"it (one of {', '.join(clauses)})")
         entry = ReviewEntry(task_id=task.task_id, goal_sha256=goal_sha256(task), kind="resolve",
                             reviewer=_name("--by", by), resolution=text, at=_now())
         with self._locked() as entries:
-            if not review_state(task, entries).open_disagreement:
+            state = review_state(task, entries)
+            if not state.open_disagreement:
                 raise ReviewError(f"{task.task_id}: no open disagreement on its current goal state to resolve")
-            self._append_entries([entry], len(entries))
+            party = next((r for r in state.decisions if _who(r) == _who(entry.reviewer)), None)
+            if party is not None:
+                said = state.decisions[party].decision
+                raise ReviewError(f"--by: {entry.reviewer} signed this goal ({party}: {said}); a reviewer who did "
+                                  "not sign it resolves the disagreement")
+            _check_cited(task, text)
+            self._append_entries([entry])
             return review_state(task, [*entries, entry])
 
+    def seal(self) -> int:
+        """Chain a ledger written before lines were chained, once (`evalsuite review seal`): every line is
+        validated as it stands, then the file is replaced by the same entries each carrying its link. Returns
+        the lines sealed. Whoever runs it vouches for the lines as they are: read them first."""
+        with self._lock():
+            lines = read_lines(self.path, ReviewError)
+            if is_chained(lines):
+                raise ReviewError(f"{self.path}: its lines are chained already; nothing to seal")
+            entries = [_entry(self.path, n, obj) for n, _, obj in lines]
+            if not entries:
+                raise ReviewError(f"{self.path}: no ledger lines to seal")
+            atomic_write(self.path, _lines("", entries))
+            return len(entries)
+
     @contextmanager
-    def _locked(self) -> Iterator[list[ReviewEntry]]:
-        """The ledger's entries as they stand, read (and every line validated) under its lock, held while the
-        caller checks them and appends."""
+    def _lock(self) -> Iterator[None]:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         lock = FileLock(self.path.with_suffix(".lock"))
         try:
@@ -268,19 +297,65 @@ class Ledger:
         except Timeout:
             raise ReviewError(f"{lock.lock_file}: still held after {LOCK_TIMEOUT:g} s by another reviewer") from None
         try:
-            yield self.entries()
+            yield
         finally:
             lock.release()
 
-    def _append_entries(self, entries: Sequence[ReviewEntry], lines: int) -> None:
-        if entries:
-            self._cut_short_check(lines)
-            _append_line(self.path, "".join(e.model_dump_json() + "\n" for e in entries))
+    @contextmanager
+    def _locked(self) -> Iterator[list[ReviewEntry]]:
+        """The ledger's entries as they stand, read (every line validated, the chain checked) under its lock,
+        held while the caller checks them and appends."""
+        with self._lock():
+            yield self.entries()
 
-    def _cut_short_check(self, lines: int) -> None:
-        if self.path.exists() and self.path.stat().st_size and not self.path.read_bytes().endswith(b"\n"):
-            raise ReviewError(f"{self.path}:{lines}: the last line was cut short by an interrupted write; "
-                              "remove it and sign again")
+    def _append_entries(self, entries: Sequence[ReviewEntry]) -> None:
+        if entries:
+            self._cut_short_check()
+            _append_line(self.path, _lines(last_line(self.path), entries))
+
+    def _cut_short_check(self) -> None:
+        data = self.path.read_bytes() if self.path.exists() else b""
+        if data and not data.endswith(b"\n"):
+            last = data.count(b"\n") + 1
+            raise ReviewError(f"{self.path}:{last}: the last line was cut short by an interrupted write; remove it "
+                              "and sign again")
+
+
+def _lines(previous: str, entries: Sequence[ReviewEntry]) -> str:
+    """Entries as ledger lines, chained on from `previous` (the ledger's last line)."""
+    return chained(previous, (json.loads(e.model_dump_json()) for e in entries))
+
+
+def _entry(path: Path, n: int, obj: dict) -> ReviewEntry:
+    try:
+        return ReviewEntry.model_validate({k: v for k, v in obj.items() if k != CHAIN})
+    except ValidationError as exc:
+        raise ReviewError(validation_line(f"{path}:{n}", exc)) from exc
+
+
+def _check_cited(task: TaskRecord, text: str) -> None:
+    """A resolution names a clause of the task's policy by its id and quotes a sentence of that clause's text."""
+    p = task.policy
+    named = [c for c in p.clauses if re.search(rf"(?<![\w-]){re.escape(c.id)}(?![\w-])", text)]  # AP-3, not AP-30
+    if not named:
+        raise ReviewError(f"--resolution: cite the clause of {p.doc} {p.version} that settles it by its id and text "
+                          f"(one of {', '.join(sorted(p.clause_ids))})")
+    said = _plain(text)
+    if not any(_plain(s) in said for c in named for s in _quotable(c.text)):
+        c = named[0]
+        raise ReviewError(f"--resolution: quote the text of {c.id} that settles it (a sentence of it as written, "
+                          f"e.g. \"{_quotable(c.text)[0]}\")")
+
+
+def _quotable(text: str) -> list[str]:
+    """The sentences of a clause long enough to settle something (its heading is not); the whole text if none."""
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if len(s.split()) >= QUOTE_WORDS]
+    return sentences or [text.strip()]
+
+
+def _plain(text: str) -> str:
+    """Text as a quotation is compared: case, spacing and the closing stop aside."""
+    return " ".join(text.casefold().split()).rstrip(".")
 
 
 class SignedAll(BaseModel):
@@ -332,6 +407,10 @@ def _name(option: str, name: str) -> str:
     name = one_line(name)
     if not name:
         raise ReviewError(f"{option}: a reviewer name is required")
+    try:
+        person_key(name)
+    except PersonNameError as exc:
+        raise ReviewError(f"{option}: {exc}") from None
     return name
 
 

@@ -20,10 +20,14 @@ def play(
     sample: int = typer.Option(None, "--sample", min=1, metavar="N",
                                help="offer N tasks spread over the scorecard's slices (default: every task people "
                                     "may attempt)"),
+    max_open: int = typer.Option(16, "--max-open", min=1, max=256, metavar="N",
+                                 help="open attempts the page holds at once (each a reset world and a thread; one "
+                                      "per person)"),
 ) -> None:
     """Serve a page on 127.0.0.1 where staff attempt tasks as the task's role; each attempt is a graded trial."""
     from evalsuite.pipeline.driver import resolve_release
     from evalsuite.releases.runs import play_desk
+    from evalsuite.trials.agents.human import PlayLimits
     from evalsuite.trials.play import loopback_socket, play_app, serve, url_of
 
     with run_errors():
@@ -34,4 +38,4 @@ def play(
         typer.echo(f"error: port {port} on 127.0.0.1: {exc.strerror}", err=True)
         raise typer.Exit(2) from exc
     typer.echo(f"evalsuite play: {url_of(sock)}  ({len(desk.tasks)} task(s); attempts go to {out}; Ctrl-C stops)")
-    serve(play_app(desk, out), sock)
+    serve(play_app(desk, out, PlayLimits(open_total=max_open)), sock)

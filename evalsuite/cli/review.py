@@ -90,3 +90,16 @@ def review_resolve(spec: Path = SUITE_SPEC, task: str = TASK,
     typer.echo(f"{task}: resolution by {by.strip()} recorded on goal {state.goal_sha256[:16]}; "
                + review_lines(state)[-1])
     _note(desk)
+
+
+@review_app.command("seal")
+def review_seal(spec: Path = SUITE_SPEC, home: Path = HOME) -> None:
+    """Chain a review ledger written before ledger lines were chained, once: every line is checked as it stands,
+    then each gets its link, so a line added or edited by hand from then on is refused. Read the ledger first:
+    sealing vouches for its lines as they are."""
+    from evalsuite.audit.reviews import ReviewError
+
+    with build_errors(ReviewError):
+        desk = _desk(spec, home)
+        sealed = desk.seal()
+    typer.echo(f"{desk.ledger.path}: {sealed} line(s) chained; a line added or edited by hand is refused from now on")

@@ -57,6 +57,9 @@ class ReviewDesk:
     def resolve(self, task_id: str, by: str, resolution: str) -> ReviewState:
         return self.ledger.resolve(self.task(task_id), by, resolution)
 
+    def seal(self) -> int:
+        return self.ledger.seal()
+
     def adjudication_note(self) -> str | None:
         """Where the suite does not require adjudication, how to make its sign-offs gate a release."""
         if self.spec.acceptance.require_adjudication:

@@ -26,6 +26,12 @@ def state(task, ledger):
     return review_state(task, ledger.entries())
 
 
+def cite(task, clause_id: str, why: str = "") -> str:
+    """A resolution as the ledger takes one: the clause by its id and its text (after its heading), and why."""
+    text = next(c.text for c in task.policy.clauses if c.id == clause_id)
+    return f'{clause_id}: "{text.split(". ", 1)[1]}" {why}'.strip()
+
+
 def test_two_distinct_reviewers_agreeing_adjudicate_a_goal(task, ledger):
     assert state(task, ledger).missing() == "0 of 2 reviewer sign-offs"
     ledger.sign(task, "ann", "agree")
@@ -48,7 +54,7 @@ def test_signing_again_replaces_the_earlier_decision_on_the_same_goal(task, ledg
 
 def test_a_resolution_settles_an_open_disagreement_and_a_later_one_reopens_it(task, ledger):
     with pytest.raises(ReviewError, match="no open disagreement on its current goal state"):
-        ledger.resolve(task, "carol", "AP-3 decides")
+        ledger.resolve(task, "carol", cite(task, "AP-3"))
     ledger.sign(task, "ann", "agree")
     ledger.sign(task, "bob", "disagree")
     with pytest.raises(ReviewError, match=r"--resolution: cite the clause of ap_policy v\d+ that settles it"):
@@ -56,11 +62,11 @@ def test_a_resolution_settles_an_open_disagreement_and_a_later_one_reopens_it(ta
     with pytest.raises(ReviewError, match="--resolution: cite the clause"):
         ledger.resolve(task, "carol", "AP-30 decides")  # no such clause, though it starts like one
     with pytest.raises(ReviewError, match="--by: a reviewer name is required"):
-        ledger.resolve(task, "  ", "AP-3 decides")
-    s = ledger.resolve(task, "carol", "AP-3: a 3% variance goes to the buyer; bob's reading overruled")
+        ledger.resolve(task, "  ", cite(task, "AP-3"))
+    s = ledger.resolve(task, "carol", cite(task, "AP-3", "so a 3% variance goes to the buyer; bob's reading overruled"))
     assert s.adjudicated and s.resolved and s.resolution.reviewer == "carol"
     with pytest.raises(ReviewError, match="no open disagreement"):  # nothing left to settle
-        ledger.resolve(task, "carol", "AP-3 again")
+        ledger.resolve(task, "carol", cite(task, "AP-3", "again"))
     s = ledger.sign(task, "dave", "disagree")
     assert s.open_disagreement and not s.adjudicated
     assert len(ledger.entries()) == 4  # the refused ones wrote nothing
@@ -68,7 +74,7 @@ def test_a_resolution_settles_an_open_disagreement_and_a_later_one_reopens_it(ta
 
 def test_a_single_disagreement_resolved_passes(task, ledger):
     ledger.sign(task, "ann", "disagree")
-    assert ledger.resolve(task, "carol", "Settled by AP-2.").adjudicated
+    assert ledger.resolve(task, "carol", "Settled by " + cite(task, "AP-2")).adjudicated
 
 
 @pytest.mark.parametrize("who, decision, match", [
@@ -151,6 +157,10 @@ def test_a_line_cut_short_is_never_written_over(task, ledger):
     assert ledger.path.read_bytes() == whole[:-1]
 
 
+# different people (not "reviewer-1", "reviewer-2": a trailing counter names the same person again)
+PEOPLE = ["ann", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan"]
+
+
 def _slow_reader(path, barrier):
     """A ledger in a worker process that reads slowly, so writers that do not hold the lock would race."""
     read = Ledger.entries
@@ -174,7 +184,7 @@ def _resolve(args):
     task, path, who, barrier = args
     ledger = _slow_reader(path, barrier)
     try:
-        ledger.resolve(task, who, f"AP-3 decides ({who})")
+        ledger.resolve(task, who, cite(task, "AP-3", f"({who})"))
         return True
     except ReviewError:
         return False
@@ -185,9 +195,9 @@ def test_reviewers_signing_at_the_same_moment_leave_a_valid_ledger(task, ledger)
     ctx = multiprocessing.get_context("spawn")  # fork deadlocks in a test process with threads
     with ctx.Manager() as manager, ctx.Pool(n) as pool:
         barrier = manager.Barrier(n)
-        pool.map(_sign, [(task, ledger.path, f"reviewer-{i}", barrier) for i in range(n)])
+        pool.map(_sign, [(task, ledger.path, who, barrier) for who in PEOPLE[:n]])
     entries = ledger.entries()
-    assert sorted(e.reviewer for e in entries) == sorted(f"reviewer-{i}" for i in range(n))
+    assert sorted(e.reviewer for e in entries) == sorted(PEOPLE[:n])
     assert len(ledger.path.read_text().splitlines()) == n and state(task, ledger).adjudicated
 
 
@@ -197,6 +207,104 @@ def test_only_one_of_several_simultaneous_resolutions_is_recorded(task, ledger):
     ctx = multiprocessing.get_context("spawn")  # fork deadlocks in a test process with threads
     with ctx.Manager() as manager, ctx.Pool(n) as pool:
         barrier = manager.Barrier(n)
-        won = pool.map(_resolve, [(task, ledger.path, f"resolver-{i}", barrier) for i in range(n)])
+        won = pool.map(_resolve, [(task, ledger.path, who, barrier) for who in PEOPLE[1:n + 1]])
     assert sum(won) == 1  # the others found the disagreement settled under the lock
     assert [e.kind for e in ledger.entries()] == ["sign", "resolve"]
+
+
+# One person, twelve spellings: the ways a second signature was forged from one name.
+ANN = ["ann", "Ann", "ANN", " ann ", "ann\u200b", "\u0430nn", "\uff41\uff4e\uff4e", "ann.", "an\u00adn", "\u200fann",
+       "ann (2)", "a\u0301nn"]
+
+
+def test_one_person_is_one_signature_however_their_name_is_spelled(task, ledger):
+    for spelling in ANN:
+        s = ledger.sign(task, spelling, "agree")
+    assert not s.adjudicated and list(s.decisions) == ["ann"] and s.missing() == "1 of 2 reviewer sign-offs"
+    assert len(ledger.entries()) == len(ANN)  # every line kept, one signature counted
+    assert ledger.sign(task, "bob", "agree").adjudicated
+
+
+def test_a_reviewer_who_signed_cannot_resolve_the_disagreement(task, ledger):
+    ledger.sign(task, "ann", "disagree")
+    for me in ("ann", "Ann.", "\u0430nn"):
+        with pytest.raises(ReviewError, match=r"^--by: .* signed this goal \(ann: disagree\); a reviewer who did not"):
+            ledger.resolve(task, me, cite(task, "AP-3"))
+    ledger.sign(task, "bob", "agree")
+    with pytest.raises(ReviewError, match=r"signed this goal \(bob: agree\)"):  # nor the other side
+        ledger.resolve(task, "bob", cite(task, "AP-3"))
+    assert state(task, ledger).open_disagreement and len(ledger.entries()) == 2
+    assert ledger.resolve(task, "carol", cite(task, "AP-3")).adjudicated
+
+
+def test_a_resolution_quotes_the_clause_it_cites_by_id_and_text(task, ledger):
+    ledger.sign(task, "ann", "disagree")
+    for text in ("AP-3", "AP-3 decides", "AP-3: the buyer approves", "AP-3: " + cite(task, "AP-4").split('"')[1]):
+        with pytest.raises(ReviewError) as refused:
+            ledger.resolve(task, "carol", text)
+        assert str(refused.value).startswith('--resolution: quote the text of AP-3 that settles it (a sentence of it')
+        assert "\n" not in str(refused.value)
+    heading = next(c.text for c in task.policy.clauses if c.id == "AP-3").split(". ")[0]
+    with pytest.raises(ReviewError, match="quote the text of AP-3"):  # the clause's heading is not its text
+        ledger.resolve(task, "carol", f"AP-3: {heading}.")
+    assert not ledger.path.read_text().count("resolve")
+    quoted = cite(task, "AP-3").upper().replace(" ", "  ")  # case and spacing aside, the text as written
+    assert ledger.resolve(task, "carol", quoted).adjudicated
+
+
+def _lines(ledger):
+    return ledger.path.read_text().splitlines(keepends=True)
+
+
+def test_a_line_added_or_edited_by_hand_is_refused_naming_the_file_and_line(task, ledger):
+    ledger.sign(task, "ann", "agree")
+    ledger.sign(task, "bob", "disagree")
+    good = _lines(ledger)
+    forged = json.loads(good[0]) | {"reviewer": "zed", "at": "2026-12-01T00:00:00Z"}
+    edits = {"appended": good + [json.dumps(forged) + "\n"],  # a copied line: its link is stale
+             "appended without a link": good + [json.dumps({k: v for k, v in forged.items() if k != "chain"}) + "\n"],
+             "edited": [good[0], good[1].replace('"disagree"', '"agree"')],
+             "removed": [good[1]],
+             "reordered": [good[1], good[0]]}
+    where = {"appended": 3, "appended without a link": 3, "edited": 2, "removed": 1, "reordered": 1}
+    for what, lines in edits.items():
+        ledger.path.write_text("".join(lines))
+        for act in (ledger.entries, lambda: ledger.sign(task, "carol", "agree")):
+            with pytest.raises(ReviewError) as refused:
+                act()
+            assert str(refused.value) == (f"{ledger.path}:{where[what]}: this line does not follow from the one before "
+                                          "it (the file was edited, or a line added or removed, by hand); restore it "
+                                          "as evalsuite wrote it"), what
+        assert ledger.path.read_text() == "".join(lines)  # nothing appended after it
+    ledger.path.write_text("".join(good))
+    assert [e.reviewer for e in ledger.entries()] == ["ann", "bob"]
+
+
+def test_a_ledger_from_before_the_chain_is_refused_until_sealed_once(task, ledger):
+    ledger.sign(task, "ann", "agree")
+    ledger.sign(task, "bob", "agree")
+    old = "".join(json.dumps({k: v for k, v in json.loads(line).items() if k != "chain"}) + "\n"
+                  for line in _lines(ledger))
+    ledger.path.write_text(old)
+    with pytest.raises(ReviewError, match=r"reviews\.jsonl: written before ledger lines were chained; check its lines, "
+                                          r"then run `evalsuite review seal SPEC` once"):
+        ledger.sign(task, "carol", "agree")
+    assert ledger.path.read_text() == old
+    assert ledger.seal() == 2
+    with pytest.raises(ReviewError, match="chained already; nothing to seal"):
+        ledger.seal()
+    assert state(task, ledger).adjudicated and [e.reviewer for e in ledger.entries()] == ["ann", "bob"]
+    ledger.sign(task, "carol", "agree")
+    assert len(ledger.entries()) == 3
+
+
+def test_a_self_resolution_an_old_ledger_holds_does_not_count_once_sealed(task, ledger):
+    goal = goal_sha256(task)
+    old = [{"task_id": task.task_id, "goal_sha256": goal, "kind": "sign", "reviewer": "ann", "decision": "disagree",
+            "at": "2026-11-01T00:00:00Z"},
+           {"task_id": task.task_id, "goal_sha256": goal, "kind": "resolve", "reviewer": "Ann.", "resolution": "AP-3",
+            "at": "2026-11-02T00:00:00Z"}]
+    ledger.path.write_text("".join(json.dumps(o) + "\n" for o in old))
+    assert ledger.seal() == 2
+    s = state(task, ledger)
+    assert s.open_disagreement and not s.adjudicated and s.resolution is None

@@ -91,8 +91,9 @@ def test_sign_disagree_resolve_then_the_gate_passes_and_the_release_holds_every_
     assert v.reason == (f"2 of {len(tasks)} task(s) not adjudicated (quarantined, release still allowed; allowed 10%): "
                         f"{one}: 1 of 2 reviewer sign-offs; {split}: disagreement open")
 
+    ap3 = next(c.text for c in tasks[7].policy.clauses if c.id == "AP-3").split(". ", 1)[1]
     out = review("resolve", spec_file, "--task", split, "--by", "carol", "--resolution",
-                 "AP-3: the variance is under the escalation threshold, so the buyer approves")
+                 f'AP-3: "{ap3}" The variance is under the escalation threshold, so the buyer approves')
     assert out.strip().endswith("status: adjudicated")
     review("sign", spec_file, "--task", one, "--reviewer", "bob", "--decision", "agree")
     built = driver.build(spec_file, paths.home)

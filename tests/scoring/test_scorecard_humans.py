@@ -29,7 +29,7 @@ def release(ap, tmp_path_factory):
 
 def attempt(release: Release, out, name: str, tasks, answer_right: bool) -> None:
     """A person's attempts through the play app: the reference solution, or nothing at all."""
-    client = TestClient(play_app(play_desk(release, out), out))
+    client = TestClient(play_app(play_desk(release, out), out), headers={"Origin": "http://testserver"})
     client.post("/person", data={"name": name})
     for task in tasks:
         client.post(f"/open/{task.task_id}")

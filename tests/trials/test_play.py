@@ -30,6 +30,7 @@ from evalsuite.trials.tracelog import read_traces
 from evalsuite.worlds.registry import get_domain
 
 SECRET = "SENTINEL-never-on-the-page"
+ORIGIN = "http://testserver"  # the test client's own origin, as a browser sends it with every form
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +54,7 @@ def marked(ap, tmp_path_factory):
 
 def client_for(release: Release, out: Path, name: str | None = "Ada Lovelace", sample: int | None = None):
     desk = play_desk(release, out, sample=sample)
-    client = TestClient(play_app(desk, out))
+    client = TestClient(play_app(desk, out), headers={"Origin": ORIGIN})
     if name:
         assert client.post("/person", data={"name": name}).status_code == 200
     return desk, client

@@ -5,17 +5,26 @@ budget, grading, the record's stamp), and whoever drives it (the `evalsuite play
 a time. The person is shown what an MCP agent is shown (task_view and the tool schemas), never the goal state or
 the reference solution; held-out tasks are never offered, and every task opened is written to the access log.
 The person is an agent config of kind human named `human:NAME`, so the scorecard can keep people apart from
-agents.
+agents. A person is their name's key (evalsuite.core.people), not its spelling: "Grace", "GRACE" and "Grace."
+sign in as one person, shown by the spelling first seen (in the run folder, or at this page).
+
+Each attempt takes one command at a time under its own lock (a form sent twice waits its turn; past
+`PlayLimits.queued_per_attempt` waiting it is refused), while attempts of different people run side by side; what
+attempts share (the free worlds, the run folder, who has what open) is changed under the desk's lock. Open
+attempts are capped: one per person, `PlayLimits.open_total` in all (each holds a world and a thread).
 """
 from __future__ import annotations
 
 import queue
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from evalsuite.core.identity import AgentConfig, RunIdentity, identity_sha256
+from evalsuite.core.people import person_key
 from evalsuite.core.records import TaskRecord, TraceEvent
 from evalsuite.tasks.heldout import log_access, without_held_out
 from evalsuite.trials.agents.base import AgentEnv
@@ -41,6 +50,24 @@ REPLY_SECONDS = 300.0  # a tool call or a grade takes milliseconds; this long me
 # How long recording an attempt waits for the run folder's lock: enough for another short writer (a second play
 # page, a rescore); an `evalsuite run` holds it for its whole run, and then the person is told and may retry.
 SAVE_SECONDS = 3.0
+
+
+@dataclass(frozen=True)
+class PlayLimits:
+    """How much one play page holds at once: open attempts in all (each a reset world and a thread until it
+    ends), and commands waiting on one attempt (a form sent again and again queues no further)."""
+
+    open_total: int = 16
+    queued_per_attempt: int = 4
+
+
+class Refused(Exception):
+    """A command the page does not carry out, and why, in a sentence for the person (`kind`: over, busy, open,
+    attempted or full)."""
+
+    def __init__(self, kind: str, text: str):
+        super().__init__(text)
+        self.kind, self.text = kind, text
 
 
 def playable(tasks: list[TaskRecord]) -> list[TaskRecord]:
@@ -128,6 +155,8 @@ class Attempt:
         self.unsaved: str | None = None  # why the ended attempt's record is not in the run folder yet
         self.view: dict[str, Any] = {}
         self.tools: list[dict[str, Any]] = []
+        self.lock = threading.Lock()  # one command at a time on this attempt
+        self.queued = 0  # commands holding or waiting for the lock (changed under the desk's lock)
         threading.Thread(target=self._run, args=(stamp,), daemon=True, name=f"play-{task.task_id}").start()
         self._take(self.agent.replies.get(timeout=REPLY_SECONDS))
 
@@ -166,44 +195,68 @@ class Attempt:
 class Attempts:
     """Everyone's attempts at one desk: the open one per person, worlds free for the next, the run folder."""
 
-    def __init__(self, desk: Desk, out_dir: Path):
+    def __init__(self, desk: Desk, out_dir: Path, limits: PlayLimits | None = None):
         self.desk, self.out_dir = desk, Path(out_dir)
+        self.limits = limits or PlayLimits()
         self.by_id = {t.task_id: t for t in desk.tasks}
-        self.lock = threading.Lock()  # one command's world work at a time: worlds and the traces file are shared
+        self.lock = threading.Lock()  # what attempts share: open, done, people, free worlds, the traces file
         self.open: dict[str, Attempt] = {}
         self.last: dict[str, TrialRecord] = {}
         self.free_worlds: list[World] = []
         self.out_dir.mkdir(parents=True, exist_ok=True)
         # read only: a torn tail is repaired under the folder's lock, when an attempt is recorded
         self.done = {(r.agent, r.task_id) for r in read_traces(self.out_dir / TRACES).records}
+        self.people: dict[str, str] = {}  # a name's key -> the spelling records carry
+        for agent, _ in sorted(self.done):
+            if agent.startswith(f"{HUMAN}:"):
+                self.people.setdefault(person_key(agent.removeprefix(f"{HUMAN}:")), agent.removeprefix(f"{HUMAN}:"))
+
+    def person(self, name: str) -> str:
+        """The person a signed-in name is: the spelling first seen of that name's key (raises PersonNameError
+        for a name with no letter or digit)."""
+        key = person_key(name)
+        with self.lock:
+            return self.people.setdefault(key, name)
 
     def attempted(self, person: str) -> set[str]:
-        name = person_config(person).name
-        return {task_id for agent, task_id in self.done if agent == name}
+        key = person_key(person)
+        return {task_id for agent, task_id in self.done
+                if agent.startswith(f"{HUMAN}:") and person_key(agent.removeprefix(f"{HUMAN}:")) == key}
 
     def start(self, person: str, task_id: str) -> None:
         """Open a task for a person (logged first: opening is reading), resetting a world for the attempt.
-        A person has one attempt open at a time and one attempt per task; anything else is ignored."""
-        if person in self.open or task_id in self.attempted(person):
-            return
-        task = self.by_id[task_id]
-        log_access({"purpose": PURPOSE, "what": self.desk.label, "person": person, "opened": [task_id]})
-        config = person_config(person)
-        identity = self.desk.identity.with_agents([config])
-        fields = identity.fields(config.name)
-        stamp = Stamp(fields=fields, run_seed=self.desk.run_seed,
-                      identity_sha256=identity_sha256(fields, self.desk.run_seed))
-        world = self.free_worlds.pop() if self.free_worlds else self.desk.world_ref.open()
-        attempt = Attempt(person, task, world, stamp)
-        self.open[person] = attempt
-        self._settle(attempt)
+        A person has one attempt open at a time and one attempt per task, and the page holds
+        `limits.open_total` open attempts; anything past these is Refused."""
+        with self.lock:
+            self._may_open(person, task_id)
+            task = self.by_id[task_id]
+            log_access({"purpose": PURPOSE, "what": self.desk.label, "person": person, "opened": [task_id]})
+            config = person_config(person)
+            identity = self.desk.identity.with_agents([config])
+            fields = identity.fields(config.name)
+            stamp = Stamp(fields=fields, run_seed=self.desk.run_seed,
+                          identity_sha256=identity_sha256(fields, self.desk.run_seed))
+            world = self.free_worlds.pop() if self.free_worlds else self.desk.world_ref.open()
+            attempt = Attempt(person, task, world, stamp)
+            self.open[person] = attempt
+            self._settle(attempt)
+
+    def _may_open(self, person: str, task_id: str) -> None:
+        if person in self.open:
+            raise Refused("open", f"You have an attempt at {self.open[person].task.task_id} open: end it before "
+                                  "opening another.")
+        if task_id in self.attempted(person):
+            raise Refused("attempted", f"You have attempted {task_id} already: one attempt per task.")
+        if len(self.open) >= self.limits.open_total:
+            raise Refused("full", f"{len(self.open)} attempts are open on this page, the most it holds "
+                                  f"({self.limits.open_total}); try again when one has ended.")
 
     def _settle(self, attempt: Attempt) -> None:
         """An attempt that has ended: its record joins the run folder (under the folder's lock, so its line never
         interleaves with another writer's) and its world is free again. When another process holds the lock
         past SAVE_SECONDS the attempt stays open, ended and graded, with the reason on its page (unsaved), to be
-        recorded again: the person's work is kept, not dropped."""
-        if attempt.record is None:
+        recorded again: the person's work is kept, not dropped. Called under the desk's lock."""
+        if attempt.record is None or self.open.get(attempt.person) is not attempt:  # running, or recorded already
             return
         try:
             with folder_lock(self.out_dir, wait=SAVE_SECONDS):
@@ -230,10 +283,33 @@ class Attempts:
 
     def save(self, attempt: Attempt) -> None:
         """Record an ended attempt again (its page offers it while the record is unsaved)."""
-        self._settle(attempt)
+        with self._turn(attempt), self.lock:
+            self._settle(attempt)
 
     def _act(self, attempt: Attempt, act: Any, *args: Any) -> None:
-        """One command of the person's; an attempt already ended (a form sent again) is only recorded again."""
-        if attempt.record is None:
-            act(*args)
-        self._settle(attempt)
+        """One command of the person's, in its turn on the attempt; on an attempt that has ended (a form sent
+        again, or waiting behind the submission) it is Refused, and the record saved if it is not yet."""
+        with self._turn(attempt):
+            over = attempt.record is not None
+            if not over:
+                act(*args)
+            with self.lock:
+                self._settle(attempt)
+        if over:
+            raise Refused("over", f"Your attempt at {attempt.task.task_id} has ended, so this was not done; "
+                                  "the calls made before it ended are its record.")
+
+    @contextmanager
+    def _turn(self, attempt: Attempt) -> Iterator[None]:
+        """The attempt's lock, waited for in order with at most `limits.queued_per_attempt` commands in line."""
+        with self.lock:
+            if attempt.queued >= self.limits.queued_per_attempt:
+                raise Refused("busy", f"{attempt.queued} commands on your attempt at {attempt.task.task_id} are "
+                                      "already waiting their turn; this one was not done. Reload the page.")
+            attempt.queued += 1
+        try:
+            with attempt.lock:
+                yield
+        finally:
+            with self.lock:
+                attempt.queued -= 1
