@@ -122,8 +122,10 @@ def run_errors(*more: type[Exception]) -> Iterator[None]:
 
 
 def print_scorecard(card, out: Path) -> None:
-    from evalsuite.scoring.render import console_table
+    from evalsuite.scoring.render import console_table, warnings
     from evalsuite.scoring.runlog import PASSK_PNG, SCORECARD_JSON
 
     console.print(console_table(card))
+    for line in warnings(card):
+        console.print(line, style="bold yellow", markup=False, highlight=False)
     console.print(f"scorecard: {Path(out) / SCORECARD_JSON}  (.md, {PASSK_PNG} beside it)")

@@ -57,11 +57,8 @@ def console_table(card: Scorecard):
     from rich.table import Table
 
     h = card.humans
-    captions = [capped_line(card)] if card.capped else []
-    captions += [CACHED] if card.response_cache else []
-    captions += ["human: pass@1 over attempts [95% Wilson interval]"] if h else []
     table = Table(title=f"{card.suite} {card.suite_version}: pass^k [95% task-bootstrap interval]",
-                  caption="\n".join(captions) or None)
+                  caption="human: pass@1 over attempts [95% Wilson interval]" if h else None)
     table.add_column("")
     for a in card.agents:
         table.add_column(a.agent, justify="right")
@@ -126,6 +123,11 @@ def _agent_section(a: AgentScore, min_tasks: int) -> list[str]:
 CACHED = "CACHED: model responses may have come from the response cache (--cache); not a fresh measurement."
 
 
+def warnings(card: Scorecard) -> list[str]:
+    """What a reader must know before reading the figures: a capped run, a run that used the response cache."""
+    return ([capped_line(card)] if card.capped else []) + ([CACHED] if card.response_cache else [])
+
+
 def capped_line(card: Scorecard) -> str:
     """What a capped run's scorecard covers: the cap, what was spent, and the tasks scored of those planned."""
     c = card.capped
@@ -143,10 +145,7 @@ def to_markdown(card: Scorecard) -> str:
              f"- run seed: {card.run_seed}",
              f"- intervals: {b['method']}, {b['resamples']} resamples, seed {b['seed']}, {b['confidence']:.0%}", "",
              "## Policy", "", *(f"- **{k}**: {v}" for k, v in card.policy.items()), ""]
-    if card.capped:
-        lines[2:2] = [f"> **{capped_line(card)}**", ""]
-    if card.response_cache:
-        lines[2:2] = [f"> **{CACHED}**", ""]
+    lines[2:2] = [line for w in warnings(card) for line in (f"> **{w}**", "")]
     if card.acceptance:
         acceptance = [[k, str(v)] for k, v in card.acceptance.items()]
         lines += ["## Acceptance", "", md_table(["check", "value"], acceptance), ""]

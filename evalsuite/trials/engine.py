@@ -7,8 +7,9 @@ and runs one trial at a time on it, so a trial's world is never visible to anoth
 and grading run on the loop between awaits: they take microseconds to milliseconds and touch only the lane's
 world. CPU-bound agents (the baselines) keep the sequential path and the process pool (evalsuite.trials.pool).
 
-A run cap (evalsuite.trials.spend) is checked before each trial starts: once reached, no lane takes another job,
-the trials in flight finish and are recorded, and the jobs left are reported, never recorded as failures.
+A run cap (evalsuite.trials.spend) is checked before each trial starts, counting the trials in flight at the mean
+spend of those finished: once reached, no lane takes another job, the trials in flight finish and are recorded,
+and the jobs left are reported, never recorded as failures.
 """
 from __future__ import annotations
 
@@ -74,7 +75,7 @@ async def _drain(queue: deque[Job], run: EngineRun, tasks: Mapping[str, TaskReco
 
     async def lane(world: World) -> None:
         while queue and not reached:
-            limit = progress.spend.reached(cap)
+            limit = progress.spend.reached(cap, progress.in_flight)
             if limit is not None:
                 reached.append(limit)
                 return

@@ -50,6 +50,7 @@ class Spend:
     def __init__(self, prices: PriceTable | None, records: Iterable[TrialRecord] = ()):
         self.prices = prices
         self.tokens = 0
+        self.trials = 0  # trials that reported usage
         self._by_model: dict[str, tuple[int, int]] = {}
         for r in records:
             self.add(r.usage)
@@ -57,6 +58,7 @@ class Spend:
     def add(self, usage: Usage | None) -> None:
         if usage is None:
             return
+        self.trials += 1
         self.tokens += usage.tokens_in + usage.tokens_out
         for model, (i, o) in usage.by_model().items():
             a, b = self._by_model.get(model, (0, 0))
@@ -69,17 +71,21 @@ class Spend:
         total, unpriced = price(self._by_model, self.prices)
         return None if unpriced else total
 
-    def reached(self, cap: RunCap | None) -> str | None:
-        """The cap limit this spend has reached, as a line ("tokens 50,000"), or None: another trial may start."""
+    def reached(self, cap: RunCap | None, in_flight: int = 0) -> str | None:
+        """The cap limit this spend has reached, as a line ("tokens 50,000"), or None: another trial may start.
+
+        The trials in flight count at the mean spend of the trials finished so far: they will be paid for
+        whatever happens, so a cap that waited for them to land would be passed by a whole lane's worth."""
         if cap is None:
             return None
-        if cap.tokens is not None and self.tokens >= cap.tokens:
+        share = in_flight / self.trials if self.trials else 0.0
+        if cap.tokens is not None and self.tokens * (1 + share) >= cap.tokens:
             return f"tokens {cap.tokens:,}"
         if cap.cost is not None:
             cost = self.cost
             if cost is None:
                 raise ValueError(f"a run cost cap needs a price for every model used: {sorted(self._by_model)}")
-            if cost >= Decimal(str(cap.cost)):
+            if cost * (1 + Decimal(str(share))) >= Decimal(str(cap.cost)):
                 return f"cost {cap.cost:g} {self.prices.currency}"
         return None
 

@@ -144,3 +144,15 @@ def test_a_config_sets_its_in_flight_without_changing_the_identity(release):
     assert {r.identity_sha256 for r in records} == {
         run_trials(release.world_ref(), release.tasks()[:1], [SlowReference()], 1,
                    TrialSettings(plain, workers=1))[0].identity_sha256}
+
+
+def test_a_run_cap_counts_the_trials_in_flight_at_the_mean_spend_of_those_finished():
+    from evalsuite.trials.spend import Spend
+
+    spend = Spend(None)
+    for _ in range(4):
+        spend.add(Usage(model_calls=[ModelCall(model="m", tokens_in=80, tokens_out=20)]))
+    cap = RunCap(tokens=600)
+    assert spend.reached(cap, in_flight=1) is None  # 400 spent + 1 x 100 expected
+    assert spend.reached(cap, in_flight=2) == "tokens 600"  # 400 + 2 x 100: starting another would pass the cap
+    assert Spend(None).reached(cap, in_flight=32) is None  # nothing finished yet: nothing to project from
