@@ -173,7 +173,7 @@ class MCPAgent:
 
     async def _process_trial(self, session: TrialSession, server: ToolServer, timeout: float) -> _Ending:
         with tempfile.TemporaryDirectory(prefix="agent-") as workdir, tempfile.TemporaryFile() as log:
-            launch = self.sandbox.launch(self.command, Path(workdir))
+            launch = self.sandbox.launch(self.command, Path(workdir), server.endpoint)
             async with server.trial(session) as url:
                 # its output goes through the harness (a pipe, metered into the log) and it is its own group:
                 # killing that takes its children
@@ -283,7 +283,8 @@ class MCPAgent:
 
     async def _launch_worker(self) -> Worker:
         folder = tempfile.mkdtemp(prefix="agent-worker-")
-        launch = self.sandbox.launch(self.command, Path(folder))
+        server = await self._runtime.pool().tool_server()  # this loop's, which every trial of the worker is on
+        launch = self.sandbox.launch(self.command, Path(folder), server.endpoint)
         log = tempfile.TemporaryFile()
         proc = await anyio.open_process(launch.argv, cwd=launch.cwd, env=self._environment(None, launch.env),
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
