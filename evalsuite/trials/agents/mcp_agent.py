@@ -238,7 +238,7 @@ class MCPAgent:
         try:
             async with server.trial(session) as url:
                 await worker.send({"trial": trial, "url": url, "home": private["HOME"], "tmp": private["TMPDIR"],
-                                   "clear": list(self.sandbox.scratch), "learn": learn})
+                                   "clear": self._scratch(worker), "ipc": self.sandbox.private_ipc, "learn": learn})
                 return await self._await_reply(worker, trial, session, timeout)
         finally:
             if folder.exists():  # gone with its worker when the agent was closed meanwhile
@@ -280,6 +280,12 @@ class MCPAgent:
             await pool.drop(worker)
             worker = await self._launch_worker()
         return worker
+
+    def _scratch(self, worker: Worker) -> list[str]:
+        """What a worker empties after each trial: the sandbox's shared folders, and a zygote's whole home (a
+        persistent program's home is its own, like its memory)."""
+        home = [self.sandbox.seen(Path(worker.folder) / "home")] if self.boundary == "zygote" else []
+        return [*self.sandbox.scratch, *home]
 
     async def _launch_worker(self) -> Worker:
         folder = tempfile.mkdtemp(prefix="agent-worker-")
