@@ -11,8 +11,8 @@ How the agent's process meets its trials is its config's `boundary`:
 
 - process (default): the command is started per trial with the URL in EVALSUITE_MCP_URL and stopped after.
 - persistent: the command is started once and kept (a pool of them, one per trial in flight), sealed, and
-  is handed one trial at a time: a JSON line {"trial", "url", "home", "tmp", "clear", "learn"} on its stdin,
-  answered by {"trial", "exit", "output"} on its stdout once that trial's work is done; it exits when stdin
+  is handed one trial at a time: a JSON line {"trial", "url", "home", "tmp", "clear", "ipc", "learn"} on its
+  stdin, answered by {"trial", "exit", "output"} on its stdout once that trial's work is done; it exits when stdin
   closes. Any language can speak it. Each trial has its own URL, session, world, HOME and TMPDIR; what the
   program keeps in its own memory is its responsibility, which its records say (boundary "persistent").
 - zygote: a Python script (`python SCRIPT.py ARGS`) run under evalsuite/trials/zygote.py, which speaks
@@ -29,8 +29,8 @@ names it.
 The command runs sealed (evalsuite.trials.sandbox): as the dedicated agent user, in a private
 empty home and tmp, with an environment of PATH, the locale, HOME, TMPDIR, the URL and only the
 variables asked for. Under bwrap it sees no file but the system's, its Python's and its own,
-and no process of the harness; as the agent user alone, the 0700 home keeps releases, worlds
-and task files below it out of reach. Its trial is reachable only through MCP.
+no process of the harness and no network but its tool server's socket; as the agent user alone,
+the 0700 home keeps releases, worlds and task files below it out of reach. Its trial is reachable only through MCP.
 EVALSUITE_AGENT_SANDBOX=none runs it unsealed, and its records say so.
 """
 from __future__ import annotations
