@@ -121,9 +121,14 @@ class Sandbox:
 
     @property
     def scratch(self) -> tuple[str, ...]:
-        """Folders private to one launch that a long-lived agent empties between trials: bwrap's tmpfs /tmp, its
-        /dev/shm (POSIX shared memory and semaphores) and its POSIX message queues."""
-        return (AGENT_TMP, SHM, MQUEUE) if self.mechanism == "bwrap" else ()
+        """Folders private to one launch that a long-lived agent empties between trials: bwrap's tmpfs /tmp."""
+        return (AGENT_TMP,) if self.mechanism == "bwrap" else ()
+
+    @property
+    def ipc_dirs(self) -> tuple[str, ...]:
+        """What else of one launch a zygote empties between trials: bwrap's /dev/shm (POSIX shared memory and
+        semaphores) and its POSIX message queues."""
+        return (SHM, MQUEUE) if self.mechanism == "bwrap" else ()
 
     @property
     def private_ipc(self) -> bool:

@@ -282,10 +282,11 @@ class MCPAgent:
         return worker
 
     def _scratch(self, worker: Worker) -> list[str]:
-        """What a worker empties after each trial: the sandbox's shared folders, and a zygote's whole home (a
-        persistent program's home is its own, like its memory)."""
-        home = [self.sandbox.seen(Path(worker.folder) / "home")] if self.boundary == "zygote" else []
-        return [*self.sandbox.scratch, *home]
+        """What a worker empties after each trial: the sandbox's /tmp, and for a zygote its /dev/shm, message queues
+        and whole home too (a persistent program's home and IPC are its own, like its memory)."""
+        if self.boundary != "zygote":
+            return list(self.sandbox.scratch)
+        return [*self.sandbox.scratch, *self.sandbox.ipc_dirs, self.sandbox.seen(Path(worker.folder) / "home")]
 
     async def _launch_worker(self) -> Worker:
         folder = tempfile.mkdtemp(prefix="agent-worker-")
