@@ -3,7 +3,9 @@
 Every domain call is forwarded to AgentEnv.call in the evalsuite process, so the
 role check, the step budget and the trace stay with the harness; the agent
 process holds only a URL. The server speaks streamable HTTP on a loopback port
-under a random path, so another local process cannot guess its way into a trial.
+under a random path, so another local process cannot guess its way into a trial,
+and on a Unix socket in a folder of its own, which a sealed agent reaches from its
+own network namespace through netgate (evalsuite.trials.sandbox).
 One ToolServer per event loop serves every trial in flight on it, each on a fresh path with
 a fresh session manager, closed (404) when the trial ends.
 """
@@ -12,8 +14,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import secrets
+import shutil
 import socket
+import tempfile
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -27,6 +32,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from evalsuite.core.records import TaskRecord
 from evalsuite.trials.agent_limits import size
 from evalsuite.trials.agents.base import AgentEnv, BudgetExhausted
+from evalsuite.trials.sandbox import SOCKET_NAME, Endpoint
 from evalsuite.trials.users.base import ConversationOver
 
 TASK_TOOL = "get_task"
@@ -200,21 +206,30 @@ class ToolServer:
         self._routes: dict[str, StreamableHTTPSessionManager] = {}
         self._web: _Uvicorn | None = None
         self._task: asyncio.Task | None = None
-        self._sock: socket.socket | None = None
+        self._socks: list[socket.socket] = []
+        self._folder: str | None = None
         self.base = ""
+        self.endpoint: Endpoint | None = None
 
     async def start(self) -> None:
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._socks.append(tcp)
         # Accepted connections inherit it. asyncio sets it only on sockets whose proto is IPPROTO_TCP, which a
         # plain socket() is not; without it every response waits ~40 ms for the client's delayed ACK.
-        self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self._sock.bind((self.host, 0))  # bound before uvicorn starts, so the port is known without racing for it
-        self.base = f"http://{self.host}:{self._sock.getsockname()[1]}"
+        tcp.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        tcp.bind((self.host, 0))  # bound before uvicorn starts, so the port is known without racing for it
+        port = tcp.getsockname()[1]
+        self.base = f"http://{self.host}:{port}"
+        self._folder = tempfile.mkdtemp(prefix="evalsuite-mcp-")  # 0700: the harness's, and a sandbox's netgate's
+        uds = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._socks.append(uds)
+        uds.bind(os.path.join(self._folder, SOCKET_NAME))
+        self.endpoint = Endpoint(self._folder, port)
         # asgi3: a bound method would pass for an ASGI2 app; MCP speaks HTTP only, so no websockets either
         config = uvicorn.Config(self._app, interface="asgi3", ws="none", log_level="warning", access_log=False,
                                 lifespan="off", timeout_graceful_shutdown=1)
         self._web = _Uvicorn(config)
-        self._task = asyncio.get_running_loop().create_task(_serve(self._web, self._sock))
+        self._task = asyncio.get_running_loop().create_task(_serve(self._web, self._socks))
         with anyio.fail_after(STARTUP_SECONDS):
             while not self._web.started:
                 if self._task.done():
@@ -226,13 +241,17 @@ class ToolServer:
             return
         self._web.should_exit = True
         await self._task
-        self._sock.close()
-        self._web = self._task = None
+        self.abandon()
 
     def abandon(self) -> None:
-        """Free the port of a server whose event loop has closed (its serving task went with the loop)."""
-        if self._sock is not None:
-            self._sock.close()
+        """Free the port and the socket of a server that has stopped or whose event loop has closed (its serving
+        task went with the loop)."""
+        for sock in self._socks:
+            sock.close()
+        self._socks = []
+        if self._folder is not None:
+            shutil.rmtree(self._folder)
+            self._folder = None
         self._web = self._task = None
 
     @contextlib.asynccontextmanager
@@ -262,8 +281,8 @@ async def _not_found(send: Any) -> None:
     await send({"type": "http.response.body", "body": b"no such trial"})
 
 
-async def _serve(web: uvicorn.Server, sock: socket.socket) -> None:
+async def _serve(web: uvicorn.Server, socks: list[socket.socket]) -> None:
     try:
-        await web.serve(sockets=[sock])
+        await web.serve(sockets=socks)
     except SystemExit as exc:  # uvicorn exits the process on a failed startup; here that is an ordinary error
         raise RuntimeError(f"MCP server failed to start (uvicorn exit {exc.code})") from exc

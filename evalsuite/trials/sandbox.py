@@ -44,9 +44,14 @@ DEFAULT_USER = "evalsuite-agent"
 MODES = ("auto", "bwrap", "uid", "none")
 SYSTEM_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 AGENT_HOME, AGENT_TMP = "/home/agent", "/tmp"  # where the agent sees its private folders under bwrap
-# The harness's namespaces stay out of reach; the network is shared, since the agent reaches its MCP
-# endpoint on the host's loopback (and its model over the network).
-BWRAP_FLAGS = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent")
+# The harness's namespaces stay out of reach, its network too: the agent's own has only loopback, where netgate
+# relays its trial's URL to the tool server's Unix socket (evalsuite/trials/netgate.py).
+BWRAP_FLAGS = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--unshare-cgroup-try",
+               "--die-with-parent")
+NETGATE = Path(__file__).with_name("netgate.py")
+GATE_DIR = "/run/evalsuite"  # inside the sandbox: netgate.py and the tool server's socket folder (at mcp/)
+SOCKET_NAME = "mcp.sock"
+SHM, MQUEUE = "/dev/shm", "/dev/mqueue"  # the sandbox's own; a long-lived agent's trials would share them
 # Drop to the agent user for good: no groups, no capabilities, no regaining privileges through setuid programs.
 SETPRIV_FLAGS = ("--clear-groups", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all")
 
@@ -54,6 +59,15 @@ SETPRIV_FLAGS = ("--clear-groups", "--no-new-privs", "--inh-caps=-all", "--bound
 class SandboxError(ValueError):
     """No boundary can be made (or the one asked for cannot): one line naming what is missing. A ValueError, so
     `evalsuite run` reports it like a bad --agent, before any trial."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a tool server listens: its loopback port, and the folder of its Unix socket (SOCKET_NAME), which a
+    sealed agent's netgate relays that port to from inside the agent's network namespace."""
+
+    folder: str
+    port: int
 
 
 @dataclass(frozen=True)
@@ -79,8 +93,10 @@ class Sandbox:
         elif self.mechanism == "bwrap":
             agent_paths(command)
 
-    def launch(self, command: Sequence[str], trial_dir: Path) -> Launch:
-        """Start `command` behind this boundary; trial_dir is an empty folder of this trial only (removed after)."""
+    def launch(self, command: Sequence[str], trial_dir: Path, endpoint: Endpoint | None = None) -> Launch:
+        """Start `command` behind this boundary; trial_dir is an empty folder of this trial only (removed after).
+        Under bwrap the agent's network is its own, and `endpoint`, its tool server, is all it reaches of the
+        host's (without one it reaches nothing)."""
         home, tmp = self._private_dirs(Path(trial_dir))
         plain = {"HOME": str(home), "TMPDIR": str(tmp)}
         if self.mechanism == "none":
@@ -89,8 +105,9 @@ class Sandbox:
         drop = _setpriv(self.user) if self.user else []
         if self.mechanism == "uid":
             return Launch(drop + list(command), str(home), plain)
-        view = bwrap_view(command, home)
-        return Launch(view + drop + list(command), str(home), {"HOME": AGENT_HOME, "TMPDIR": AGENT_TMP})
+        view = bwrap_view(command, home, endpoint)
+        gate = _netgate(endpoint) if endpoint else []
+        return Launch(view + gate + drop + list(command), str(home), {"HOME": AGENT_HOME, "TMPDIR": AGENT_TMP})
 
     def trial_dirs(self, worker_home: Path, name: str) -> tuple[Path, dict[str, str]]:
         """A fresh home and tmp for one trial of a long-lived agent (launched with worker_home as its home): the
@@ -106,6 +123,22 @@ class Sandbox:
     def scratch(self) -> tuple[str, ...]:
         """Folders private to one launch that a long-lived agent empties between trials: bwrap's tmpfs /tmp."""
         return (AGENT_TMP,) if self.mechanism == "bwrap" else ()
+
+    @property
+    def ipc_dirs(self) -> tuple[str, ...]:
+        """What else of one launch a zygote empties between trials: bwrap's /dev/shm (POSIX shared memory and
+        semaphores) and its POSIX message queues."""
+        return (SHM, MQUEUE) if self.mechanism == "bwrap" else ()
+
+    @property
+    def private_ipc(self) -> bool:
+        """Whether a launch has System V IPC of its own (bwrap's IPC namespace), which a zygote then sweeps
+        between trials; elsewhere it is the host's, shared with every process."""
+        return self.mechanism == "bwrap"
+
+    def seen(self, worker_home: Path) -> str:
+        """A long-lived agent's home (the worker_home it was launched with) as the agent sees it."""
+        return AGENT_HOME if self.mechanism == "bwrap" else str(worker_home)
 
     def _private_dirs(self, trial_dir: Path) -> tuple[Path, Path]:
         """home/ and tmp/ in trial_dir, owned by the agent user and 0700 (trial_dir too)."""
@@ -190,8 +223,15 @@ def _setpriv(user: tuple[int, int]) -> list[str]:
     return [setpriv, f"--reuid={user[0]}", f"--regid={user[1]}", *SETPRIV_FLAGS, "--"]
 
 
-def bwrap_view(command: Sequence[str], home: Path) -> list[str]:
-    """The bwrap argv that shows the agent only what it needs, with `home` as its home and a private /tmp."""
+def _netgate(endpoint: Endpoint) -> list[str]:
+    """What runs first inside the sandbox: netgate, relaying 127.0.0.1:PORT there to the tool server's socket."""
+    return [sys.executable, "-I", "-S", f"{GATE_DIR}/{NETGATE.name}", f"{GATE_DIR}/mcp/{SOCKET_NAME}",
+            str(endpoint.port), "--"]
+
+
+def bwrap_view(command: Sequence[str], home: Path, endpoint: Endpoint | None = None) -> list[str]:
+    """The bwrap argv that shows the agent only what it needs, with `home` as its home and a private /tmp, and
+    netgate and the tool server's socket folder (read-only, in a folder closed to the agent user) for `endpoint`."""
     argv = [shutil.which("bwrap") or "bwrap", *BWRAP_FLAGS]
     for folder in SYSTEM_DIRS:
         if os.path.islink(folder):  # merged /usr: /bin -> usr/bin
@@ -199,7 +239,11 @@ def bwrap_view(command: Sequence[str], home: Path) -> list[str]:
         elif os.path.isdir(folder):
             argv += ["--ro-bind", folder, folder]
     # /tmp is memory: its size is the disk cap (evalsuite.trials.agent_limits), past which writes fail ENOSPC
-    argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(tmp_bytes()), "--tmpfs", AGENT_TMP]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--mqueue", MQUEUE, "--perms", "1777", "--size", str(tmp_bytes()),
+             "--tmpfs", AGENT_TMP]
+    if endpoint is not None:
+        argv += ["--perms", "0700", "--dir", GATE_DIR, "--ro-bind", str(NETGATE), f"{GATE_DIR}/{NETGATE.name}",
+                 "--ro-bind", endpoint.folder, f"{GATE_DIR}/mcp"]
     shown, secret = agent_paths(command), str(private_home())
     argv += _parents([*shown, AGENT_HOME])
     for path in shown:

@@ -5,15 +5,23 @@ Run by the harness (boundary "zygote" of evalsuite.trials.agents.mcp_agent) insi
     PYTHON zygote.py SCRIPT.py [ARGS...]
 
 It speaks the persistent-agent protocol: one JSON line per trial on stdin,
-{"trial": ID, "url": URL, "home": DIR, "tmp": DIR, "clear": [DIR, ...], "learn": BOOL}, one reply line on
-stdout, {"trial": ID, "exit": CODE, "output": TAIL}; it exits when stdin closes. Per trial it forks a
+{"trial": ID, "url": URL, "home": DIR, "tmp": DIR, "clear": [DIR, ...], "ipc": BOOL, "learn": BOOL}, one reply
+line on stdout, {"trial": ID, "exit": CODE, "output": TAIL}; it exits when stdin closes. Per trial it forks a
 child that runs SCRIPT as __main__ (as `python SCRIPT.py ARGS` would) with EVALSUITE_MCP_URL, HOME and
 TMPDIR of that trial, a fresh random seed and its output in a file of its own. The child starts from the
-zygote's state after imports, never from an earlier trial's: what one trial's agent did in memory dies
-with its child, its files with its home and tmp (the harness removes them), and the folders in "clear"
-(the sandbox's private /tmp) are emptied before the next trial. The harness's first request is a warm-up
-with no task and no world, marked "learn": the modules its agent imported on first use are imported by
-the zygote, so the real trials' agents start with them.
+zygote's state after imports, never from an earlier trial's, and leaves nothing for the next:
+
+- memory: the zygote is not dumpable, so its children cannot read or write its memory (/proc/PID/mem, ptrace),
+  nor its environment or file descriptors; what a trial's agent did in its own memory dies with its child;
+- processes: the zygote is their subreaper, so every process a trial started, even one that left its process
+  group or session, is its descendant and is killed before the reply;
+- files: the folders in "clear" (the sandbox's private /tmp, /dev/shm and message queues, the zygote's home
+  that holds each trial's home and tmp) are emptied before the reply;
+- System V IPC: with "ipc" (the sandbox's own IPC namespace), every shared memory segment, message queue and
+  semaphore set left in it is removed.
+
+The harness's first request is a warm-up with no task and no world, marked "learn": the modules its agent
+imported on first use are imported by the zygote, so the real trials' agents start with them.
 
 Standalone on purpose: it runs under the agent's interpreter and imports nothing but the standard library
 and the modules the script imports.
@@ -33,6 +41,10 @@ import sys
 
 URL_VAR = "EVALSUITE_MCP_URL"
 PR_SET_PDEATHSIG = 1  # linux/prctl.h: the child dies with the zygote
+PR_SET_DUMPABLE = 4  # 0: no process of the same user may ptrace it or open its /proc/PID/mem, environ, fd
+PR_SET_CHILD_SUBREAPER = 36  # orphans of its descendants become its children, not init's
+IPC_RMID = 0
+LIBC = ctypes.CDLL(None, use_errno=True)
 OUTPUT_TAIL = 4000
 
 
@@ -69,7 +81,8 @@ def run_child(script: str, args: list[str], request: dict, output: str, replies:
     try:
         os.setpgid(0, 0)  # its own group, so whatever it leaves behind is killed after the trial
         os.close(replies)  # the protocol is the zygote's: an agent must not answer for a trial
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        prctl(PR_SET_DUMPABLE, 1)  # an agent like any other process: its memory is its own trial's only
         fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.dup2(fd, 1)
         os.dup2(fd, 2)
@@ -104,15 +117,64 @@ def fork_trial(script: str, args: list[str], request: dict, replies: int) -> dic
     if pid == 0:
         run_child(script, args, request, output, replies)
     _, status = os.waitpid(pid, 0)
-    try:
-        os.killpg(pid, signal.SIGKILL)  # stragglers the agent started and left running
-    except ProcessLookupError:  # none left: the usual case
-        pass
-    for folder in request.get("clear", []):
-        clear(folder)
+    kill_descendants()
     if request.get("learn"):
         learn(output + ".modules")
-    return {"trial": request["trial"], "exit": os.waitstatus_to_exitcode(status), "output": tail(output)}
+    reply = {"trial": request["trial"], "exit": os.waitstatus_to_exitcode(status), "output": tail(output)}
+    for folder in request.get("clear", []):
+        clear(folder)
+    if request.get("ipc"):
+        remove_ipc()
+    return reply
+
+
+def prctl(option: int, value: int) -> None:
+    if LIBC.prctl(option, value, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), f"prctl({option}, {value})")
+
+
+def kill_descendants() -> None:
+    """SIGKILL every process the trial left, until none is left: the zygote being their subreaper, each one's
+    orphans come to it in turn, however they detached (a new session, a double fork)."""
+    while pids := children():
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)  # a child not yet reaped: it exists, if only as a zombie
+        for pid in pids:
+            os.waitpid(pid, 0)
+
+
+def children() -> list[int]:
+    """The zygote's children (/proc/self/task/*/children, or its whole /proc where the kernel lacks that file)."""
+    tasks = os.listdir("/proc/self/task")
+    if os.path.exists(f"/proc/self/task/{tasks[0]}/children"):
+        pids: list[int] = []
+        for task in tasks:
+            with open(f"/proc/self/task/{task}/children") as f:
+                pids += [int(pid) for pid in f.read().split()]
+        return pids
+    return [int(p) for p in os.listdir("/proc") if p.isdigit() and _parent(p) == os.getpid()]
+
+
+def _parent(pid: str) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])  # after "(comm)": state, then ppid
+    except (FileNotFoundError, ProcessLookupError):  # it ended while we looked: not ours to kill
+        return None
+
+
+def remove_ipc() -> None:
+    """Remove every System V shared memory segment, message queue and semaphore set of the zygote's IPC
+    namespace (/proc/sysvipc lists that namespace's): a trial's are the only ones there. One that cannot be
+    removed is raised, so the zygote ends rather than hand it to the next trial."""
+    removers = {"shm": lambda i: LIBC.shmctl(i, IPC_RMID, None), "msg": lambda i: LIBC.msgctl(i, IPC_RMID, None),
+                "sem": lambda i: LIBC.semctl(i, 0, IPC_RMID)}
+    for kind, remove in removers.items():
+        with open(f"/proc/sysvipc/{kind}") as f:
+            ids = [int(line.split()[1]) for line in f.read().splitlines()[1:] if line.strip()]
+        for ident in ids:
+            if remove(ident) != 0:
+                raise OSError(ctypes.get_errno(), f"cannot remove System V {kind} {ident} a trial left")
 
 
 def learn(listing: str) -> None:
@@ -165,6 +227,8 @@ def main(argv: list[str]) -> int:
         print("usage: zygote.py SCRIPT.py [ARGS...]", file=sys.stderr)
         return 2
     script, args = os.path.abspath(argv[1]), argv[2:]
+    prctl(PR_SET_DUMPABLE, 0)  # before any child exists: none may ever reach the memory every trial forks from
+    prctl(PR_SET_CHILD_SUBREAPER, 1)
     sys.path[0] = os.path.dirname(script)  # as `python SCRIPT.py` sets it, not this file's folder
     replies = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # anything printed while importing goes to the log, never into the protocol

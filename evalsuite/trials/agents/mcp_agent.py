@@ -11,8 +11,8 @@ How the agent's process meets its trials is its config's `boundary`:
 
 - process (default): the command is started per trial with the URL in EVALSUITE_MCP_URL and stopped after.
 - persistent: the command is started once and kept (a pool of them, one per trial in flight), sealed, and
-  is handed one trial at a time: a JSON line {"trial", "url", "home", "tmp", "clear", "learn"} on its stdin,
-  answered by {"trial", "exit", "output"} on its stdout once that trial's work is done; it exits when stdin
+  is handed one trial at a time: a JSON line {"trial", "url", "home", "tmp", "clear", "ipc", "learn"} on its
+  stdin, answered by {"trial", "exit", "output"} on its stdout once that trial's work is done; it exits when stdin
   closes. Any language can speak it. Each trial has its own URL, session, world, HOME and TMPDIR; what the
   program keeps in its own memory is its responsibility, which its records say (boundary "persistent").
 - zygote: a Python script (`python SCRIPT.py ARGS`) run under evalsuite/trials/zygote.py, which speaks
@@ -29,8 +29,8 @@ names it.
 The command runs sealed (evalsuite.trials.sandbox): as the dedicated agent user, in a private
 empty home and tmp, with an environment of PATH, the locale, HOME, TMPDIR, the URL and only the
 variables asked for. Under bwrap it sees no file but the system's, its Python's and its own,
-and no process of the harness; as the agent user alone, the 0700 home keeps releases, worlds
-and task files below it out of reach. Its trial is reachable only through MCP.
+no process of the harness and no network but its tool server's socket; as the agent user alone,
+the 0700 home keeps releases, worlds and task files below it out of reach. Its trial is reachable only through MCP.
 EVALSUITE_AGENT_SANDBOX=none runs it unsealed, and its records say so.
 """
 from __future__ import annotations
@@ -173,7 +173,7 @@ class MCPAgent:
 
     async def _process_trial(self, session: TrialSession, server: ToolServer, timeout: float) -> _Ending:
         with tempfile.TemporaryDirectory(prefix="agent-") as workdir, tempfile.TemporaryFile() as log:
-            launch = self.sandbox.launch(self.command, Path(workdir))
+            launch = self.sandbox.launch(self.command, Path(workdir), server.endpoint)
             async with server.trial(session) as url:
                 # its output goes through the harness (a pipe, metered into the log) and it is its own group:
                 # killing that takes its children
@@ -238,7 +238,7 @@ class MCPAgent:
         try:
             async with server.trial(session) as url:
                 await worker.send({"trial": trial, "url": url, "home": private["HOME"], "tmp": private["TMPDIR"],
-                                   "clear": list(self.sandbox.scratch), "learn": learn})
+                                   "clear": self._scratch(worker), "ipc": self.sandbox.private_ipc, "learn": learn})
                 return await self._await_reply(worker, trial, session, timeout)
         finally:
             if folder.exists():  # gone with its worker when the agent was closed meanwhile
@@ -281,9 +281,17 @@ class MCPAgent:
             worker = await self._launch_worker()
         return worker
 
+    def _scratch(self, worker: Worker) -> list[str]:
+        """What a worker empties after each trial: the sandbox's /tmp, and for a zygote its /dev/shm, message queues
+        and whole home too (a persistent program's home and IPC are its own, like its memory)."""
+        if self.boundary != "zygote":
+            return list(self.sandbox.scratch)
+        return [*self.sandbox.scratch, *self.sandbox.ipc_dirs, self.sandbox.seen(Path(worker.folder) / "home")]
+
     async def _launch_worker(self) -> Worker:
         folder = tempfile.mkdtemp(prefix="agent-worker-")
-        launch = self.sandbox.launch(self.command, Path(folder))
+        server = await self._runtime.pool().tool_server()  # this loop's, which every trial of the worker is on
+        launch = self.sandbox.launch(self.command, Path(folder), server.endpoint)
         log = tempfile.TemporaryFile()
         proc = await anyio.open_process(launch.argv, cwd=launch.cwd, env=self._environment(None, launch.env),
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -50,11 +50,15 @@ def test_zygote_trials_come_from_one_warm_process_yet_see_nothing_of_each_other(
     assert len({rep["random"] for rep in reports}) == 4  # each fork reseeds: no shared random sequence
 
 
-def test_a_stale_session_of_one_trial_never_reaches_the_next(ap):
+@pytest.mark.parametrize("sealed", [False, pytest.param(True, marks=pytest.mark.skipif(
+    not sandbox.bwrap_works(), reason="bubblewrap is not usable here"))], ids=["unsealed", "sealed"])
+def test_a_stale_session_of_one_trial_never_reaches_the_next(ap, sealed):
     """A persistent agent keeps trial N's session open and replays its URL and session id in trial N+1: the old
     session's write fails, the old URL answers 404, the old session id is unknown to the new trial, and no
-    world sees the write. The agent itself did persist (it counts the trials it served)."""
-    agent = MCPAgent("mcp:stale", [sys.executable, str(STALE)], boundary="persistent", sandbox=UNSEALED)
+    world sees the write. The agent itself did persist (it counts the trials it served). Sealed, it reaches every
+    trial's URL from its own network namespace, through the one relay to the tool server's socket."""
+    seal = sandbox.sandbox_for("sealed") if sealed else UNSEALED
+    agent = MCPAgent("mcp:stale", [sys.executable, str(STALE)], boundary="persistent", sandbox=seal)
     try:
         results = [run_trial(ap.world, t, agent, i) for i, t in enumerate([ap.tasks[0], ap.tasks[1], ap.tasks[0]])]
     finally:

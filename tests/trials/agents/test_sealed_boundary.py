@@ -3,6 +3,7 @@ while an honest agent still passes; the opt-out is recorded, and a boundary that
 import json
 import os
 import shutil
+import socket
 import sys
 import tempfile
 import time
@@ -100,6 +101,51 @@ def test_a_hostile_agent_forked_by_the_zygote_reads_none_of_the_answers(answers,
                *(f"read /proc/{os.getpid()}/{part}" for part in ("environ", "cmdline"))]
     assert {what: tried[what] for what in harness} == dict.fromkeys(harness, False)
     assert report["env"]["HOME"].startswith(sandbox.AGENT_HOME + "/") and KEY not in record.final_message
+
+
+def _host_ports() -> list[int]:
+    """Every TCP port the host listens on, and Redis's (the Celery broker's) whether or not it runs here."""
+    lines = Path("/proc/net/tcp").read_text().splitlines()[1:]
+    return sorted({int(f[1].split(":")[1], 16) for f in (line.split() for line in lines) if f[3] == "0A"} | {6379})
+
+
+@pytest.fixture
+def loopback_service():
+    """A service on the host's loopback, as a broker or a web server would be: a connection to it succeeds."""
+    with socket.create_server(("127.0.0.1", 0)) as service:
+        yield service.getsockname()[1]
+
+
+@needs_bwrap
+@pytest.mark.parametrize("boundary", ["process", "persistent", "zygote"])
+def test_a_hostile_agent_reaches_neither_its_parent_nor_the_network_nor_an_earlier_trial(
+        answers, monkeypatch, boundary, loopback_service):
+    """Two trials in turn (a long-lived agent's on one process): the agent tries to ptrace its parent, read and
+    write its memory, reach every host loopback port (a service the test runs, Redis's) and the outside, and
+    leaves markers for the next trial in its parent's memory, /dev/shm, /tmp, its home, a process left running,
+    System V and POSIX IPC. It gets none of them; only its own tool endpoint listens where it looks."""
+    ports = _host_ports()
+    assert loopback_service in ports
+    targets = {"home": str(answers.home), "files": [], "harness_pid": os.getpid(), "search": False,
+               "ports": ports, "mark": uuid.uuid4().hex}
+    monkeypatch.setenv("HOSTILE_TARGETS", json.dumps(targets))
+    command = [sys.executable, str(HOSTILE), *(["--serve"] if boundary == "persistent" else [])]
+    agent = MCPAgent(f"mcp:hostile-{boundary}", command, boundary=boundary, pass_env=["HOSTILE_TARGETS"])
+    try:
+        results = [run_trial(answers.release.open_world(), task, agent, i)
+                   for i, task in enumerate(answers.release.tasks()[:2])]
+    finally:
+        agent.close()
+    assert [(r.outcome, r.trace) for r in results] == [("fail", [])] * 2, results[0].error
+    reports = [json.loads(r.final_message) for r in results]
+    for report in reports:
+        *reached, seen = report["trespass"]
+        assert {t["what"]: t["data"] for t in reached if t["ok"]} == {}
+        assert len(reached) >= len(ports) + 4  # ptrace, maps, environ, mem, each port (but its own), outside
+        assert seen["data"] == [seen["own"]]  # the namespace's loopback holds its endpoint and nothing of the host
+    if boundary != "persistent":  # a persistent program's memory and home are its own, kept by design
+        assert [c["what"] for c in reports[0]["left"] if c["ok"]]  # it did leave markers where it could
+        assert {c["what"]: c["data"] for c in reports[1]["carried"] if c["ok"]} == {}
 
 
 def test_without_the_seal_the_same_agent_replays_the_answers_and_its_records_say_so(answers, monkeypatch):
