@@ -34,5 +34,5 @@ def over_limit(usage: Usage, limits: TrialLimits | None, prices: PriceTable | No
         if cost is None:
             raise ValueError(f"a cost limit needs a price for every model used: {sorted(usage.by_model())}")
         if cost >= Decimal(str(limits.cost)):
-            return f"cost: {cost:f} of {limits.cost:g} {prices.currency}"
+            return f"cost: {cost:f} of {Decimal(str(limits.cost)):f} {prices.currency}"
     return None

@@ -156,3 +156,15 @@ def test_a_run_cap_counts_the_trials_in_flight_at_the_mean_spend_of_those_finish
     assert spend.reached(cap, in_flight=1) is None  # 400 spent + 1 x 100 expected
     assert spend.reached(cap, in_flight=2) == "tokens 600"  # 400 + 2 x 100: starting another would pass the cap
     assert Spend(None).reached(cap, in_flight=32) is None  # nothing finished yet: nothing to project from
+
+
+@pytest.mark.parametrize("limits, exhausted", [
+    (TrialLimits(tokens=250), "tokens: 300 of 250"),  # 100 a call: the fourth call would start past it
+    (TrialLimits(cost=0.00003), "cost: 0.000048 of 0.00003 USD"),  # gpt-4o-mini: 80 x 0.15 + 20 x 0.60 per M a call
+])
+def test_token_and_cost_limits_end_a_trial_at_the_first_call_past_them(release, limits, exhausted):
+    task = next(t for t in release.tasks() if len(t.solution_calls()) >= 4)
+    identity = release.run_identity().with_agents([AgentConfig(name="slow", limits=limits)])
+    [record] = run_trials(release.world_ref(), [task], [SlowReference()], 1, TrialSettings(identity, workers=1))
+    assert record.outcome == "budget_exhausted" and record.exhausted == exhausted
+    assert len(record.usage.model_calls) == len(record.trace) < len(task.solution_calls())
