@@ -17,7 +17,7 @@ from evalsuite.deid.columns import as_datetimes, expand, factorize, like_origina
 from evalsuite.deid.keys import Keyed, checked_key, load_key
 from evalsuite.deid.rules import DateShiftRule, DeidRules, GeneraliseRule, PseudonymRule, SurrogateRule, check_rules
 from evalsuite.deid.surrogates import Surrogates
-from evalsuite.deid.text import original_index, redact_patterns
+from evalsuite.deid.text import original_index, scrub
 
 # A method name and version recorded in every provenance; it stays as first published
 # (not this module's path) so provenance of the same method compares equal across releases.
@@ -133,11 +133,7 @@ class _Run:
             if not isinstance(text, str):
                 mapped.append(text)
                 continue
-            # Patterns first: their placeholders contain nothing the value index could match,
-            # while the surrogates the index inserts would otherwise be redacted again.
-            text, hits = redact_patterns(text)
-            text, values = self.index.replace(text)
-            hits["value"] += values
+            text, hits = scrub(text, self.index)
             totals.update({k: v * int(times) for k, v in hits.items()})
             mapped.append(text)
         self.counts.append(_count(table, str(series.name), "free_text", series, len(uniques), **totals))
