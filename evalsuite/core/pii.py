@@ -278,6 +278,7 @@ MIN_SKELETON_LEN = 8
 _SKELETON_KEY = 6  # skeletons are filed under their first characters
 _RUN = re.compile(r"[^\W_]+")
 _SPELLED = frozenset({"at", "dot"})
+_NAME_LIKE = re.compile(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*,?")
 
 
 def skeleton_runs(text: str) -> list[tuple[int, int, str]]:
@@ -337,7 +338,8 @@ class ValueIndex:
         self._by_words.setdefault(key, []).append((low, first.start()))
         self._firsts.add(key[0])
         words = low.split()
-        swapped = [" ".join(words[1:] + words[:1])] if 2 <= len(words) <= 3 and all(w.isalpha() for w in words) else []
+        named = 2 <= len(words) <= 3 and all(_NAME_LIKE.fullmatch(w) for w in words)
+        swapped = [" ".join(words[1:] + words[:1])] if named else []
         for form in [low, *swapped]:  # "Davis, Roberto" is Roberto Davis too
             if len(sk := skeleton(form)) >= MIN_SKELETON_LEN:
                 self._skeletons.setdefault(sk[:_SKELETON_KEY], []).append((sk, low))
@@ -566,12 +568,17 @@ def made_up(value: str, kind: str) -> bool:
     return False
 
 
+_EXTENSION = re.compile(r"\s*(?:x|ext\.?)\s*\d{1,6}\b", re.IGNORECASE)
+
+
 def personal_hits(value: str, kind: str) -> list[str]:
-    """What a source-scan detector of `kind` finds in one value (e-mails, phones, IBANs, cards; a whole name)."""
+    """What a source-scan detector of `kind` finds in one value (e-mails, phones, IBANs, cards; a whole name), for
+    judging a column it has found such values in."""
     if kind == "email":
         return EMAIL.findall(value)
-    if kind == "phone":
-        return phones_in(value)
+    if kind == "phone":  # as in free text, a phone's shape is enough: a column of phones has invalid ones too
+        bare = _EXTENSION.sub("", value)  # 426.951.6761x2220: the extension is not part of the shape
+        return phones_in(value) or [m for m in PHONE.findall(bare) if phone_shaped(m)]
     if kind == "iban":
         return ibans_in(value)
     if kind == "card":
