@@ -2,17 +2,23 @@
 
 Three callers, two strictnesses. The source scan (sourcing.pii_scan) judges whole columns and a hit blocks the
 build, so it keeps only verified hits: IBAN mod-97, card Luhn and issuer, phone numbering plans (phonenumbers),
-first names. The de-identification scrub and residual check (deid.text, deid.residual) work on free text, where a
-miss leaks, so a shape is enough there for IBANs, e-mails, accounts and phones (cards keep their Luhn check: 13-19
-digits are too common otherwise). The evidence site's leak scan (site.sanitize) and the residual check look for the
-original values of hidden columns with ValueIndex.
+first names, whole person names (names_in). The de-identification scrub and residual check (deid.text,
+deid.residual) work on free text, where a miss leaks, so a shape is enough there for IBANs, e-mails, accounts and
+phones (cards keep their Luhn check: 13-19 digits are too common otherwise), and find_in_text adds what a person
+hiding a value writes: spelled-out e-mails, IBANs in any case and grouping (mod-97 checked) and person names
+(names_in, on the name lists Faker ships, chosen over names-dataset by bench/bench_names.py). The evidence site's
+leak scan (site.sanitize) and the residual check look for the original values of hidden columns with ValueIndex,
+which finds them disguised too (spaced, dotted, split, reordered, "at"/"dot" spelled out). Columns declared
+synthetic are judged with personal_hits and made_up (sourcing.synthetic).
 """
 from __future__ import annotations
 
 import importlib
 import re
+from bisect import bisect_right
 from collections.abc import Iterator
 from functools import lru_cache
+from itertools import accumulate
 from typing import NamedTuple
 
 import phonenumbers
@@ -212,6 +218,7 @@ _DOT = r"(?:\.|\s+(?i:dot)\s+|\s*[\[({](?i:dot)[\])}]\s*)"
 _AT = r"(?:\s+(?i:at)\s+|\s*[\[({](?i:at)[\])}]\s*|\s+@\s*|\s*@\s+)"
 SPELLED_EMAIL = re.compile(rf"(?<![\w.+-])[\w+-]+(?:{_DOT}[\w+-]+)*{_AT}[\w-]+(?:{_DOT}[\w-]+)*{_DOT}[^\W\d_]{{2,}}"
                            r"(?![\w-])")
+_AT_HINT = re.compile(r"(?i:\bat\b)|@")
 # Where an IBAN written any way may start: its country and check digits, possibly spaced ("g b 8 2", "gb82").
 _IBAN_START = re.compile(r"(?<![A-Za-z0-9])[A-Za-z][ .-]?[A-Za-z][ .-]?\d[ .-]?\d")
 
@@ -236,8 +243,9 @@ def _iban_from(text: str, start: int) -> int | None:
 
 def _disguised_hits(text: str) -> list[Hit]:
     """Spelled-out e-mails and IBANs in lower case or odd groupings (checked with mod-97)."""
-    hits: list[Hit] = [(m.start(), m.end(), "email") for m in SPELLED_EMAIL.finditer(text)]
-    for m in _IBAN_START.finditer(text):
+    hits: list[Hit] = [(m.start(), m.end(), "email") for m in SPELLED_EMAIL.finditer(text)] if _AT_HINT.search(
+        text) else []
+    for m in _IBAN_START.finditer(text) if _ANY_DIGIT.search(text) else ():
         if (end := _iban_from(text, m.start())) is not None:
             hits.append((m.start(), end, "iban"))
     return hits
@@ -275,7 +283,7 @@ _WORD = re.compile(r"\w+")
 # is also looked for as its skeleton (its letters and digits, lower-cased, with spelled "at" and "dot" left out)
 # among the skeleton of the text, starting and ending where words do. Short skeletons would match by chance.
 MIN_SKELETON_LEN = 8
-_SKELETON_KEY = 6  # skeletons are filed under their first characters
+_SKELETON_KEY = 6  # how many first characters of a skeleton rule a place out
 _RUN = re.compile(r"[^\W_]+")
 _SPELLED = frozenset({"at", "dot"})
 _NAME_LIKE = re.compile(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*,?")
@@ -323,7 +331,9 @@ class ValueIndex:
         # (first word, second word or "") -> [(lower-cased value, offset of its first word)]
         self._by_words: dict[tuple[str, str], list[tuple[str, int]]] = {}
         self._firsts: set[str] = set()
-        self._skeletons: dict[str, list[tuple[str, str]]] = {}  # first characters -> [(skeleton, value)]
+        self._skeletons: dict[str, str] = {}  # skeleton -> lower-cased value
+        self._prefixes: set[str] = set()  # the skeletons' first characters, to rule out most places at once
+        self._longest = 0
 
     def add(self, value: str, replacement: str, source: str) -> None:
         low = _lower(value.strip())
@@ -341,14 +351,14 @@ class ValueIndex:
         named = 2 <= len(words) <= 3 and all(_NAME_LIKE.fullmatch(w) for w in words)
         swapped = [" ".join(words[1:] + words[:1])] if named else []
         for form in [low, *swapped]:  # "Davis, Roberto" is Roberto Davis too
-            if len(sk := skeleton(form)) >= MIN_SKELETON_LEN:
-                self._skeletons.setdefault(sk[:_SKELETON_KEY], []).append((sk, low))
+            if len(sk := skeleton(form)) >= MIN_SKELETON_LEN and sk not in self._skeletons:
+                self._skeletons[sk] = low
+                self._prefixes.add(sk[:_SKELETON_KEY])
+                self._longest = max(self._longest, len(sk))
 
     def freeze(self) -> ValueIndex:
         for entries in self._by_words.values():
             entries.sort(key=lambda entry: -len(entry[0]))
-        for forms in self._skeletons.values():
-            forms.sort(key=lambda form: -len(form[0]))
         return self
 
     def __len__(self) -> int:
@@ -375,26 +385,22 @@ class ValueIndex:
         yield from sorted(exact + disguised) if disguised else exact
 
     def _disguised(self, text: str, taken: list[tuple[int, int, str, str]]) -> Iterator[tuple[int, int, str, str]]:
-        runs = skeleton_runs(text)
-        offsets, total = [], 0
-        for *_, low in runs:
-            offsets.append(total)
-            total += len(low)
-        sk, boundary = "".join(low for *_, low in runs), {o: i for i, o in enumerate(offsets)} | {total: len(runs)}
-        covered = [(a, b) for a, b, *_ in taken]
-        done = -1
-        for i, (start, _, _) in enumerate(runs):
-            if start < done:
+        runs = [m for m in _RUN.finditer(_lower(text)) if m.group() not in _SPELLED]
+        words = [m.group() for m in runs]
+        offsets = list(accumulate(map(len, words), initial=0))  # where each run starts in the skeleton
+        sk, done = "".join(words), -1
+        for i, run in enumerate(runs):
+            if run.start() < done or sk[offsets[i]:offsets[i] + _SKELETON_KEY] not in self._prefixes:
                 continue
-            for form, value in self._skeletons.get(sk[offsets[i]:offsets[i] + _SKELETON_KEY], ()):
-                last = boundary.get(offsets[i] + len(form))
-                if last is None or not sk.startswith(form, offsets[i]):
-                    continue
-                end = runs[last - 1][1]
-                if not any(a < end and start < b for a, b in covered):
-                    done = end
-                    yield start, end, *self._values[value]
-                break
+            last = bisect_right(offsets, offsets[i] + self._longest) - 1
+            for j in range(last, i, -1):  # the longest skeleton that starts here and ends where a word does
+                value = self._skeletons.get(sk[offsets[i]:offsets[j]])
+                if value is not None:
+                    end = runs[j - 1].end()
+                    if not any(a < end and run.start() < b for a, b, *_ in taken):
+                        done = end
+                        yield run.start(), end, *self._values[value]
+                    break
 
     def _exact(self, text: str) -> Iterator[tuple[int, int, str, str]]:
         low, done = _lower(text), 0
