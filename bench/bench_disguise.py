@@ -5,18 +5,20 @@ person hiding them would: spaced, dotted, hyphenated, lower- or upper-case, spli
 ("Last, First"), with "at" and "dot" spelled out. Each goes into a page of its own and the scan either refuses the
 page or misses the value.
 
-    python bench/bench_disguise.py
+    python bench/bench_disguise.py   (runs on main as it was too, for the figure before)
 """
 from __future__ import annotations
 
+import json
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evalsuite.core.pii import ValueIndex  # noqa: E402
-from evalsuite.site.sanitize import Originals, SiteError, check_folder  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from evalsuite.site.sanitize import Originals, SiteError, check_folder, load_originals  # noqa: E402
 
 ORIGINALS = ["Roberto Davis", "Lisa Crawford", "browningjason@hamilton.com", "dwaters@mclean.com", "886-209-1390",
              "GB49HBRE46281948219935", "GB51FYKE76018955597971"]
@@ -32,13 +34,22 @@ DISGUISED = [
 ]
 
 
+def _originals(tmp: Path) -> list[Originals]:
+    """The originals as the site build reads them: a seed snapshot's columns that deid.json says were hidden."""
+    values = {"contact_name": ORIGINALS[:2], "email": ORIGINALS[2:4], "phone": ORIGINALS[4:5] * 2,
+              "bank_account": ORIGINALS[5:]}
+    (tmp / "seed").mkdir()
+    pd.DataFrame(values).to_parquet(tmp / "seed" / "vendor_master.parquet")
+    counts = [{"table": "vendor_master", "column": c, "rule": "surrogate", "rows": 2, "nulls": 0, "distinct": 2}
+              for c in values]
+    (tmp / "deid.json").write_text(json.dumps({"provenance": {"method": "bench", "counts": counts}}))
+    return [load_originals("ap_exceptions", tmp / "seed", tmp / "deid.json")]
+
+
 def missed() -> list[str]:
-    index = ValueIndex()
-    for value in ORIGINALS:
-        index.add(value, "", "vendor_master.contact")
-    originals = [Originals(suite="ap_exceptions", index=index.freeze())]
     out = []
     with tempfile.TemporaryDirectory() as tmp:
+        originals = _originals(Path(tmp))
         for i, value in enumerate(DISGUISED):
             folder = Path(tmp) / str(i)
             folder.mkdir()

@@ -326,7 +326,8 @@ class ValueIndex:
     plus a check of the few values filed under it, whatever the number of values.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, disguised: bool = False) -> None:
+        self.disguised = disguised  # also find values disguised (skeletons); off for values that are not personal
         self._values: dict[str, tuple[str, str]] = {}  # lower-cased value -> (replacement, source)
         # (first word, second word or "") -> [(lower-cased value, offset of its first word)]
         self._by_words: dict[tuple[str, str], list[tuple[str, int]]] = {}
@@ -347,6 +348,10 @@ class ValueIndex:
         key = (first.group(), second.group() if second else "")
         self._by_words.setdefault(key, []).append((low, first.start()))
         self._firsts.add(key[0])
+        if self.disguised:
+            self._add_skeletons(low)
+
+    def _add_skeletons(self, low: str) -> None:
         words = low.split()
         named = 2 <= len(words) <= 3 and all(_NAME_LIKE.fullmatch(w) for w in words)
         swapped = [" ".join(words[1:] + words[:1])] if named else []

@@ -15,7 +15,7 @@ from evalsuite.deid.rules import HIDING_RULES, DeidRules
 
 def original_index(original_tables: Mapping[str, pd.DataFrame], rules: DeidRules) -> ValueIndex:
     """The original values of every column whose values must not reappear, filed under their column."""
-    index = ValueIndex()
+    index = ValueIndex(disguised=True)  # a disguised original is still one
     for name in sorted(rules.tables):
         for column, rule in sorted(rules.tables[name].columns.items()):
             if rule.rule in HIDING_RULES:

@@ -79,7 +79,7 @@ class _Run:
         self.keyed, self.surrogates = keyed, surrogates
         # Only free text needs the original -> replacement index; skip building it otherwise.
         self.collect_values = collect_values
-        self.index = ValueIndex()
+        self.index = ValueIndex(disguised=True)
         self.counts: list[ColumnCount] = []
 
     def column(self, table: str, df: pd.DataFrame, column: str, rule: Any) -> pd.Series | None:

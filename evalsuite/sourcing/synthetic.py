@@ -50,7 +50,7 @@ def _not_made_up(values: pd.Series, detectors: Iterable[str]) -> set[str]:
 
 def _found_elsewhere(values: pd.Series, snapshot: Path, elsewhere: Iterable[str]) -> set[str]:
     """The distinct values that occur (as whole words, disguised forms too) in the texts of the other columns."""
-    index = ValueIndex()
+    index = ValueIndex(disguised=True)
     for value in pd.unique(values.astype(str)):
         index.add(canon(value), value, "")
     index.freeze()

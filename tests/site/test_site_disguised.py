@@ -19,7 +19,7 @@ ORIGINALS = {"vendor_master.contact_name": "Marguerite Okonkwo-Bright",
     ("(415) 555 2671", "phone"), ("4155552671", "phone"),
 ])
 def test_a_disguised_original_value_stops_the_site_naming_its_column_not_the_value(tmp_path, disguised, source):
-    index = ValueIndex()
+    index = ValueIndex(disguised=True)
     for column, value in ORIGINALS.items():
         index.add(value, "", column)
     (tmp_path / "trace.json").write_text(f'{{"final_message": "Resolved; told {disguised} by mail."}}')
@@ -29,7 +29,7 @@ def test_a_disguised_original_value_stops_the_site_naming_its_column_not_the_val
 
 
 def test_words_that_only_share_letters_with_an_original_pass(tmp_path):
-    index = ValueIndex()
+    index = ValueIndex(disguised=True)
     index.add("Roberto Davis", "", "vendor_master.contact_name")
     (tmp_path / "page.html").write_text("<p>Robertodavisson, Davis Roberts and Robert Davies; roberto alone.</p>")
     assert check_folder(tmp_path, [Originals(suite="ap_exceptions", index=index.freeze())], {}) == 1
