@@ -118,3 +118,15 @@ def private_copy(built: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
     shutil.copytree(spec_path.parent, tmp_path / "suite")
     shutil.copytree(home, tmp_path / "home")
     return tmp_path / "suite" / spec_path.name, tmp_path / "home"
+
+
+def declare_contacts_synthetic(spec: Path) -> None:
+    """The same bypass through `synthetic_columns`: the vendor contacts declared made up, and left unruled."""
+    rewrite_manifest(spec, personal_data=False, personal_columns=[], deidentification_required=False,
+                     synthetic_columns=[f"vendor_master.{c}" for c in CONTACT_COLUMNS])
+
+    def unrule(tables):
+        for column in CONTACT_COLUMNS:
+            del tables["vendor_master"]["columns"][column]
+
+    edit_rules(spec, unrule)

@@ -23,7 +23,7 @@ class ResidualFinding(BaseModel):
     table: str
     column: str
     row: str
-    kind: str  # "original_value" or a pattern kind of evalsuite.core.pii.TEXT_KINDS (iban, email, card, account, phone)
+    kind: str  # "original_value" or a kind of evalsuite.core.pii.FREE_TEXT_KINDS (iban, email, …, name)
     source: str | None = None  # for original values: the ruled column it came from
 
 
@@ -53,17 +53,19 @@ def residual_check(
     """Scan every string cell of the output for original personal values and pattern hits.
 
     Original values (of pseudonym/surrogate/generalise/drop columns, length >= 4) are
-    looked for everywhere. Patterns are looked for in free-text and unruled columns only:
-    ruled columns hold surrogates we made, or values a `keep` rule deliberately retained.
+    looked for everywhere, disguised forms too. Patterns and person names are looked for in free-text and unruled
+    columns only: ruled columns hold surrogates we made, or values a `keep` rule deliberately retained; a name that
+    is one of the surrogates we made (a note naming its record's stand-in contact) is not a finding.
     """
     check_rules(original_tables, rules)
     index = original_index(original_tables, rules)
+    made = _surrogates(deid_tables, rules)
     counts: Counter = Counter()
     findings: list[ResidualFinding] = []
     scanned = 0
     for name, column, patterns in _text_columns(deid_tables, rules):
         df = deid_tables[name]
-        hits, occurrences, codes = _scan_column(df[column], index, patterns)
+        hits, occurrences, codes = _scan_column(df[column], index, patterns, made)
         scanned += int((codes >= 0).sum())
         for i, found in hits.items():
             counts.update({kind: int(occurrences[i]) for kind, _ in found})
@@ -84,8 +86,19 @@ def _text_columns(deid_tables: Mapping[str, pd.DataFrame], rules: DeidRules) -> 
                 yield name, column, column not in ruled
 
 
+def _surrogates(deid_tables: Mapping[str, pd.DataFrame], rules: DeidRules) -> ValueIndex:
+    """The stand-ins de-identification made (values of surrogate columns), to tell them from leaked names."""
+    made = ValueIndex()
+    for name, trules in sorted(rules.tables.items()):
+        for column, rule in sorted(trules.columns.items()):
+            if rule.rule == "surrogate" and name in deid_tables and column in deid_tables[name]:
+                for value in pd.unique(deid_tables[name][column].dropna()):
+                    made.add(str(value), "", f"{name}.{column}")
+    return made.freeze()
+
+
 def _scan_column(
-    series: pd.Series, index: ValueIndex, patterns: bool
+    series: pd.Series, index: ValueIndex, patterns: bool, made: ValueIndex | None = None
 ) -> tuple[dict[int, list[tuple[str, str | None]]], np.ndarray, np.ndarray]:
     codes, uniques = factorize(series)
     occurrences = np.bincount(codes[codes >= 0], minlength=len(uniques))
@@ -93,9 +106,13 @@ def _scan_column(
     for i, text in enumerate(uniques):
         if not isinstance(text, str):
             continue
-        found = sorted({("original_value", source) for _, _, _, source in index.finditer(text)})
-        if patterns:
-            found += [(kind, None) for kind in dict.fromkeys(kind for *_, kind in find_in_text(text))]  # no redaction
+        originals = list(index.finditer(text))
+        found = sorted({("original_value", source) for _, _, _, source in originals})
+        if patterns:  # a name that is an original value or one of our surrogates is reported once, or not at all
+            known = originals + list(made.finditer(text) if made is not None else ())
+            kinds = (kind for a, b, kind in find_in_text(text)
+                     if kind != "name" or not any(ka < b and a < kb for ka, kb, *_ in known))
+            found += [(kind, None) for kind in dict.fromkeys(kinds)]  # no redaction
         if found:
             hits[i] = found
     return hits, occurrences, codes

@@ -17,7 +17,7 @@ from evalsuite.deid.columns import as_datetimes, expand, factorize, like_origina
 from evalsuite.deid.keys import Keyed, checked_key, load_key
 from evalsuite.deid.rules import DateShiftRule, DeidRules, GeneraliseRule, PseudonymRule, SurrogateRule, check_rules
 from evalsuite.deid.surrogates import Surrogates
-from evalsuite.deid.text import original_index, redact_patterns
+from evalsuite.deid.text import original_index, scrub
 
 # A method name and version recorded in every provenance; it stays as first published
 # (not this module's path) so provenance of the same method compares equal across releases.
@@ -79,7 +79,7 @@ class _Run:
         self.keyed, self.surrogates = keyed, surrogates
         # Only free text needs the original -> replacement index; skip building it otherwise.
         self.collect_values = collect_values
-        self.index = ValueIndex()
+        self.index = ValueIndex(disguised=True)
         self.counts: list[ColumnCount] = []
 
     def column(self, table: str, df: pd.DataFrame, column: str, rule: Any) -> pd.Series | None:
@@ -133,11 +133,7 @@ class _Run:
             if not isinstance(text, str):
                 mapped.append(text)
                 continue
-            # Patterns first: their placeholders contain nothing the value index could match,
-            # while the surrogates the index inserts would otherwise be redacted again.
-            text, hits = redact_patterns(text)
-            text, values = self.index.replace(text)
-            hits["value"] += values
+            text, hits = scrub(text, self.index)
             totals.update({k: v * int(times) for k, v in hits.items()})
             mapped.append(text)
         self.counts.append(_count(table, str(series.name), "free_text", series, len(uniques), **totals))

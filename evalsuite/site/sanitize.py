@@ -72,7 +72,7 @@ def load_originals(suite: str, seed_dir: Path, deid_report: Path) -> Originals:
         raise SiteError(f"{deid_report}: provenance.counts: not the per-column record of a de-identification "
                         f"({one_line(str(exc))[:200]})") from exc
     hidden = sorted({(c.table, c.column, c.rule) for c in counts if c.rule in HIDING_RULES})
-    index = ValueIndex()
+    index = ValueIndex(disguised=True)  # spaced, dotted, split or spelled out, still theirs
     for table in sorted({t for t, _, _ in hidden}):
         cols = [c for t, c, _ in hidden if t == table]
         frame = _seed_columns(seed_dir, table, cols)

@@ -30,9 +30,11 @@ the rule below holds; `count` is the number of rows whose value matched):
   runs is reported only when at least half of them are valid card numbers.
 - person_name: whole values shaped "Firstname [M.] Lastname" (optionally with a
   title or suffix) whose first word is a first name of Faker's lists for
-  NAME_LOCALES. Names are judged per column: reported when at least half of the
-  column's distinct values are such names. Names inside free text, single-word
-  name columns and names from other naming traditions are not detected.
+  NAME_LOCALES, or whole values that evalsuite.core.pii.names_in recognises as
+  one name ("B. Ortiz", "Okonkwo-Bright, Marguerite", "dr. hannah schmidt").
+  Names are judged per column: reported when at least half of the column's
+  distinct values are such names. Names inside free text and single-word name
+  columns are not reported here (the scrub of declared free text finds them).
 - postal_address: a house number followed by capitalised words and a street
   type (12 Main Street, 986 Sunset Drive), a German-style street with a number
   (Hauptstraße 5) or a French one (12 rue de la Paix); one is enough.
@@ -70,6 +72,7 @@ from evalsuite.core.pii import (
     card_valid,
     first_names,
     ibans_in,
+    personal_hits,
     phones_in,
 )
 
@@ -84,6 +87,7 @@ _PREFILTER = {
     "phone": r"\+\d|\(\d+\)|\d[ \-/]+\d\d|\d\d\.\d{3,4}\.\d\d",  # a + or digit groups with separators
     "iban": r"[A-Z]{2}\d{2} ?[A-Z0-9]{4}",
     "card": r"(\d[ \-]?){13}",
+    "person_name": r"^\s*[\pL'’.-]+(,? +[\pL'’.-]+){1,4}\s*$",  # two to five words of letters, names_in decides
     "postal_address": rf"\b({STREET_TYPES})\b|(straße|strasse|str\.|weg|gasse|platz|allee|ring|damm)\s+\d"
                       r"|(?i:\b(rue|avenue|boulevard|chemin|allée|impasse|place|quai)\b)",
 }
@@ -252,11 +256,15 @@ def _cards(d: Distinct, regions) -> Hits:
 
 
 def _names(d: Distinct, regions) -> Hits:
-    """Values that are person names, if at least MIN_NAME_SHARE of the column's distinct values are."""
+    """Values that are person names, if at least MIN_NAME_SHARE of the column's distinct values are: shaped
+    "Firstname [M.] Lastname" with a listed first name (vectorized), or else a whole name to names_in ("B. Ortiz",
+    "Okonkwo-Bright, Marguerite", "marguerite okonkwo-bright")."""
     shaped = d.where(f"^{NAME}$")
     parts = pc.extract_regex(d.values.take(pa.array(shaped, type=pa.int64())), f"^{NAME}$")
     firsts = pc.struct_field(parts, "first")
     named = shaped[pc.is_in(firsts, value_set=pa.array(sorted(first_names()))).to_numpy(zero_copy_only=False)]
+    rest = np.setdiff1d(d.where(_PREFILTER["person_name"]), named)
+    named = np.union1d(named, _verified(d, rest, lambda text: personal_hits(text, "person_name"))[0]).astype(np.int64)
     if not len(named) or len(named) < MIN_NAME_SHARE * len(d):
         return named[:0], []
     return named, d.texts(named[:EXAMPLES])

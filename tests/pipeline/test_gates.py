@@ -11,7 +11,14 @@ import pandas as pd
 import pytest
 import yaml
 from docs_support import page, section
-from suite_support import DEMO_KEY, copy_suite, deny_personal_data, expire_license, leak_email
+from suite_support import (
+    DEMO_KEY,
+    copy_suite,
+    declare_contacts_synthetic,
+    deny_personal_data,
+    expire_license,
+    leak_email,
+)
 
 from evalsuite.audit.acceptance import in_process_runner
 from evalsuite.core.records import Assertion, Role, ToolCall
@@ -136,6 +143,40 @@ def test_personal_data_declared_blocks_contacts_a_manifest_denies_and_never_show
                                                                               "email", "phone")]
     with pytest.raises(GateError, match="personal_data_declared"):  # nothing is de-identified, derived or released
         deidentified.deidentify_seed(spec, paths)
+
+
+def test_personal_data_declared_blocks_real_contacts_a_manifest_calls_synthetic(suite):
+    """Issue 25: the `personal_data: false` lie told through `synthetic_columns` released 85 of 85 originals."""
+    spec, paths = suite
+    declare_contacts_synthetic(spec.base_dir / "ap_exceptions.yaml")
+    assert rights.review_rights(spec, paths).cleared
+    seed.build_seed(spec, paths)
+    v = judge("personal_data_declared", spec, paths)
+    assert v.blocking and "\n" not in v.reason
+    for column, rows in [("contact_name", 27), ("email", 24), ("phone", 18), ("bank_account", 27)]:  # = 96 of 96
+        assert f"vendor_master.{column}: declared synthetic in rights.yaml, but {rows} of {rows} values are not " \
+               "made up" in v.reason, v.reason
+    contacts = pd.read_csv(spec.resolve(spec.sources.tables["vendor_master"].path), dtype=str)
+    for value in contacts[["contact_name", "email", "phone", "bank_account"]].stack().dropna():
+        assert value not in json.dumps(v.model_dump(mode="json"))
+    with pytest.raises(GateError, match="personal_data_declared"):  # nothing is de-identified, derived or released
+        deidentified.deidentify_seed(spec, paths)
+
+
+def test_invented_values_pass_as_synthetic_and_a_contact_named_in_a_real_note_does_not(suite):
+    """Reserved e-mail domains and fictional phone ranges are invented; a "synthetic" name a note mentions is not."""
+    spec, paths = suite
+    declare_contacts_synthetic(spec.base_dir / "ap_exceptions.yaml")
+    source = spec.resolve(spec.sources.tables["vendor_master"].path)
+    vendors = pd.read_csv(source, dtype=str)
+    vendors["email"] = [f"contact{i}@example.com" for i in range(len(vendors))]
+    vendors["phone"] = [f"+1 212 555 01{i:02d}" for i in range(len(vendors))]
+    vendors["bank_account"] = "DE89370400440532013000"
+    vendors.to_csv(source, index=False)
+    seed.build_seed(spec, paths)
+    v = judge("personal_data_declared", spec, paths)
+    assert v.blocking and v.reason.startswith("vendor_master.contact_name: declared synthetic")
+    assert "email" not in v.reason and "phone" not in v.reason and "bank_account" not in v.reason
 
 
 def test_personal_data_declared_passes_the_bundled_suite_and_lists_what_it_scanned(suite):
@@ -331,6 +372,7 @@ def test_acceptance_results_for_another_task_set_are_refused(suite):
 @pytest.mark.parametrize("spoil, gate, reason, not_written", [
     (expire_license, "rights_cleared", "expired license on 2020-01-01", "seed"),
     (deny_personal_data, "personal_data_declared", "vendor_master.email: 24 email values", "deidentified"),
+    (declare_contacts_synthetic, "personal_data_declared", "vendor_master.email: declared synthetic", "deidentified"),
 ])
 def test_the_driver_stops_at_the_first_blocking_gate_and_releases_nothing(tmp_path, monkeypatch, spoil, gate, reason,
                                                                           not_written):

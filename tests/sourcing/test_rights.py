@@ -130,5 +130,7 @@ def test_synthetic_columns_are_named_one_by_one_and_never_also_personal():
 
 def test_a_manifest_without_synthetic_columns_keeps_its_hash_and_one_with_them_changes_it():
     bundled = load_manifest(ROOT / "suites" / "ap_exceptions" / "rights.yaml")
-    assert bundled.sha256() == "03b342919d7a2405afe7d0d52636cd34015bf680629880b57c54536d84c3407e"  # as before the field
+    # The bundled manifest as it was before the field existed (issue 25 added the buyer column to it since).
+    before = bundled.model_copy(update={"personal_columns": bundled.personal_columns[:4]})
+    assert before.sha256() == "03b342919d7a2405afe7d0d52636cd34015bf680629880b57c54536d84c3407e"  # as before the field
     assert bundled.model_copy(update={"synthetic_columns": ["invoices.note"]}).sha256() != bundled.sha256()

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from evalsuite.core.hashing import file_sha256
 from evalsuite.core.io import write_json
 from evalsuite.core.markdown import md_list, md_table
-from evalsuite.deid.rules import load_rules
+from evalsuite.deid.rules import HIDING_RULES, load_rules
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import Gate, GateError, GateResult, Stage, StageOutput, blocked, passed, require
 from evalsuite.pipeline.stages import rights
@@ -19,6 +19,7 @@ from evalsuite.sourcing.quality import QualityReport, TableExpectations, check_t
 from evalsuite.sourcing.rights import load_manifest
 from evalsuite.sourcing.snapshot import read_sources, write_snapshot
 from evalsuite.sourcing.spec import SuiteSpec
+from evalsuite.sourcing.synthetic import synthetic_lies
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -84,15 +85,36 @@ def source_quality(spec: SuiteSpec, paths: Paths) -> GateResult:
     return passed("source_quality", f"{len(q.results)} expectations met", **meta)
 
 
+def _declarations(spec: SuiteSpec) -> dict[str, set[str]]:
+    """The source's columns by what declares them: "personal" and "synthetic" (the manifests), "hidden" (a rule
+    of de-identification hides their values), "ruled" (any rule) and "free_text" (scrubbed as notes)."""
+    manifests = [load_manifest(spec.resolve(p)) for p in spec.rights]
+    mine = [m for m in manifests if m.source == spec.sources.name]
+    out = {"personal": {c for m in mine for c in m.personal_columns},
+           "synthetic": {c for m in mine for c in m.synthetic_columns}, "hidden": set(), "ruled": set(),
+           "free_text": set()}
+    if spec.deid:
+        rules = load_rules(spec.resolve(spec.deid))
+        out["ruled"] = rules.ruled_columns()
+        out["hidden"] = {f"{t}.{c}" for t, tr in rules.tables.items() for c, r in tr.columns.items()
+                         if r.rule in HIDING_RULES}
+        out["free_text"] = {f"{t}.{c}" for t, tr in rules.tables.items() for c in tr.free_text}
+    return out
+
+
 def declared_columns(spec: SuiteSpec) -> set[str]:
     """Columns declared to hold personal-looking data: the manifest's personal or synthetic columns, and every
     column the de-identification rules transform, keep on purpose or scrub as free text."""
-    manifests = [load_manifest(spec.resolve(p)) for p in spec.rights]
-    declared = {c for m in manifests if m.source == spec.sources.name for c in m.personal_columns + m.synthetic_columns}
-    if spec.deid:
-        rules = load_rules(spec.resolve(spec.deid))
-        declared |= rules.ruled_columns() | {f"{t}.{c}" for t, tr in rules.tables.items() for c in tr.free_text}
-    return declared
+    d = _declarations(spec)
+    return d["personal"] | d["synthetic"] | d["ruled"] | d["free_text"]
+
+
+def _synthetic_lies(spec: SuiteSpec, paths: Paths, findings: list) -> list[str]:
+    """Declared-synthetic columns no rule hides whose values are personal originals (evalsuite.sourcing.synthetic)."""
+    d = _declarations(spec)
+    elsewhere = d["personal"] | d["free_text"] | {f.ref for f in findings}
+    manifests = ", ".join(Path(p).name for p in spec.rights)
+    return synthetic_lies(paths.seed, d["synthetic"] - d["hidden"], findings, elsewhere, manifests)
 
 
 def personal_data_declared(spec: SuiteSpec, paths: Paths) -> GateResult:
@@ -103,6 +125,8 @@ def personal_data_declared(spec: SuiteSpec, paths: Paths) -> GateResult:
     if scan.undeclared:
         return blocked("personal_data_declared", "; ".join(f"{f.line()} in a column not declared personal"
                                                            for f in scan.blocking()), **meta)
+    if lies := _synthetic_lies(spec, paths, scan.findings):
+        return blocked("personal_data_declared", "; ".join(lies), **meta)
     found = sorted({f.ref for f in scan.findings})
     return passed("personal_data_declared", f"{len(scan.columns)} columns scanned; personal-looking values only in "
                   f"declared columns ({', '.join(found) or 'none found'})", scanned=", ".join(scan.columns), **meta)
