@@ -56,8 +56,8 @@ def celery_run_config(suite: str, version: str, agent: str, chunk_trials: int = 
     sets them for the workers; the console logger at INFO keeps the workers' logs to what matters."""
     broker = broker or os.environ.get("EVALSUITE_CELERY_BROKER", DEFAULT_BROKER)
     backend = backend or os.environ.get("EVALSUITE_CELERY_BACKEND", broker)
-    ops = {f"{suite}__plan_chunks": {"config": {"version": version, "agent": agent, "chunk_trials": chunk_trials,
-                                                "max_in_flight": max_in_flight}}}
+    config = {"version": version, "agent": agent, "chunk_trials": chunk_trials}
+    ops = {f"{suite}__plan_chunks": {"config": config | ({"max_in_flight": max_in_flight} if max_in_flight else {})}}
     return {"ops": ops, "execution": {"config": {"broker": broker, "backend": backend}}, **WORKER_LOGS}
 
 
