@@ -10,6 +10,7 @@ from pydantic import BaseModel
 from evalsuite.core.hashing import file_sha256
 from evalsuite.core.io import write_json
 from evalsuite.core.markdown import md_list, md_table
+from evalsuite.deid.keys import load_key
 from evalsuite.deid.rules import load_rules
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import Gate, GateError, GateResult, Stage, StageOutput, blocked, passed, require
@@ -18,7 +19,7 @@ from evalsuite.sourcing import pii_scan
 from evalsuite.sourcing.quality import QualityReport, TableExpectations, check_tables, load_expectations
 from evalsuite.sourcing.rights import load_manifest
 from evalsuite.sourcing.snapshot import read_sources, write_snapshot
-from evalsuite.sourcing.spec import SuiteSpec
+from evalsuite.sourcing.spec import SpecError, SuiteSpec, column_problem
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -35,10 +36,26 @@ def expectations(spec: SuiteSpec) -> dict[str, TableExpectations]:
     return load_expectations(spec.resolve(spec.quality)) if spec.quality else {}
 
 
+def deid_key_ready(spec: SuiteSpec) -> None:
+    """The de-identification key the spec's rules name is there and long enough (DeidKeyError otherwise): checked
+    before the raw records are copied anywhere, since without it they could not be de-identified."""
+    if spec.deid:
+        load_key(load_rules(spec.resolve(spec.deid)))
+
+
+def _query_columns(spec: SuiteSpec, tables: dict) -> None:
+    """A SQL source's columns, known once its query ran, are the domain table's (file sources: load_spec)."""
+    for name, src in spec.sources.tables.items():
+        if src.url and (problem := column_problem(spec, name, [str(c) for c in tables[name].columns])):
+            raise SpecError(f"{spec.spec_file or spec.name}: sources.tables.{name}: {problem}")
+
+
 def build_seed(spec: SuiteSpec, paths: Paths) -> SnapshotResult:
     """Read the sources, check them with great-expectations, write the seed snapshot and quality.json."""
     require(rights.STAGE, spec, paths)
+    deid_key_ready(spec)
     tables = read_sources(spec)
+    _query_columns(spec, tables)
     report = check_tables(tables, expectations(spec), declared_columns(spec)) if spec.quality else None
     sha = write_snapshot(tables, paths.seed, {"quality_success": report.success if report else None})
     result = SnapshotResult(sha256=sha, rows={n: len(d) for n, d in tables.items()}, quality=report)
