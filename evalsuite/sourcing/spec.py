@@ -2,11 +2,12 @@
 
 Paths in a spec are relative to the spec file. Unknown keys (a key given twice
 too), missing files, malformed YAML, a database URL that cannot be opened, a
-quality file or policy that cannot be read, a table or column the domain does
-not have, a use no licence can grant, a cron string that is none and numbers out
-of range are errors whose one-line message names the file and the key or path,
-raised when the spec is read, before any stage runs; so nothing is half-built
-from a spec nobody meant.
+quality file or policy that cannot be read, a use no licence can grant, a cron
+string that is none and numbers out of range are errors whose one-line message
+names the file and the key or path, raised when the spec is read, before any
+stage runs; so nothing is half-built from a spec nobody meant. Tables and
+columns the domain does not have are refused by pipeline.preflight, also before
+any stage runs (a check that looks the domain up, kept out of every stage's code).
 """
 from __future__ import annotations
 
@@ -22,9 +23,8 @@ from evalsuite.core.identity import AgentConfig
 from evalsuite.core.io import atomic_write, model_from, read_yaml
 from evalsuite.core.records import MAX_TRIALS, Simulator, TrialProtocol
 from evalsuite.sourcing.cron import cron_problem
-from evalsuite.sourcing.headers import file_columns
 from evalsuite.sourcing.rights import USES
-from evalsuite.worlds.registry import KNOWN, get_domain, get_user_domain
+from evalsuite.worlds.registry import KNOWN
 
 # A table name: it becomes a file name, a SQL table and a key in every record that cites it.
 TableName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
@@ -199,41 +199,8 @@ def load_spec(path: str | Path) -> SuiteSpec:
     for key, file in (spec.files() | spec.sqlite_files()).items():
         if not file.is_file():
             raise SpecError(f"{path}: {key}: file not found: {file}")
-    _check_tables(spec, path)
     _check_named_files(spec, path)
     return spec
-
-
-def domain_tables(spec: SuiteSpec) -> dict[str, list[str] | None]:
-    """The tables a source may be for, each with its columns: the world's tables (the user's device's too, in a
-    dual-control domain), and the case tables the derivation reads (columns None: it reads the ones it names)."""
-    domain, user = get_domain(spec.domain), get_user_domain(spec.domain)
-    tables = domain.tables | (user.tables if user is not None else {})
-    return {n: [c.name for c in t.columns] for n, t in tables.items()} | dict.fromkeys(domain.case_tables)
-
-
-def column_problem(spec: SuiteSpec, table: str, columns: list[str]) -> str | None:
-    """Columns a source table has that its world table lacks, named; None when every one has a place. Refused,
-    not dropped: a column nobody declared is data the rights review and the personal-data scan never cleared."""
-    known = domain_tables(spec).get(table)
-    extra = [c for c in columns if known is not None and c not in known]
-    if not extra:
-        return None
-    return (f"column(s) {extra} are not columns of table {table} in domain {spec.domain} "
-            f"(its columns: {', '.join(known)})")
-
-
-def _check_tables(spec: SuiteSpec, path: Path) -> None:
-    """Every source table is one of the domain's, and a file source's header has only the table's columns
-    (a SQL source's columns are known once its query ran: the seed stage checks them before it writes)."""
-    known = domain_tables(spec)
-    for name, src in spec.sources.tables.items():
-        if name not in known:
-            raise SpecError(f"{path}: sources.tables.{name}: not a table of domain {spec.domain} "
-                            f"(its tables: {', '.join(sorted(known))})")
-        where = f"{spec.resolve(src.path)}: sources.tables.{name}" if src.path else ""
-        if src.path and (problem := column_problem(spec, name, file_columns(spec.resolve(src.path), where, SpecError))):
-            raise SpecError(f"{where}: {problem}")
 
 
 def _check_named_files(spec: SuiteSpec, path: Path) -> None:

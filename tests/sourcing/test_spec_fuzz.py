@@ -204,13 +204,11 @@ def test_an_unknown_key_is_named_even_when_a_required_key_is_missing(fresh, unkn
 def test_a_table_name_is_a_plain_identifier(fresh, name):
     suite = fresh()
     raw = raw_spec(suite)
-    assume(name not in raw["sources"]["tables"])
     raw["sources"]["tables"][name] = dict(raw["sources"]["tables"]["payments"])  # a table no other file names
     write_spec(suite, raw)
-    line = _refusal(load_spec, suite)
+    got = answer(load_spec, suite)
     identifier = name.isidentifier() and name.isascii()
-    # a plain name gets as far as the domain's check (none of these is an AP table); any other is no name at all
-    assert (f"sources.tables.{name}: not a table of domain ap_exceptions" in line) == identifier
+    assert (got is not None) == identifier
 
 
 @pytest.mark.parametrize("table", ["vendor_master", "invoices", "exception_queue"])
