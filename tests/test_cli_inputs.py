@@ -371,3 +371,20 @@ def test_a_real_process_prints_one_line_and_no_traceback(tmp_path, args):
     assert run.returncode == 2 and "Traceback" not in run.stderr + run.stdout
     assert len(out.strip().splitlines()) == 1
     one_line_naming(out.strip(), spec if args[0] == "build" else tasks)
+
+
+def test_a_sql_source_with_a_column_the_domain_lacks_is_refused_before_any_stage(suite, tmp_path, monkeypatch):
+    import sqlite3
+
+    import pandas as pd
+
+    monkeypatch.setenv("EVALSUITE_DEID_KEY", DEMO_KEY)
+    db = tmp_path / "erp.db"
+    payments = pd.read_csv(suite.parent / "ap_exceptions" / "source" / "payments.csv", dtype=str).assign(extra="x")
+    with sqlite3.connect(db) as conn:
+        payments.to_sql("payments", conn, index=False)
+    source(f"sqlite:///{db}")(suite)
+    home = tmp_path / "home"
+    line = refused(["build", suite, "--home", home], suite)
+    assert "sources.tables.payments: column(s) ['extra'] are not columns of table payments" in line
+    assert [p.name for p in home.rglob("*") if p.is_file()] in ([], ["build.lock"])
