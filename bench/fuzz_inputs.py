@@ -123,8 +123,23 @@ def task_cases(ap: list[dict], tau2: list[dict]) -> dict[str, Callable[[random.R
         "big_int": lambda rng: (_lines([_big(rng.choice(ap), rng)]), ".jsonl", False),
         "empty_id": lambda rng: (_lines([{**rng.choice(ap), "task_id": rng.choice(["", " ", "\t"])}]), ".jsonl", False),
         "not_object": lambda rng: (rng.choice([b"1\n", b"\"x\"\n", b"[1, 2]\n", b"null\n"]), ".jsonl", False),
+        "lone_surrogate": lambda rng: (_lines([_surrogate(rng.choice(ap + tau2[:5]), rng)]), ".jsonl", False),
+        "solution_path": lambda rng: (_lines([{**rng.choice(ap), "reference_solution": rng.choice(
+            ["solutions/t1.json", "", "[]"])}]), ".jsonl", False),
         "mutated": mutate,
     }
+
+
+def _surrogate(task: dict, rng: random.Random) -> dict:
+    """A lone UTF-16 surrogate (valid JSON escape, no Unicode character) in an id or a text field."""
+    task = json.loads(json.dumps(task))
+    text = rng.choice(["\ud800", "x\udfff", "\udc80y"])
+    where = rng.choice(["task_id", "category", "reference_answer", "action_id"])
+    if where == "action_id" and task["reference_solution"]:
+        task["reference_solution"][0]["action_id"] = text
+    else:
+        task["task_id" if where == "action_id" else where] = text
+    return task
 
 
 def _big(task: dict, rng: random.Random) -> dict:
@@ -204,6 +219,39 @@ def _policy_bad(spec, rng):
     return pol
 
 
+def _extra_column(spec, rng):
+    """A column the domain's table does not have, added to one of the AP world's CSV exports."""
+    csv = _suite(spec) / "source" / f"{rng.choice(['vendor_master', 'invoices', 'payments', 'po_lines'])}.csv"
+    lines = csv.read_text().splitlines()
+    name = rng.choice(["extra", "Notes", "vendor_id_2"])
+    csv.write_text("\n".join([f"{lines[0]},{name}"] + [f"{line},x" for line in lines[1:]]) + "\n")
+    return csv
+
+
+def _duplicate_key(spec, rng):
+    """A key given twice in one mapping: YAML says keys are unique; a loader keeping the last hides the first."""
+    path, twice = rng.choice([(spec, "name: other\n"), (spec, "domain: ap_exceptions\n"),
+                              (_suite(spec) / "rights.yaml", "licensor: someone else\n"),
+                              (_suite(spec) / "deid.yaml", "key_env: OTHER_KEY\n")])
+    path.write_text(path.read_text() + twice)
+    return path
+
+
+SHORT_KEY = "EVALSUITE_DEID_KEY"  # the environment variable the AP suite's rules name
+
+
+def _short_key(spec, rng):
+    """A de-identification key too short to protect anything (restored after the case by fuzz_specs)."""
+    os.environ[SHORT_KEY] = rng.choice(["short", "x" * 15, ""])
+    return Path(SHORT_KEY)
+
+
+def _no_expiry(spec, rng):
+    rights = _suite(spec) / "rights.yaml"
+    rights.write_text(rights.read_text().replace("expires: 2027-12-31\n", ""))
+    return rights
+
+
 def _deep_yaml(spec, rng):
     depth = rng.choice([150, 5000])
     spec.write_text("name: " + "[" * depth + "]" * depth + "\n")
@@ -256,7 +304,27 @@ def spec_cases() -> dict[str, Callable[[Path, random.Random], Path | None]]:
         "tasks_file_missing": _spec_edit(lambda raw, rng: raw.setdefault("derivation", {}).__setitem__(
             "tasks", "nope.jsonl")),
         "mutated": _mutate,
+        "extra_csv_column": _extra_column,
+        "needed_uses_spelling": _spec_edit(lambda raw, rng: raw.__setitem__("needed_uses", [rng.choice(
+            ["Build_Environments", " derive_tasks", "DERIVE_TASKS", "redistribute ", "derive tasks"])])),
+        "unknown_table": _spec_edit(lambda raw, rng: raw["sources"]["tables"].__setitem__(
+            rng.choice(["bogus", "vendors", "invoice"]), raw["sources"]["tables"]["payments"])),
+        "duplicate_key": _duplicate_key,
+        "max_steps_huge": _spec_edit(lambda raw, rng: raw["trial_protocol"].__setitem__(
+            rng.choice(["max_steps", "trials"]), rng.choice([10**18, 10**6, 100_000]))),
+        "bad_schedule": _spec_edit(lambda raw, rng: raw.__setitem__("schedule", rng.choice(
+            ["every tuesday", "61 * * * *", "* * *", "0 6 * * 8", "0 0 30 2 *", "", "0 6 * * 1 2027"]))),
+        "bad_splits": _spec_edit(lambda raw, rng: raw["derivation"].__setitem__("splits", rng.choice(
+            [{"train": -1.0, "test": 2.0}, {"train": 0.5, "test": 0.6}, {"train": 0.5, "tset": 0.5},
+             {"train": 1.5, "test": -0.5}, {}]))),
+        "short_deid_key": _short_key,
+        "licence_no_expiry": _no_expiry,
+        "licence_perpetual": lambda spec, rng: _yaml_edit(_suite(spec) / "rights.yaml",
+                                                          lambda raw: raw.__setitem__("expires", None)) and None,
     }
+
+
+VALID_SPECS = {"valid", "licence_perpetual"}  # classes that leave the suite valid (mutated has no oracle)
 
 
 # ---------------------------------------------------------------- release/run folders: class -> (command, broken file)
@@ -397,16 +465,30 @@ def fuzz_specs(n: int, work: Path, rng: random.Random) -> Counter:
         dest = work / f"s{i}"
         shutil.copytree(template.parent, dest)
         spec = dest / template.name
-        broken = cases[name](spec, rng)
-        valid = True if name == "valid" else None if name == "mutated" else False
-        home = dest / "home"
-        result = RUNNER.invoke(app, ["build", str(spec), "--home", str(home)])
+        key = os.environ[SHORT_KEY]
+        try:
+            broken = cases[name](spec, rng)
+            valid = True if name in VALID_SPECS else None if name == "mutated" else False
+            home = dest / "home"
+            result = RUNNER.invoke(app, ["build", str(spec), "--home", str(home)])
+        finally:
+            os.environ[SHORT_KEY] = key
         verdict = judge(result, broken or dest, valid)
-        if result.exit_code != 0 and any(home.glob("releases/*/*")):
+        if result.exit_code != 0 and _written(home, result):
             verdict = "half-written"
         _tally(outcomes, "spec", name, verdict)
         shutil.rmtree(dest)
     return outcomes
+
+
+def _written(home: Path, result) -> bool:
+    """A refused build left something behind: a release, or (when an input was refused rather than a gate
+    blocking) any stage's record; the build lock is no stage's output."""
+    if any(home.glob("releases/*/*")):
+        return True
+    if (result.stderr or result.stdout).startswith("error: gate "):
+        return False
+    return any(p.is_file() and p.name != "build.lock" for p in home.glob("suites/**/*"))
 
 
 def fuzz_folders(n: int, work: Path, rng: random.Random) -> Counter:

@@ -96,6 +96,38 @@ def _drop_table(spec: Path) -> Path:
     return spec.parent / "ap_exceptions" / "quality.yaml"
 
 
+def _extra_column(spec: Path) -> Path:
+    csv = spec.parent / "ap_exceptions" / "source" / "vendor_master.csv"
+    lines = csv.read_text().splitlines()
+    csv.write_text("\n".join([lines[0] + ",extra"] + [line + ",x" for line in lines[1:]]) + "\n")
+    return csv
+
+
+def _twice(name: str, line: str):
+    def spoil(spec: Path) -> Path:
+        path = spec if name == "spec" else spec.parent / "ap_exceptions" / name
+        path.write_text(path.read_text() + line)
+        return path
+    return spoil
+
+
+def _set(*keys, value):
+    def spoil(spec: Path) -> Path:
+        def change(raw):
+            node = raw
+            for k in keys[:-1]:
+                node = node[k]
+            node[keys[-1]] = value
+        return edit(spec, change)
+    return spoil
+
+
+def _no_expiry(spec: Path) -> Path:
+    rights = spec.parent / "ap_exceptions" / "rights.yaml"
+    rights.write_text(rights.read_text().replace("expires: 2027-12-31\n", ""))
+    return rights
+
+
 # The issue's list: each class of bad suite input, the file its line must name, and what the line says.
 SPECS = {
     "binary spec": (_binary, "not UTF-8 text"),
@@ -117,6 +149,32 @@ SPECS = {
                          "tables.vendor_master.columns.email"),
     "deid bomb": (aux("deid.yaml", BOMB), "through aliases"),
     "a policy that is none": (_not_a_policy, "front matter (doc, version, effective_from) missing"),
+    # issue 25: each of these got as far as a stage (or all the way to a release) before
+    "extra CSV column": (_extra_column, "sources.tables.vendor_master: column(s) ['extra'] are not columns of table "
+                                        "vendor_master in domain ap_exceptions (its columns: vendor_id, name"),
+    "miscased needed use": (_set("needed_uses", value=["Build_Environments"]), "needed_uses: 'Build_Environments' "
+                            "is not a use; the uses are build_environments, derive_tasks, redistribute, train"),
+    "padded needed use": (_set("needed_uses", value=[" derive_tasks"]), "needed_uses: ' derive_tasks' is not a use"),
+    "unknown table": (_set("sources", "tables", "bogus", value={"path": "ap_exceptions/source/payments.csv"}),
+                      "sources.tables.bogus: not a table of domain ap_exceptions (its tables: approval_requests"),
+    "duplicate key in the spec": (_twice("spec", "name: other\n"), "malformed YAML: duplicate key 'name' (first on "
+                                                                   "line 1)"),
+    "duplicate key in the rights": (_twice("rights.yaml", "licensor: someone else\n"), "duplicate key 'licensor'"),
+    "duplicate key in the deid rules": (_twice("deid.yaml", "key_env: OTHER\n"), "duplicate key 'key_env'"),
+    "max_steps 10**18": (_set("trial_protocol", "max_steps", value=10**18),
+                         "trial_protocol.max_steps: Input should be less than or equal to 1000"),
+    "a million trials": (_set("trial_protocol", "trials", value=10**6), "trial_protocol.trials: Input should be less"),
+    "schedule every tuesday": (_set("schedule", value="every tuesday"),
+                               "schedule: 'every tuesday' is not a cron string: expected 5 fields"),
+    "schedule on day 8 of the week": (_set("schedule", value="0 6 * * 8"), "day of week '8': 8 is outside 0-7"),
+    "splits -1.0 and 2.0": (_set("derivation", "splits", value={"train": -1.0, "test": 2.0}),
+                            "derivation.splits.train: Input should be greater than or equal to 0; "
+                            "derivation.splits.test: Input should be less than or equal to 1"),
+    "splits summing to 1.1": (_set("derivation", "splits", value={"train": 0.5, "test": 0.6}),
+                              "derivation.splits: the split fractions must sum to 1, not 1.1"),
+    "a split no task can be in": (_set("derivation", "splits", value={"train": 0.5, "tset": 0.5}),
+                                  "derivation.splits.tset.[key]: Input should be 'train', 'dev', 'test' or 'held_out'"),
+    "licence with no expiry stated": (_no_expiry, "rights.yaml: expires: Field required"),
 }
 
 
@@ -151,6 +209,27 @@ def test_build_answers_each_bad_suite_input_in_one_line_and_writes_nothing(suite
     assert not list(home.glob("suites/*/*.json")) and not (home / "releases").exists()  # no stage ran
 
 
+@pytest.mark.parametrize("key", ["k3y", "q" * 15])
+def test_a_short_deid_key_is_refused_before_the_raw_records_are_copied(suite, tmp_path, monkeypatch, key):
+    monkeypatch.setenv("EVALSUITE_DEID_KEY", key)
+    home = tmp_path / "home"
+    line = refused(["build", suite, "--home", home], "EVALSUITE_DEID_KEY")
+    assert line == "error: EVALSUITE_DEID_KEY: de-identification key too short: need at least 16 bytes"
+    assert key not in line
+    assert [p.name for p in home.rglob("*") if p.is_file()] in ([], ["build.lock"])  # no rights.json, no seed
+
+
+def test_a_licence_stated_perpetual_builds_and_its_review_says_so(suite, tmp_path, monkeypatch):
+    monkeypatch.setenv("EVALSUITE_DEID_KEY", DEMO_KEY)
+    rights = suite.parent / "ap_exceptions" / "rights.yaml"
+    rights.write_text(rights.read_text().replace("expires: 2027-12-31", "expires: null"))
+    home = tmp_path / "home"
+    built = RUNNER.invoke(app, ["build", str(suite), "--home", str(home)])
+    assert built.exit_code == 0, built.output
+    decision = json.loads(next(home.glob("suites/*/rights.json")).read_text())
+    assert decision["status"] == "cleared" and decision["expires"] == {"erp_ap_export": None}
+
+
 def test_audit_answers_like_build(suite, tmp_path):
     _utf16(suite)
     refused(["audit", suite, "--out", tmp_path / "audit"], suite)
@@ -179,18 +258,36 @@ def test_task_validate_on_any_bytes_exits_2_with_lines_naming_the_file(tmp_path,
         one_line_naming(line, path)
 
 
+def _task(**changes) -> bytes:
+    """The first bundled tau2 task, changed; JSON escapes any lone surrogate as \\udXXX, as a hostile file would."""
+    task = json.loads((ROOT / "suites" / "tau2_retail" / "tasks.jsonl").read_text().splitlines()[0])
+    return (json.dumps({**task, **changes}) + "\n").encode()
+
+
 @pytest.mark.parametrize("body, says", [
     ("café\n".encode("latin-1"), ":1: not UTF-8 text (byte 3: invalid continuation byte); save it as UTF-8"),
     (b"{}\n\n\xff", ":3: not UTF-8 text (byte 4: invalid start byte); save it as UTF-8"),
     (codecs.BOM_UTF16_LE + b"{}", ":1: not UTF-8 text (UTF-16 byte-order mark); save it as UTF-8"),
     (b"[" * 5000 + b"]" * 5000, ":1: invalid JSON: nested deeper than 100 levels"),
     (b"", ": no task records"),
+    (_task(task_id="INV\ud800"), ":1: task_id: not Unicode text (a lone UTF-16 surrogate escape such as \\ud800); "
+                                  "write the character itself or its surrogate pair"),
+    (_task(category="\udfff"), ":1: category: not Unicode text"),
 ])
 def test_task_validate_names_the_encoding_the_depth_or_the_emptiness(tmp_path, body, says):
     path = tmp_path / "tasks.jsonl"
     path.write_bytes(body)
     result = RUNNER.invoke(app, ["task", "validate", str(path)])
-    assert result.exit_code == 2 and result.stdout == f"{path}{says}\n"
+    assert result.exit_code == 2 and result.stdout.startswith(f"{path}{says}") and result.stdout.count("\n") == 1
+
+
+@pytest.mark.parametrize("solution", ["solutions/t1.json", ""])
+def test_task_validate_refuses_a_reference_solution_given_as_a_path(tmp_path, solution):
+    path = tmp_path / "tasks.jsonl"
+    path.write_bytes(_task(reference_solution=solution))
+    result = RUNNER.invoke(app, ["task", "validate", str(path)])
+    assert result.exit_code == 2
+    assert result.stdout.startswith(f"{path}:") and "reference_solution: Input should be a valid list" in result.stdout
 
 
 # ---------------------------------------------------------------- run, score, export on broken folders
@@ -274,3 +371,20 @@ def test_a_real_process_prints_one_line_and_no_traceback(tmp_path, args):
     assert run.returncode == 2 and "Traceback" not in run.stderr + run.stdout
     assert len(out.strip().splitlines()) == 1
     one_line_naming(out.strip(), spec if args[0] == "build" else tasks)
+
+
+def test_a_sql_source_with_a_column_the_domain_lacks_is_refused_before_any_stage(suite, tmp_path, monkeypatch):
+    import sqlite3
+
+    import pandas as pd
+
+    monkeypatch.setenv("EVALSUITE_DEID_KEY", DEMO_KEY)
+    db = tmp_path / "erp.db"
+    payments = pd.read_csv(suite.parent / "ap_exceptions" / "source" / "payments.csv", dtype=str).assign(extra="x")
+    with sqlite3.connect(db) as conn:
+        payments.to_sql("payments", conn, index=False)
+    source(f"sqlite:///{db}")(suite)
+    home = tmp_path / "home"
+    line = refused(["build", suite, "--home", home], suite)
+    assert "sources.tables.payments: column(s) ['extra'] are not columns of table payments" in line
+    assert [p.name for p in home.rglob("*") if p.is_file()] in ([], ["build.lock"])

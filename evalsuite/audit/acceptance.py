@@ -106,7 +106,7 @@ def in_process_runner(world: World, agents: Mapping[str, object] | None = None) 
 def _gold_errors(results: Sequence[TrialResult], task: TaskRecord) -> list[GoldError]:
     """Reference calls that failed; a fault its trial's plan injected on purpose is the scenario, not an error
     (its trace event names the fault kind), but any other fault or error is."""
-    ids = [c.action_id for c in task.solution_calls()] if isinstance(task.reference_solution, list) else []
+    ids = [c.action_id for c in task.solution_calls()]
     seen, out = set(), []
     for r in results:
         for ev in r.trace:

@@ -439,10 +439,7 @@ def describe(task: TaskRecord, state: ReviewState) -> str:
               f"  forbidden calls: {', '.join(sorted(task.forbidden)) or 'none'}",
               f"  masked fields: {', '.join(m.field for m in g.volatile_fields_masked) or 'none'}",
               *(f"  note: {n}" for n in g.annotations), "", "reference solution:"]
-    if isinstance(task.reference_solution, str):
-        lines.append(f"  {task.reference_solution}")
-    else:
-        lines += [f"  {i}. {c.tool}({_pairs(c.arguments)})" for i, c in enumerate(task.reference_solution, 1)]
+    lines += [f"  {i}. {c.tool}({_pairs(c.arguments)})" for i, c in enumerate(task.reference_solution, 1)]
     if task.reference_answer:
         lines.append(f"  answer: {task.reference_answer}")
     v = task.provenance

@@ -65,8 +65,7 @@ def domain_problems(task: TaskRecord, domain: Domain) -> list[tuple[str, str]]:
     for i, t in enumerate(task.goal_state.unchanged_tables):
         if t not in tables:
             out.append((f"goal_state.unchanged_tables.{i}", f"unknown table {t!r}"))
-    if isinstance(task.reference_solution, list):
-        out.extend(_solution_problems(task, domain, user))
+    out.extend(_solution_problems(task, domain, user))
     out.extend(_fault_problems(task, domain))
     return out
 

@@ -6,6 +6,7 @@ import codecs
 import json
 import math
 import os
+import re
 import shutil
 import uuid
 from collections.abc import Callable, Iterator
@@ -141,8 +142,8 @@ def read_text(path: str | Path, error: type[Exception] = YamlModelError) -> str:
         raise error(f"{path}:{line}: not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8") from exc
 
 
-class _Unbounded(ValueError):
-    """Input beyond the readers' bounds; `line` is where (0-based), when known."""
+class _Refused(ValueError):
+    """Input the readers refuse (beyond their bounds, a key given twice); `line` is where (0-based), when known."""
 
     def __init__(self, message: str, line: int | None = None):
         super().__init__(message)
@@ -160,7 +161,7 @@ def _number_problem(value: Any) -> str | None:
 def _check_number(value: Any) -> None:
     problem = _number_problem(value)
     if problem:
-        raise _Unbounded(problem)
+        raise _Refused(problem)
 
 
 def unbounded_number(data: Any) -> tuple[str, str] | None:
@@ -178,8 +179,29 @@ def unbounded_number(data: Any) -> tuple[str, str] | None:
 
 def _long_int(text: str) -> int:
     if len(text) > 100:  # Python refuses very long digit strings with an error of its own; none is a usable number
-        raise _Unbounded(f"{text[:24]}... does not fit a 64-bit integer")
+        raise _Refused(f"{text[:24]}... does not fit a 64-bit integer")
     return int(text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")  # JSON's \\uD800-style escapes can encode half a character
+
+
+def lone_surrogate(data: Any) -> str | None:
+    """The dotted path of the first string (or key) in parsed JSON holding a lone UTF-16 surrogate: no Unicode
+    character, so it cannot be printed, written as UTF-8 or compared with any id typed in."""
+    stack: list[tuple[Any, str]] = [(data, "")]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, str) and not node.isascii() and _SURROGATE.search(node):
+            return where or "<top level>"
+        if isinstance(node, (dict, list)):
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            for k, v in reversed(list(items)):
+                path = f"{where}.{k}" if where else str(k)
+                if isinstance(k, str) and _SURROGATE.search(k):
+                    return f"{where}.{ascii(k)}" if where else ascii(k)
+                stack.append((v, path))
+    return None
 
 
 def _depth(obj: Any) -> int:
@@ -201,12 +223,15 @@ def parse_json(text: str, where: str, error: type[Exception] = YamlModelError, *
         data = json.loads(text, parse_int=_long_int)
     except json.JSONDecodeError as exc:
         raise error(one_line(f"{where}:{exc.lineno + first_line - 1}: invalid JSON: {exc.msg}")) from exc
-    except _Unbounded as exc:
+    except _Refused as exc:
         raise error(one_line(f"{where}:{first_line}: invalid JSON: {exc}")) from exc
     except RecursionError as exc:
         raise error(f"{where}:{first_line}: invalid JSON: nested deeper than {MAX_DEPTH} levels") from exc
     if _depth(data) > MAX_DEPTH:
         raise error(f"{where}:{first_line}: invalid JSON: nested deeper than {MAX_DEPTH} levels")
+    if (field := lone_surrogate(data)) is not None:
+        raise error(f"{where}:{first_line}: {field}: not Unicode text (a lone UTF-16 surrogate escape such as "
+                    f"\\ud800); write the character itself or its surrogate pair")
     return data
 
 
@@ -216,7 +241,24 @@ _CHECKED_TAGS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("int", "float", "ti
 class _BoundedLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml where installed: fast, bounded
     """A safe loader that measures a document before building it: its depth, how many values it expands to
     once aliases are followed (an alias is a reference, so a bomb is small to parse and huge to walk), aliases
-    that contain themselves, and numbers nothing downstream can hold."""
+    that contain themselves, and numbers nothing downstream can hold; and that refuses a key given twice in one
+    mapping (YAML requires unique keys, and PyYAML would silently keep the last). Every YAML the project reads
+    comes through this loader (`parse_yaml`)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        first: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *base` keys may be overridden, by design
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                seen = key in first
+            except TypeError:  # an unhashable key: SafeConstructor refuses it with its own message
+                continue
+            if seen:
+                raise _Refused(f"duplicate key {key!r} (first on line {first[key] + 1})", key_node.start_mark.line)
+            first[key] = key_node.start_mark.line
+        return super().construct_mapping(node, deep=deep)
 
     def construct_document(self, node: yaml.Node) -> Any:
         self._sizes: dict[int, tuple[int, int]] = {}
@@ -228,15 +270,15 @@ class _BoundedLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml 
         if key in self._sizes:
             return self._sizes[key]
         if key in open_:
-            raise _Unbounded("an alias refers to a value that contains it", node.start_mark.line)
+            raise _Refused("an alias refers to a value that contains it", node.start_mark.line)
         if isinstance(node, yaml.ScalarNode):
             if node.tag in _CHECKED_TAGS:  # built here, where the line is known (construct_document reuses them)
                 try:
                     _check_number(self.construct_object(node))
-                except _Unbounded as exc:
-                    raise _Unbounded(str(exc), node.start_mark.line) from exc
+                except _Refused as exc:
+                    raise _Refused(str(exc), node.start_mark.line) from exc
                 except ValueError as exc:  # e.g. the date 2027-02-30
-                    raise _Unbounded(f"{node.value}: {exc}", node.start_mark.line) from exc
+                    raise _Refused(f"{node.value}: {exc}", node.start_mark.line) from exc
             size = (1, 0)
         else:
             open_.add(key)
@@ -245,9 +287,9 @@ class _BoundedLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml 
             open_.discard(key)
             size = (1 + sum(s for s, _ in sizes), 1 + max((d for _, d in sizes), default=0))
         if size[0] > MAX_NODES:
-            raise _Unbounded(f"expands to more than {MAX_NODES} values through aliases", node.start_mark.line)
+            raise _Refused(f"expands to more than {MAX_NODES} values through aliases", node.start_mark.line)
         if size[1] > MAX_DEPTH:
-            raise _Unbounded(f"nested deeper than {MAX_DEPTH} levels", node.start_mark.line)
+            raise _Refused(f"nested deeper than {MAX_DEPTH} levels", node.start_mark.line)
         self._sizes[key] = size
         return size
 
@@ -265,7 +307,7 @@ def parse_yaml(text: str, path: str | Path, error: type[Exception] = YamlModelEr
         if problem == "exceeded maximum nesting depth":  # libyaml's own bound, far beyond ours
             problem = f"nested deeper than {MAX_DEPTH} levels"
         raise error(one_line(f"{path}{where}: {invalid}: {problem}")) from exc
-    except _Unbounded as exc:
+    except _Refused as exc:
         where = f":{exc.line + first_line}" if exc.line is not None else ""
         raise error(one_line(f"{path}{where}: {invalid}: {exc}")) from exc
     except RecursionError as exc:  # the composer recurses per level, so a deep enough file overflows it first

@@ -233,13 +233,19 @@ class FaultPlanSpec(Record):
     deadline_seconds: float | None = Field(default=None, gt=0)  # a slow call past this is reported as timed out
 
 
+# Bounds a trial protocol is refused beyond: each step may be a model call, so 10**18 steps is a trial that never
+# ends (and a slot never freed), and a trial count in the millions is a run no one meant.
+MAX_STEPS = 1000
+MAX_TRIALS = 1000
+
+
 class TrialProtocol(Record):
     # Fault plans the trials run under: trial i runs under schedule[i % len(schedule)], the schedule being the
     # unfaulted world (unless faulted_only) and then every plan in order. Acceptance runs each plan too.
     fault_plans: list[FaultPlanSpec] = Field(default_factory=list)
     faulted_only: bool | None = None  # True: the fault is the scenario, no trial runs unfaulted
-    trials: int = Field(default=8, ge=1)
-    max_steps: int = Field(default=40, ge=1)
+    trials: int = Field(default=8, ge=1, le=MAX_TRIALS)
+    max_steps: int = Field(default=40, ge=1, le=MAX_STEPS)
     # default: dual control (the user holds their device's tools); no_user: the agent gets a ticket and every
     # tool; oracle_plan: dual control, and the agent is given the required tool-call sequence
     # (None is default, so records written before modes existed keep their hash)
@@ -313,7 +319,8 @@ class TaskRecord(Record):
     trigger: Trigger
     user_scenario: UserScenario | None = None
     goal_state: GoalState
-    reference_solution: list[ToolCall] | str
+    # the calls themselves: a solution given as a path to a file is refused, since nothing reads such a file
+    reference_solution: list[ToolCall]
     reference_answer: str | None = None  # the final message a correct resolution ends with
     # other lawful resolutions (another order of reads, an extra read): each must pass, so the grader never
     # requires one authored sequence
@@ -352,8 +359,6 @@ class TaskRecord(Record):
         return set(self.role.forbidden_tools) | set(self.goal_state.forbidden_calls)
 
     def solution_calls(self) -> list[ToolCall]:
-        if isinstance(self.reference_solution, str):
-            raise ValueError(f"{self.task_id}: reference_solution is a path; load it with load_solution()")
         return self.reference_solution
 
 

@@ -18,11 +18,13 @@ class DeidKeyError(DeidError):
     """The de-identification key is missing or unusable (the message never contains it)."""
 
 
-def checked_key(key: bytes | str) -> bytes:
-    """The key as bytes; a short key is refused because a guessable key undoes every pseudonym."""
+def checked_key(key: bytes | str, source: str = "") -> bytes:
+    """The key as bytes; a short key is refused because a guessable key undoes every pseudonym. `source` (the
+    environment variable or key file it came from) starts the message, so the one line says where to fix it."""
     key = key.encode() if isinstance(key, str) else bytes(key)
     if len(key) < MIN_KEY_BYTES:
-        raise DeidKeyError(f"de-identification key too short: need at least {MIN_KEY_BYTES} bytes")
+        where = f"{source}: " if source else ""
+        raise DeidKeyError(f"{where}de-identification key too short: need at least {MIN_KEY_BYTES} bytes")
     return key
 
 
@@ -30,10 +32,10 @@ def load_key(rules: DeidRules, environ: Mapping[str, str] | None = None) -> byte
     """The key from the environment variable the rules name, else from their key file."""
     env = os.environ if environ is None else environ
     if env.get(rules.key_env):
-        return checked_key(env[rules.key_env])
+        return checked_key(env[rules.key_env], rules.key_env)
     if rules.key_file is not None:
         try:
-            return checked_key(rules.key_file.read_bytes().strip())
+            return checked_key(rules.key_file.read_bytes().strip(), str(rules.key_file))
         except FileNotFoundError as exc:
             raise DeidKeyError(f"de-identification key file {rules.key_file} not found") from exc
     raise DeidKeyError(

@@ -17,11 +17,12 @@ from evalsuite.audit.probes import ColumnValues, PeerCheck, probe_task
 from evalsuite.core.io import atomic_write, write_json
 from evalsuite.core.markdown import md_table
 from evalsuite.core.records import TaskRecord
+from evalsuite.pipeline import preflight
 from evalsuite.pipeline.locks import LockError, suite_lock
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.registry import build_stages
 from evalsuite.pipeline.stage import GateError, StageOutput, require
-from evalsuite.pipeline.stages import acceptance, derived
+from evalsuite.pipeline.stages import acceptance, derived, seed
 from evalsuite.releases.release import Release, ReleaseError
 from evalsuite.sourcing.spec import SuiteSpec, load_spec
 from evalsuite.worlds.registry import get_domain
@@ -48,7 +49,10 @@ def run_until(spec: SuiteSpec, paths: Paths, last: str, runner: Runner | None = 
               judge_last: bool = True, on_stage: OnStage | None = None) -> StageOutput:
     """Run the build stages in order up to and including `last`, each followed by its own gates
     (those of `last` only if `judge_last`: an audit reports failing tasks rather than stopping at them);
-    `on_stage` hears of each stage as it finishes, before its gates are judged."""
+    `on_stage` hears of each stage as it finishes, before its gates are judged. The de-identification key is
+    checked first, and the sources against the domain, so neither stops the build after a stage wrote."""
+    seed.deid_key_ready(spec)
+    preflight.check_sources(spec)
     for stage in build_stages(spec):
         out = acceptance.run(spec, paths, runner) if stage is acceptance.STAGE else stage.run(spec, paths)
         if on_stage:

@@ -202,11 +202,9 @@ def task_attributes(tasks: list[TaskRecord]) -> pd.DataFrame:
     return frame
 
 
-def required_actions(task: TaskRecord) -> int | None:
+def required_actions(task: TaskRecord) -> int:
     """Writes in the reference solution, a step the user carries out on their own device included (dual
-    control); None when the solution is stored elsewhere (a path)."""
-    if isinstance(task.reference_solution, str):
-        return None
+    control)."""
     tools = get_domain(task.domain).tools
     user = get_user_domain(task.domain)
     kinds = lambda c: (user.tools if c.actor == "user" and user else tools).get(c.tool)  # noqa: E731

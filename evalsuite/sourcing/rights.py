@@ -4,8 +4,11 @@ Every source comes with a rights manifest (YAML) saying who licensed it, for
 which uses, until when, which of its columns hold personal data and which only
 look personal but are synthetic. The review
 blocks a build when a manifest is missing, the license has expired, a needed use
-is not granted, or a personal column has no de-identification rule. The decision
-records the sha256 of each manifest it relied on, so a built world can be traced
+is not granted, or a personal column has no de-identification rule. A manifest
+must state its expiry: a date, or `expires: null` for a license that does not
+expire (an open-source license); one that says nothing is refused, since silence
+is not a perpetual grant. The decision records each license's expiry as stated
+and the sha256 of each manifest it relied on, so a built world can be traced
 back to the exact rights it was cleared under.
 """
 from __future__ import annotations
@@ -47,7 +50,7 @@ class RightsManifest(BaseModel):
     license_ref: str = Field(min_length=1)
     licensor: str = Field(min_length=1)
     permitted_uses: set[Use]
-    expires: date | None = None
+    expires: date | None  # required: a date, or null for a license that does not expire
     personal_data: bool
     personal_columns: list[ColumnRef] = Field(default_factory=list)
     # Columns that look personal but hold made-up values (a public benchmark's generated users): named one by
@@ -88,6 +91,7 @@ class RightsDecision(BaseModel):
     needed_uses: list[str]
     reviewed_on: date
     manifest_sha256: dict[str, str] = Field(default_factory=dict)
+    expires: dict[str, date | None] = Field(default_factory=dict)  # per source as its manifest states; null: never
 
     @property
     def cleared(self) -> bool:
@@ -130,12 +134,14 @@ def review(
         raise ValueError(f"unknown uses {sorted(unknown)}; known: {sorted(USES)}")
     reasons: list[str] = []
     hashes: dict[str, str] = {}
+    expires: dict[str, date | None] = {}
     for name in sorted(manifests):
         manifest = manifests[name]
         if manifest is None:
             reasons.append(f"{name}: missing manifest")
             continue
         hashes[name] = manifest.sha256()
+        expires[name] = manifest.expires
         reasons += _manifest_reasons(name, manifest, set(needed_uses), set(deid_rules_columns), today)
     return RightsDecision(
         status="blocked" if reasons else "cleared",
@@ -143,4 +149,5 @@ def review(
         needed_uses=sorted(needed_uses),
         reviewed_on=today,
         manifest_sha256=hashes,
+        expires=expires,
     )

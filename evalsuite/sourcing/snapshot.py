@@ -9,7 +9,6 @@ object per cell.
 """
 from __future__ import annotations
 
-import csv
 import math
 import re
 from collections.abc import Iterator, Mapping
@@ -24,6 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from evalsuite.core.hashing import TableHash, column_texts, combine_sha256
 from evalsuite.core.io import staged_dir, write_json
+from evalsuite.sourcing.headers import bad_line, csv_header, first_line
 from evalsuite.sourcing.spec import SpecError, SuiteSpec, TableSource
 
 # Bytes of CSV parsed per block, and rows hashed per block; tests make them small.
@@ -40,7 +40,7 @@ def read_source_table(name: str, src: TableSource, spec: SuiteSpec) -> pd.DataFr
         try:
             return pd.read_parquet(path)
         except (OSError, pa.ArrowException) as exc:  # pyarrow's errors for a file that is not Parquet
-            raise SpecError(f"{path}: sources.tables.{name}: not a readable Parquet file: {_first_line(exc)}") from exc
+            raise SpecError(f"{path}: sources.tables.{name}: not a readable Parquet file: {first_line(exc)}") from exc
     if path.suffix == ".csv":
         return read_csv(path, f"{path}: sources.tables.{name}")
     raise SpecError(f"{path}: sources.tables.{name}: unsupported file type {path.suffix!r} (csv, parquet or url+query)")
@@ -56,21 +56,17 @@ def read_query(name: str, src: TableSource, spec: SuiteSpec) -> pd.DataFrame:
         cause = exc
         while (inner := getattr(cause, "orig", None) or cause.__cause__) is not None:
             cause = inner  # down to the database's own message
-        cause = _first_line(cause)
+        cause = first_line(cause)
         raise SpecError(f"{spec.spec_file or spec.name}: sources.tables.{name}: "
                         f"query on {engine.url.render_as_string()} failed: {cause}") from exc
     finally:
         engine.dispose()
 
 
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-
-
 def read_csv(path: Path, where: str) -> pd.DataFrame:
     """A UTF-8 CSV export read in blocks: every column text, empty fields missing; a bad row or byte is one
     SpecError naming its line (never its content: it may be personal data)."""
-    columns = _header(path, where)
+    columns = csv_header(path, where, SpecError)
     options = pa_csv.ConvertOptions(column_types={c: pa.string() for c in columns}, strings_can_be_null=True,
                                     null_values=[""], quoted_strings_can_be_null=True)
     block = CSV_BLOCK_BYTES
@@ -85,46 +81,7 @@ def read_csv(path: Path, where: str) -> pd.DataFrame:
             if "straddl" in str(exc) and block < path.stat().st_size:
                 block *= 4
                 continue
-            raise SpecError(f"{where}: unreadable CSV: {_bad_line(path) or _without_values(exc)}") from exc
-
-
-def _header(path: Path, where: str) -> list[str]:
-    """The column names, which must be distinct (a duplicate would make one column shadow another)."""
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as fh:  # a byte-order mark is not part of the first name
-            columns = next(csv.reader(fh), None)
-    except UnicodeDecodeError as exc:
-        raise SpecError(f"{where}: unreadable CSV: {_bad_line(path) or exc}") from exc
-    except csv.Error as exc:
-        raise SpecError(f"{where}: unreadable CSV: line 1: {exc}") from exc
-    if not columns:
-        raise SpecError(f"{where}: unreadable CSV: no header line (the file is empty)")
-    repeated = sorted({c for c in columns if columns.count(c) > 1})
-    if repeated:
-        raise SpecError(f"{where}: unreadable CSV: line 1: column(s) {repeated} named more than once")
-    return columns
-
-
-def _bad_line(path: Path) -> str | None:
-    """Where a CSV the block reader refused goes wrong: the first line that is not UTF-8, or whose row has
-    another number of fields than the header. Read again slowly, only when reading failed."""
-    with open(path, "rb") as fh:
-        for number, raw in enumerate(fh, 1):
-            try:
-                raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                return (f"line {number}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
-                        "export it as UTF-8")
-    with open(path, newline="", encoding="utf-8") as fh:
-        reader = csv.reader(fh)
-        try:
-            width = len(next(reader, []))
-            for row in reader:
-                if row and len(row) != width:
-                    return f"line {reader.line_num}: {len(row)} fields where the header has {width}"
-        except csv.Error as exc:
-            return f"line {reader.line_num}: {exc}"
-    return None
+            raise SpecError(f"{where}: unreadable CSV: {bad_line(path) or _without_values(exc)}") from exc
 
 
 def _without_values(exc: Exception) -> str:

@@ -1,24 +1,29 @@
 """The suite spec: one declarative YAML per suite, what a data-ops team writes.
 
-Paths in a spec are relative to the spec file. Unknown keys, missing files,
-malformed YAML, a database URL that cannot be opened, and a quality file or
-policy that cannot be read are errors whose one-line message names the file and
-the key or path, raised when the spec is read, before any stage runs; so nothing
-is half-built from a spec nobody meant.
+Paths in a spec are relative to the spec file. Unknown keys (a key given twice
+too), missing files, malformed YAML, a database URL that cannot be opened, a
+quality file or policy that cannot be read, a use no licence can grant, a cron
+string that is none and numbers out of range are errors whose one-line message
+names the file and the key or path, raised when the spec is read, before any
+stage runs; so nothing is half-built from a spec nobody meant. Tables and
+columns the domain does not have are refused by pipeline.preflight, also before
+any stage runs (a check that looks the domain up, kept out of every stage's code).
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints, field_validator, model_validator
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
 from evalsuite.core.identity import AgentConfig
 from evalsuite.core.io import atomic_write, model_from, read_yaml
-from evalsuite.core.records import Simulator, TrialProtocol
+from evalsuite.core.records import MAX_TRIALS, Simulator, TrialProtocol
+from evalsuite.sourcing.cron import cron_problem
+from evalsuite.sourcing.rights import USES
 from evalsuite.worlds.registry import KNOWN
 
 # A table name: it becomes a file name, a SQL table and a key in every record that cites it.
@@ -80,24 +85,35 @@ class Sources(Strict):
     tables: dict[TableName, TableSource] = Field(min_length=1)
 
 
+SplitName = Literal["train", "dev", "test", "held_out"]  # the splits a task record can be in
+
+
 class Derivation(Strict):
     seed: int = 7
-    splits: dict[str, float] = {"train": 0.4, "test": 0.4, "held_out": 0.2}
+    # each a fraction in [0, 1], together 1 (tasks.splits.assign_split hashes a case into them)
+    splits: dict[SplitName, Annotated[float, Field(ge=0, le=1)]] = {"train": 0.4, "test": 0.4, "held_out": 0.2}
     tasks: str | None = None  # a prebuilt tasks.jsonl (imported suites) instead of deriving from cases
+
+    @field_validator("splits")
+    @classmethod
+    def _sum_to_one(cls, splits: dict[str, float]) -> dict[str, float]:
+        if abs(sum(splits.values()) - 1.0) > 1e-9:
+            raise ValueError(f"the split fractions must sum to 1, not {sum(splits.values()):g}")
+        return splits
 
 
 class Generation(Strict):
     """Tasks composed from the domain's subtasks instead of derived from cases (evalsuite.tasks.composition):
     every composite verified, then a balanced seeded sample of about `sample` tasks."""
 
-    sample: int = Field(default=100, ge=1)
+    sample: int = Field(default=100, ge=1, le=1_000_000)
     seed: int = 7
     intents: list[str] | None = None  # all of the domain's intents when unset
     max_subtasks: int | None = Field(default=None, ge=1)
 
 
 class Acceptance(Strict):
-    reference_trials: int = Field(default=8, ge=1)
+    reference_trials: int = Field(default=8, ge=1, le=MAX_TRIALS)
     max_quarantined_fraction: float = Field(default=0.1, ge=0, le=1)
     require_adjudication: bool = False
 
@@ -125,10 +141,26 @@ class SuiteSpec(Strict):
     trial_protocol: TrialProtocol = TrialProtocol()
     simulator: Simulator | None = None
     agents: list[AgentConfig] = [AgentConfig(name="reference"), AgentConfig(name="noop"), AgentConfig(name="adversary")]
-    schedule: str | None = None  # cron string
+    schedule: str | None = None  # a cron string, as Dagster's schedules take it (sourcing.cron)
     site: SiteSettings = SiteSettings()
     base_dir: Path = Field(default=Path("."), exclude=True)
     spec_file: Path | None = Field(default=None, exclude=True)  # where it was read from, for error lines
+
+    @field_validator("needed_uses")
+    @classmethod
+    def _known_uses(cls, uses: list[str]) -> list[str]:
+        # refused, not normalised: a use is what a licence grants, and a record should carry the one spelling
+        for use in uses:
+            if use not in USES:
+                raise ValueError(f"{use!r} is not a use; the uses are {', '.join(sorted(USES))}")
+        return uses
+
+    @field_validator("schedule")
+    @classmethod
+    def _cron(cls, schedule: str | None) -> str | None:
+        if schedule is not None and (problem := cron_problem(schedule)):
+            raise ValueError(problem)
+        return schedule
 
     def resolve(self, rel: str) -> Path:
         return (self.base_dir / rel).resolve()

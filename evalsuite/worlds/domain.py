@@ -143,6 +143,9 @@ class Domain:
     tools: dict[str, Tool] = field(default_factory=dict)
     roles: dict[str, Role] = field(default_factory=dict)
     checks: dict[str, DomainCheckFn] = field(default_factory=dict)
+    # source tables the domain's derivation reads that never become world tables (the resolved cases tasks are
+    # derived from): a spec may name them under sources.tables besides the world's own tables
+    case_tables: frozenset[str] = frozenset()
 
     def check(self, fn: DomainCheckFn) -> DomainCheckFn:
         """Register a domain check under its function name; a goal state names it in `domain_checks`."""

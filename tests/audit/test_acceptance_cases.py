@@ -211,24 +211,6 @@ def test_the_last_solution_call_is_named_by_its_action_id(ap):
         GoldError(action_id="last", tool="release_invoice", error="invoice INV-NOPE not found")]
 
 
-class ReadsMissing:
-    """A reference agent for a task whose solution is a file: it reads an invoice that does not exist."""
-
-    name = "reference"
-
-    def run(self, task, env):
-        env.call("get_invoice", {"invoice_id": "INV-NOPE"})
-        return task.reference_answer
-
-
-def test_a_reference_solution_given_as_a_path_names_no_action_ids(ap):
-    task = copy(ap.tasks[0], "by-path", reference_solution="solutions/by-path.json")
-    runner = in_process_runner(ap.world, {"reference": ReadsMissing()})
-    report = run_acceptance([task], Acceptance(reference_trials=1), runner)
-    assert report.tasks[0].gold_replay_errors == [
-        GoldError(action_id=None, tool="get_invoice", error="invoice INV-NOPE not found")]
-
-
 def test_injected_faults_count_as_gold_errors_and_each_call_is_reported_once(ap):
     task = copy(ap.tasks[0], "faulty")
     task.reference_solution[0].action_id = "first"

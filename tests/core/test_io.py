@@ -2,7 +2,15 @@
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from evalsuite.core.io import YamlModelError, atomic_write, load_yaml_model, staged_dir, write_with
+from evalsuite.core.io import (
+    YamlModelError,
+    atomic_write,
+    load_yaml_model,
+    parse_json,
+    parse_yaml,
+    staged_dir,
+    write_with,
+)
 
 
 class Knob(BaseModel):
@@ -77,3 +85,28 @@ def test_every_problem_of_a_file_is_named_on_its_one_line(tmp_path, text, expect
         load_yaml_model(tmp_path / "k.yaml", Knob)
     assert str(exc.value).startswith(str(tmp_path / expected.split(":")[0])) and "\n" not in str(exc.value)
     assert str(exc.value).removeprefix(str(tmp_path) + "/").startswith(expected)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("name: x\nsize: 2\nname: y\n", r"k\.yaml:3: invalid YAML: duplicate key 'name' \(first on line 1\)"),
+    ("name: x\nsize: {a: 1, a: 2}\n", r"k\.yaml:2: invalid YAML: duplicate key 'a' \(first on line 2\)"),
+])
+def test_a_key_given_twice_is_refused_naming_both_lines(tmp_path, text, expected):
+    (tmp_path / "k.yaml").write_text(text)
+    with pytest.raises(YamlModelError, match=expected):
+        load_yaml_model(tmp_path / "k.yaml", Knob)
+
+
+def test_a_merge_key_may_still_be_overridden(tmp_path):
+    assert parse_yaml("base: &b {p: 1, q: 2}\nuse: {<<: *b, p: 3}\n", "k.yaml")["use"] == {"p": 3, "q": 2}
+
+
+@pytest.mark.parametrize("text, field", [
+    ('{"task_id": "\\ud800"}', "task_id"),
+    ('{"a": [1, {"b": "x\\udfffy"}]}', "a.1.b"),
+])
+def test_json_with_a_lone_surrogate_names_the_field(text, field):
+    with pytest.raises(YamlModelError) as exc:
+        parse_json(text, "t.json")
+    assert str(exc.value).startswith(f"t.json:1: {field}: not Unicode text (a lone UTF-16 surrogate")
+    assert parse_json('{"a": "\\ud83d\\ude00"}', "t.json") == {"a": "\U0001f600"}  # a pair is one character

@@ -134,3 +134,16 @@ def test_a_manifest_without_synthetic_columns_keeps_its_hash_and_one_with_them_c
     before = bundled.model_copy(update={"personal_columns": bundled.personal_columns[:4]})
     assert before.sha256() == "03b342919d7a2405afe7d0d52636cd34015bf680629880b57c54536d84c3407e"  # as before the field
     assert bundled.model_copy(update={"synthetic_columns": ["invoices.note"]}).sha256() != bundled.sha256()
+
+
+def test_a_licence_must_state_its_expiry_and_the_review_records_it(tmp_path):
+    body = (ROOT / "suites" / "ap_exceptions" / "rights.yaml").read_text()
+    (tmp_path / "rights.yaml").write_text(body.replace("expires: 2027-12-31\n", ""))
+    with pytest.raises(RightsError, match=r"rights\.yaml: expires: Field required"):
+        load_manifest(tmp_path / "rights.yaml")
+    (tmp_path / "rights.yaml").write_text(body.replace("expires: 2027-12-31", "expires: null"))
+    perpetual = load_manifest(tmp_path / "rights.yaml")
+    decision = review({perpetual.source: perpetual}, USES, set(perpetual.personal_columns), TODAY)
+    assert decision.cleared and decision.expires == {perpetual.source: None}
+    dated = review({"vendors": manifest()}, USES, RULED, TODAY)
+    assert dated.expires == {"vendors": date(2026, 1, 1)}

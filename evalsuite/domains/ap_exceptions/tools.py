@@ -11,7 +11,8 @@ from evalsuite.domains.ap_exceptions import schema as s
 from evalsuite.worlds.domain import Domain, ToolContext, ToolError
 from evalsuite.worlds.types import Money
 
-DOMAIN = Domain(name="ap_exceptions", version="1.0.0", metadata=s.metadata)
+DOMAIN = Domain(name="ap_exceptions", version="1.0.0", metadata=s.metadata,
+                case_tables=frozenset({"resolved_cases"}))  # staff's verified outcomes (derive.py)
 HoldReason = Literal["price_variance", "quantity_mismatch", "missing_receipt", "duplicate_invoice"]
 ApproverRole = Literal["buyer", "ap_manager", "receiving"]
 

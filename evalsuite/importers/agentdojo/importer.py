@@ -257,8 +257,8 @@ def _prove_live(world: World, task: TaskRecord) -> None:
 
 
 MANIFEST = RightsManifest(source=SUITE, license_ref=LICENSE_REF, licensor="the AgentDojo authors",
-                          permitted_uses=IMPORTED_USES, personal_data=False, deidentification_required=False,
-                          synthetic_columns=SYNTHETIC)
+                          permitted_uses=IMPORTED_USES, expires=None, personal_data=False,
+                          deidentification_required=False, synthetic_columns=SYNTHETIC)
 RIGHTS_HEADER = ("# AgentDojo banking data, MIT license: the full text is in LICENSE beside this file.\n"
                  "# No personal data: the user, IBANs and files of environment.yaml are invented by the benchmark.\n")
 

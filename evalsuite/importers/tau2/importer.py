@@ -165,8 +165,8 @@ def _arrow_type(column) -> pa.DataType:
 SYNTHETIC = ["users.first_name", "users.last_name", "users.email", "users.address1", "users.address2",
              "orders.address1", "orders.address2"]
 MANIFEST = RightsManifest(source=SUITE, license_ref=LICENSE_REF, licensor="Sierra Research",
-                          permitted_uses=IMPORTED_USES, personal_data=False, deidentification_required=False,
-                          synthetic_columns=SYNTHETIC)
+                          permitted_uses=IMPORTED_USES, expires=None, personal_data=False,
+                          deidentification_required=False, synthetic_columns=SYNTHETIC)
 RIGHTS_HEADER = ("# tau2-bench retail data, MIT license: the full text is in LICENSE beside this file.\n"
                  "# No personal data: user names, emails and addresses in db.json are synthetic.\n")
 

@@ -34,7 +34,7 @@ def run(spec: SuiteSpec, paths: Paths) -> StageOutput:
     decision = review_rights(spec, paths)
     manifests = [load_manifest(spec.resolve(p)) for p in spec.rights]
     licenses = md_table(["source", "license", "licensor", "expires", "permitted uses"],
-                        [[m.source, m.license_ref, m.licensor, m.expires or "never",
+                        [[m.source, m.license_ref, m.licensor, m.expires or "never (stated: expires: null)",
                           ", ".join(sorted(m.permitted_uses))] for m in manifests])
     return StageOutput(json_sha256(decision.model_dump(mode="json", exclude={"reviewed_on"})), {
         "license_decision": decision.status, "reasons": md_list(decision.reasons), "licenses": licenses,

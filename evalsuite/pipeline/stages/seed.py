@@ -10,6 +10,7 @@ from pydantic import BaseModel
 from evalsuite.core.hashing import file_sha256
 from evalsuite.core.io import write_json
 from evalsuite.core.markdown import md_list, md_table
+from evalsuite.deid.keys import load_key
 from evalsuite.deid.rules import HIDING_RULES, load_rules
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import Gate, GateError, GateResult, Stage, StageOutput, blocked, passed, require
@@ -36,9 +37,17 @@ def expectations(spec: SuiteSpec) -> dict[str, TableExpectations]:
     return load_expectations(spec.resolve(spec.quality)) if spec.quality else {}
 
 
+def deid_key_ready(spec: SuiteSpec) -> None:
+    """The de-identification key the spec's rules name is there and long enough (DeidKeyError otherwise): checked
+    before the raw records are copied anywhere, since without it they could not be de-identified."""
+    if spec.deid:
+        load_key(load_rules(spec.resolve(spec.deid)))
+
+
 def build_seed(spec: SuiteSpec, paths: Paths) -> SnapshotResult:
     """Read the sources, check them with great-expectations, write the seed snapshot and quality.json."""
     require(rights.STAGE, spec, paths)
+    deid_key_ready(spec)
     tables = read_sources(spec)
     report = check_tables(tables, expectations(spec), declared_columns(spec)) if spec.quality else None
     sha = write_snapshot(tables, paths.seed, {"quality_success": report.success if report else None})

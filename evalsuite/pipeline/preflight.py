@@ -1,0 +1,52 @@
+"""The spec against its domain, before any stage runs: every source table is one the domain has, and every source
+column one its table has. Kept out of sourcing.spec, which every stage imports: looking the domain up there would
+make each stage's code version depend on every module of the domain (pipeline.code_versions)."""
+from __future__ import annotations
+
+from evalsuite.sourcing.headers import file_columns
+from evalsuite.sourcing.snapshot import read_query
+from evalsuite.sourcing.spec import SpecError, SuiteSpec, TableSource
+from evalsuite.worlds.registry import get_domain, get_user_domain
+
+
+def domain_tables(spec: SuiteSpec) -> dict[str, list[str] | None]:
+    """The tables a source may be for, each with its columns: the world's tables (the user's device's too, in a
+    dual-control domain), and the case tables the derivation reads (columns None: it reads the ones it names)."""
+    domain, user = get_domain(spec.domain), get_user_domain(spec.domain)
+    tables = domain.tables | (user.tables if user is not None else {})
+    return {n: [c.name for c in t.columns] for n, t in tables.items()} | dict.fromkeys(domain.case_tables)
+
+
+def column_problem(spec: SuiteSpec, table: str, columns: list[str]) -> str | None:
+    """Columns a source table has that its world table lacks, named; None when every one has a place. Refused,
+    not dropped: a column nobody declared is data the rights review and the personal-data scan never cleared."""
+    known = domain_tables(spec).get(table)
+    extra = [c for c in columns if known is not None and c not in known]
+    if not extra:
+        return None
+    return (f"column(s) {extra} are not columns of table {table} in domain {spec.domain} "
+            f"(its columns: {', '.join(known)})")
+
+
+def check_sources(spec: SuiteSpec) -> None:
+    """Every source table is one of the domain's, and its columns are the table's: a file's from its header or
+    Parquet schema, a SQL source's from its query asked for no rows; a SpecError naming the file or spec otherwise."""
+    path = spec.spec_file or spec.name
+    known = domain_tables(spec)
+    for name, src in spec.sources.tables.items():
+        if name not in known:
+            raise SpecError(f"{path}: sources.tables.{name}: not a table of domain {spec.domain} "
+                            f"(its tables: {', '.join(sorted(known))})")
+        if src.path:
+            where = f"{spec.resolve(src.path)}: sources.tables.{name}"
+            columns = file_columns(spec.resolve(src.path), where, SpecError)
+        else:
+            where, columns = f"{path}: sources.tables.{name}", _query_columns(name, src, spec)
+        if problem := column_problem(spec, name, columns):
+            raise SpecError(f"{where}: {problem}")
+
+
+def _query_columns(name: str, src: TableSource, spec: SuiteSpec) -> list[str]:
+    """The columns a SQL source's query returns, asked for no rows (so nothing personal is read here)."""
+    empty = src.model_copy(update={"query": f"SELECT * FROM ({src.query.strip().rstrip(';')}) AS source WHERE 1 = 0"})
+    return [str(c) for c in read_query(name, empty, spec).columns]
