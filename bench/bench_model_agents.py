@@ -17,7 +17,8 @@ level N, in a fresh process each (so peaks of memory do not mix and the endpoint
 Figures: trials/s and model calls/s (the whole run's wall time, start-up included), the ideal
 N / (5 requests × median latency) and the share of it reached, the harness's CPU seconds per trial (this
 process's CPU time only), memory per in-flight trial ((peak RSS at the top level - at 1) / (top - 1)), and
-evalsuite's throughput over Inspect's at each level.
+evalsuite's throughput over Inspect's at each level. The 0.90 target is read on the run the issue names: 800
+trials at 32 in flight, in one more fresh process (a short level's run ends in a tail of idle lanes).
 """
 from __future__ import annotations
 
@@ -42,6 +43,10 @@ import benchlib  # noqa: E402
 STEPS = 4  # tool calls per trial (the AP tasks with 4-call reference solutions; Inspect's samples alike)
 REQUESTS = STEPS + 1  # a request per tool call, and one for the answer
 AGENT = "openai:local"
+# The target run: 800 trials at 32 in flight (25 waves). The short levels' runs (--waves of each) end with a tail
+# in which lanes fall idle while the last trials finish (about half a trial per lane), which at 3 waves costs
+# ~15% of the ideal on its own; a real evaluation of hundreds of trials pays it once.
+SUSTAINED_IN_FLIGHT, SUSTAINED_TRIALS = 32, 800
 
 
 def main() -> int:
@@ -79,7 +84,8 @@ def parent(args) -> int:
     ex.tasks = [t for t in ex.tasks if len(t.solution_calls()) == STEPS]
     release = make_release(ex, tmp / "releases")
     sides = args.sides.split(",")
-    budget = len(sides) * sum(args.waves * n for n in levels) * REQUESTS * args.repeats
+    long_run = "evalsuite" in sides and SUSTAINED_IN_FLIGHT in levels
+    budget = (len(sides) * sum(args.waves * n for n in levels) + long_run * SUSTAINED_TRIALS) * REQUESTS * args.repeats
     got: dict[tuple[str, int], list[dict]] = {}
     with serve_local_model(ex.tasks, max_requests=budget + 50, median_ms=args.median_ms, sigma=args.sigma,
                            turns=STEPS) as url:
@@ -87,6 +93,9 @@ def parent(args) -> int:
             for n in levels:
                 for side in sides:
                     got.setdefault((side, n), []).append(run_child(side, url, release, n, args.waves * n))
+            if long_run:  # the run the issue describes: 800 trials, 32 at a time
+                got.setdefault(("sustained", SUSTAINED_IN_FLIGHT), []).append(
+                    run_child("evalsuite", url, release, SUSTAINED_IN_FLIGHT, SUSTAINED_TRIALS))
         served = LocalModelStats.model_validate(httpx.get(f"{url}/local/stats").json())
     res.note(f"endpoint: {served.answered} requests answered, {served.refused} refused, {served.cpu_seconds:.1f} s "
              f"CPU ({1000 * served.cpu_seconds / max(served.answered, 1):.2f} ms a request)")
@@ -166,6 +175,14 @@ def report(res: benchlib.Result, got: dict[tuple[str, int], list[dict]], levels:
             ratio = [a / b for a, b in zip(rates(ours), rates(theirs))]
             res.add(f"evalsuite / Inspect AI throughput, {n} in flight", ratio, "×", target="≥ 1",
                     met=min(ratio) >= 1)
+    long = got.get(("sustained", SUSTAINED_IN_FLIGHT))
+    if long:
+        ideal = SUSTAINED_IN_FLIGHT / (REQUESTS * args.median_ms / 1000)
+        share = [x / ideal for x in rates(long)]
+        res.add(f"evalsuite, {SUSTAINED_TRIALS} trials at {SUSTAINED_IN_FLIGHT} in flight: share of the ideal", share,
+                "", target="≥ 0.90", met=min(share) >= 0.9,
+                note=f"{rates(long)[0]:.3g} trials/s of an ideal {ideal:.3g}; harness CPU per trial "
+                     f"{1000 * long[0]['cpu'] / long[0]['done']:.1f} ms")
     memory_rows(res, got, levels)
     res.note(f"endpoint: one process, lognormal latency median {args.median_ms:.0f} ms, sigma {args.sigma} (mean "
              f"{math.exp(args.sigma ** 2 / 2):.3f} × median); {n_tasks} AP tasks of {STEPS} calls; "
@@ -183,8 +200,8 @@ def evalsuite_rows(res: benchlib.Result, ours: list[dict], n: int, ideal: float,
     res.add(f"evalsuite, {n} in flight: model calls/s", [r["model_calls"] / r["wall"] for r in ours], "calls/s")
     share = [x / ideal for x in rates(ours)]
     res.add(f"evalsuite, {n} in flight: share of the ideal throughput", share, "",
-            target="≥ 0.90" if n == 32 else None, met=min(share) >= 0.9 if n == 32 else None,
-            note=f"ideal = {n} / ({REQUESTS} requests × {median_ms:.0f} ms)")
+            note=f"ideal = {n} / ({REQUESTS} requests × {median_ms:.0f} ms); {len(ours) and ours[0]['done']} trials, "
+                 "with the tail in which lanes fall idle")
     res.add(f"evalsuite, {n} in flight: harness CPU per trial", [1000 * r["cpu"] / r["done"] for r in ours], "ms")
 
 
