@@ -388,17 +388,3 @@ def test_a_sql_source_with_a_column_the_domain_lacks_is_refused_before_any_stage
     line = refused(["build", suite, "--home", home], suite)
     assert "sources.tables.payments: column(s) ['extra'] are not columns of table payments" in line
     assert [p.name for p in home.rglob("*") if p.is_file()] in ([], ["build.lock"])
-
-
-def test_an_extra_column_stops_the_first_stage_as_dagster_runs_it_before_it_writes(suite, tmp_path):
-    """An asset materialized on its own in Dagster starts at the stage, not at the driver's early check."""
-    from evalsuite.pipeline.paths import Paths
-    from evalsuite.pipeline.stages import rights
-    from evalsuite.sourcing.spec import SpecError, load_spec
-
-    _extra_column(suite)
-    spec = load_spec(suite)
-    paths = Paths(spec, tmp_path / "home")
-    with pytest.raises(SpecError, match=r"column\(s\) \['extra'\] are not columns of table vendor_master"):
-        rights.run(spec, paths)
-    assert not paths.rights.exists()

@@ -21,12 +21,12 @@ import dagster as dg
 
 from evalsuite.deid.keys import DeidKeyError
 from evalsuite.deid.rules import DeidError
-from evalsuite.pipeline import registry
+from evalsuite.pipeline import preflight, registry
 from evalsuite.pipeline.locks import suite_lock
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import GateError, Stage
 from evalsuite.pipeline.stages import leaderboard, scorecard, sources, trials
-from evalsuite.sourcing.spec import SuiteSpec, load_spec
+from evalsuite.sourcing.spec import SpecError, SuiteSpec, load_spec
 from evalsuite.trials.settings import EngineSettings
 from evalsuite.trials.spend import RunCap
 from evalsuite_dagster.metadata import gate_failure, materialized, run_stage, to_metadata
@@ -119,6 +119,8 @@ def _gated_step(g: SuiteGraph, stage: Stage, context: dg.AssetExecutionContext, 
     """Run a build stage; a gate that blocks its input holds it (and every asset below it) back, unrun."""
     paths = home.paths(g.spec)
     try:
+        if stage is g.stages[0]:  # the sources against the domain before any record, as `evalsuite build` checks
+            preflight.check_sources(g.spec)
         with suite_lock(paths):  # per step: a CLI build of the suite in this home waits, and vice versa
             out = stage.run(g.spec, paths)
     except GateError as exc:
@@ -129,7 +131,7 @@ def _gated_step(g: SuiteGraph, stage: Stage, context: dg.AssetExecutionContext, 
     except DeidKeyError as exc:  # the user's secret is not set: nothing ran, nothing to retry until it is
         yield from key_missing(context, planned_below(context, g.key(stage.name)), exc)
         return
-    except DeidError as exc:  # bad rules or values: the one line `evalsuite build` prints, no traceback
+    except (DeidError, SpecError) as exc:  # bad rules, values or sources: the one line `evalsuite build` prints
         raise dg.Failure(description=str(exc), allow_retries=False) from None
     yield materialized(out)
 

@@ -1,5 +1,6 @@
-"""A user's own suite without a de-identification key: the build stops at deidentified_snapshot, whose assets
-below say in the UI they were not run and why (the variable to set), not "Failed", and automation leaves them."""
+"""A user's own suite without a de-identification key: the build stops at seed_snapshot (the raw records are never
+copied without the key that would de-identify them), whose assets and those below say in the UI they were not run
+and why (the variable to set), not "Failed", and automation leaves them."""
 from __future__ import annotations
 
 import dagster as dg
@@ -12,7 +13,7 @@ from evalsuite_dagster.definitions import build_defs
 from evalsuite_dagster.suite.graph import build_suite_graph
 from evalsuite_dagster.suite.held_back import KEY_MISSING, NOT_RUN_TAG
 
-BELOW = ["deidentified_snapshot", "derived_tasks", "acceptance_results", "suite_release"]
+BELOW = ["seed_snapshot", "deidentified_snapshot", "derived_tasks", "acceptance_results", "suite_release"]
 
 
 def test_a_build_without_a_key_leaves_the_assets_below_not_run_naming_the_variable(tmp_path, monkeypatch):
@@ -29,7 +30,7 @@ def test_a_build_without_a_key_leaves_the_assets_below_not_run_naming_the_variab
     assert after.total_requested == 0, [r.key for r in after.results if r.true_subset.size]  # nothing relaunched
 
     with serve(tmp_path / "dagster", spec, tmp_path / "home", tmp_path / "webserver.log") as base:
-        info, derived_page = held_back_view(base, ["seed_snapshot", *BELOW], "de-identification key missing")
+        info, derived_page = held_back_view(base, ["rights_review", *BELOW], "de-identification key missing")
     run = info["seed_snapshot"]["latestRun"]
     assert run["status"] == "SUCCESS" and {"key": NOT_RUN_TAG, "value": KEY_MISSING} in run["tags"]
     assert all(info[s]["latestRun"]["id"] == run["id"] and info[s]["latestMaterialization"] is None for s in BELOW)

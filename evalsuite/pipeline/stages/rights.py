@@ -7,7 +7,6 @@ from evalsuite.core.hashing import file_sha256, json_sha256
 from evalsuite.core.io import write_json
 from evalsuite.core.markdown import md_list, md_table
 from evalsuite.deid.rules import load_rules
-from evalsuite.pipeline import preflight
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import Gate, GateError, GateResult, Stage, StageOutput, passed
 from evalsuite.sourcing.rights import RightsDecision, load_manifest, review
@@ -32,9 +31,6 @@ def decision_on_record(paths: Paths) -> RightsDecision:
 
 
 def run(spec: SuiteSpec, paths: Paths) -> StageOutput:
-    # the sources against the domain before the first record is written: the driver checks first too, but an asset
-    # materialized on its own in Dagster starts here
-    preflight.check_sources(spec)
     decision = review_rights(spec, paths)
     manifests = [load_manifest(spec.resolve(p)) for p in spec.rights]
     licenses = md_table(["source", "license", "licensor", "expires", "permitted uses"],
