@@ -18,6 +18,7 @@ DAGSTER_HOME) and the evalsuite home on a path they all see.
 import functools
 import os
 import sys
+import time
 from pathlib import Path
 
 import dagster as dg
@@ -94,13 +95,17 @@ def celery_trials_job(g: SuiteGraph, home: str | Path | None = None) -> dg.JobDe
                                    mapping_key=f"chunk_{chunk.index}")
 
     @dg.op(name=f"{g.spec.name}__run_chunk")
-    def run_one(work: tuple, home: EvalsuiteHome, model_endpoint: ModelEndpoint) -> list[str]:
+    def run_one(work: tuple, home: EvalsuiteHome, model_endpoint: ModelEndpoint) -> dg.Output[list[str]]:
         version, raw, in_flight = work
         chunk = TrialChunk.model_validate(raw)
         rel, config, identity = _release_run(g, home, version, chunk.agent)
+        start = time.perf_counter()
         records = run_chunk(rel.world_ref(), rel.tasks(), config, identity, chunk,
                             model_endpoint=model_endpoint.settings(), max_in_flight=in_flight or None)
-        return [r.model_dump_json() for r in records]
+        # the step's wall time less this is what a Celery step costs beyond its trials (bench_celery_models.py)
+        seconds = time.perf_counter() - start
+        return dg.Output([r.model_dump_json() for r in records],
+                         metadata={"trials": len(records), "trial seconds": dg.MetadataValue.float(round(seconds, 4))})
 
     @dg.op(name=f"{g.spec.name}__collect")
     def collect(context: dg.OpExecutionContext, run: tuple, chunks: list, home: EvalsuiteHome):

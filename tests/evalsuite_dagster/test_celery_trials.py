@@ -20,6 +20,9 @@ from evalsuite.releases.release import Release
 from evalsuite.releases.runs import run_release
 from evalsuite.scoring.runlog import SCORECARD_JSON, TRACES
 from evalsuite.sourcing.spec import load_spec
+from evalsuite.trials.chunks import plan_chunks
+from evalsuite.trials.local_model import serve_local_model
+from evalsuite.trials.settings import EngineSettings
 from evalsuite.trials.tracelog import read_traces
 from evalsuite_dagster.suite.graph import build_suite_graph
 from evalsuite_dagster.trials.celery import celery_run_config, celery_trials_job, job_for_spec
@@ -149,3 +152,71 @@ def test_the_run_config_on_the_docs_page_is_one_the_job_accepts(tmp_path):
     config = yaml.safe_load(block)
     dg.validate_run_config(job, config)  # raises DagsterInvalidConfigError naming the op or field it does not know
     assert config["ops"] == celery_run_config(SUITE, "r728ec4c7f7e6", "reference")["ops"]
+
+
+MODEL_AGENT = "openai:local"
+
+
+TIMING = {"seconds", "waits"}  # wall times, and whether a request queued for a connection: the machine's, not the run's
+
+
+def _without_timing(value):
+    """A record's JSON without its wall times (the trial's, each call's, each model call's) and waits."""
+    if isinstance(value, dict):
+        return {k: _without_timing(v) for k, v in value.items() if k not in TIMING}
+    if isinstance(value, list):
+        return [_without_timing(v) for v in value]
+    return value
+
+
+def _records(out_dir: Path) -> dict[tuple, dict]:
+    return {r.key: _without_timing(r.model_dump(mode="json")) for r in read_traces(out_dir / TRACES).records}
+
+
+def _chunk_seconds(instance: dg.DagsterInstance, run_id: str) -> dict[str, float]:
+    """step key -> the seconds its trials ran on the engine (the step's output metadata)."""
+    return {rec.step_key: rec.dagster_event.step_output_data.metadata["trial seconds"].value
+            for rec in instance.all_logs(run_id, of_type=dg.DagsterEventType.STEP_OUTPUT)
+            if rec.step_key.startswith(f"{SUITE}__run_chunk[")}
+
+
+def test_a_model_agent_on_celery_workers_records_what_the_in_process_run_records(tmp_path, celery, built):
+    """An openai agent against a deterministic endpoint (the local model: each task's reference solution, one call
+    a request, 50 ms latency), 8 trials in flight in each worker's chunks: the Celery job's records are the
+    in-process run's (outcomes, traces, tokens, trial seeds, identity hashes; wall times and waits aside)."""
+    rel = Release(built.home / "releases" / SUITE / built.version)
+    tasks = rel.tasks()
+    n = sum(t.trial_protocol.trials for t in tasks)
+    with serve_local_model(tasks, max_requests=3 * 5 * n, median_ms=50) as url:
+        raw = yaml.safe_load(built.spec.read_text())
+        raw["agents"] = [{"name": MODEL_AGENT, "kind": "openai", "model": "local", "base_url": url}]
+        spec = built.spec.with_name(f"{SUITE}_model.yaml")  # beside the module's spec: same sources, same home
+        spec.write_text(yaml.safe_dump(raw, sort_keys=False))
+        recon = dg.build_reconstructable_job("evalsuite_dagster.trials.celery", "job_for_spec",
+                                             reconstructable_args=(str(spec), str(built.home)))
+        celery.workers.ready()
+        with dg.DagsterInstance.from_config(str(celery.dagster_home)) as instance:
+            result = dg.execute_job(recon, instance=instance, run_config=celery_run_config(
+                SUITE, built.version, MODEL_AGENT, chunk_trials=26, broker=celery.broker, max_in_flight=8))
+            assert result.success, [e.message for e in result.all_events if e.is_failure]
+            engine_seconds = _chunk_seconds(instance, result.run_id)
+            ran_on = _celery_workers_of(instance, result.run_id)
+        in_process = tmp_path / "in_process"
+        run_release(rel, load_spec(spec).agents, in_process, workers=1, engine=EngineSettings(max_in_flight=8))
+
+    celery_dir = built.home / "runs" / SUITE / built.version / "agents" / MODEL_AGENT
+    on_celery, here = _records(celery_dir), _records(in_process)
+    assert len(on_celery) == n == 98
+    assert on_celery == here
+    assert (celery_dir / SCORECARD_JSON).read_text() == (in_process / SCORECARD_JSON).read_text()
+    assert {w.split("@")[0] for w in ran_on.values()} == set(celery.workers.names)
+    assert {r["outcome"] for r in here.values()} == {"pass"}
+    assert all(len(r["usage"]["model_calls"]) == len(r["trace"]) + 1 for r in here.values())
+    # trials overlapped in each worker: summed, a chunk's trials took over twice the time the chunk took
+    by_task = {}
+    for r in read_traces(celery_dir / TRACES).records:
+        by_task[r.task_id] = by_task.get(r.task_id, 0.0) + r.seconds
+    assert len(engine_seconds) == 4
+    for chunk in plan_chunks(tasks, MODEL_AGENT, 26):
+        summed = sum(by_task[t] for t in chunk.task_ids)
+        assert summed > 2 * engine_seconds[f"{SUITE}__run_chunk[chunk_{chunk.index}]"], chunk.index
