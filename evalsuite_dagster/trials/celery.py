@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 import dagster as dg
-from dagster_celery import celery_executor
+from dagster_celery import celery_executor, core_execution_loop
 
 from evalsuite.core.identity import AgentConfig, RunIdentity, agent_configs
 from evalsuite.pipeline.stages import trials
@@ -39,6 +39,14 @@ DEFAULT_BROKER = "redis://127.0.0.1:6379/0"
 # The workers print the steps' INFO and above (the run's event log in the UI keeps every event): at DEBUG, each
 # step start, output and resource init is a line in every worker's log.
 WORKER_LOGS = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
+# The Celery executor (in the run's process) polls its steps' results every TICK_SECONDS, 1 s in dagster-celery: a
+# run waited up to 1 s at each hand-over (plan -> chunks -> collect) and up to 2 s at its end (one more sleep after
+# the last result), 3.5 s of a 21 s model-bound run on 2 workers (bench/bench_celery_models.py), which held the
+# 2-worker speed-up to 1.7x. A poll reads one result key per step in flight from the backend: at 0.2 s, a run with
+# 100 chunks queued makes 500 small Redis reads a second. dagster-celery has no setting for it; this module is
+# imported wherever the job runs (the run's process loads the code location).
+EXECUTOR_POLL_SECONDS = 0.2
+core_execution_loop.TICK_SECONDS = EXECUTOR_POLL_SECONDS
 
 
 class CeleryTrialsConfig(dg.Config):
@@ -62,12 +70,19 @@ def celery_run_config(suite: str, version: str, agent: str, chunk_trials: int = 
     return {"ops": ops, "execution": {"config": {"broker": broker, "backend": backend}}, **WORKER_LOGS}
 
 
+# What a worker imports before it reports ready, so that no step pays it: the job, the model agent's SDK (0.35 s,
+# else paid by each worker's first chunk of a model agent) and the scorecard's plot (collect's first run).
+WORKER_IMPORTS = ("evalsuite_dagster.trials.celery", "evalsuite.trials.agents.openai_agent",
+                  "matplotlib.backends.backend_agg", "matplotlib.figure")
+
+
 def worker_command(name: str, python: str = sys.executable) -> list[str]:
-    """argv of one Celery worker for the trial job: one step at a time (`--pool=solo`; run one per core), the
-    job's modules imported before it reports ready, so its first step does not pay them. Run it with
-    deploy/celery on PYTHONPATH and DAGSTER_HOME pointing at the shared instance."""
+    """argv of one Celery worker for the trial job: one step at a time (`--pool=solo`; run one per core; a model
+    agent's chunk runs its trials on the worker's trial engine, max_in_flight at once), WORKER_IMPORTS imported
+    before it reports ready. Run it with deploy/celery on PYTHONPATH and DAGSTER_HOME pointing at the shared
+    instance."""
     return [python, "-m", "celery", "-A", "dagster_celery.app", "worker", "--pool=solo", "--prefetch-multiplier=1",
-            "-I", "evalsuite_dagster.trials.celery", "-n", f"{name}@%h", "--without-gossip", "--without-mingle",
+            "-I", ",".join(WORKER_IMPORTS), "-n", f"{name}@%h", "--without-gossip", "--without-mingle",
             "-l", "INFO"]
 
 
