@@ -155,9 +155,10 @@ class ModelClient:
             _note(waits, "request rate limit", await self.requests.take(1))
         if self.tokens:
             _note(waits, "token rate limit", await self.tokens.take(estimate))
-        asked = time.perf_counter()
+        asked, full = time.perf_counter(), self._connections.locked()
         async with self._connections:
-            _note(waits, "connection limit", time.perf_counter() - asked)
+            if full:  # only a limit that held the request back is a wait; a busy process pausing here is not one
+                _note(waits, "connection limit", time.perf_counter() - asked)
             response = await self._post(request)
         if self.tokens and response.usage is not None:
             self.tokens.settle((response.usage.total_tokens or 0) - estimate)
