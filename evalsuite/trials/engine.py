@@ -14,23 +14,20 @@ and the jobs left are reported, never recorded as failures.
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections import deque
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
 
 from evalsuite.core.prices import PriceTable
 from evalsuite.core.records import TaskRecord
 from evalsuite.trials.agents.base import AsyncAgent
 from evalsuite.trials.jobs import Job, Stamp, arun_job
+from evalsuite.trials.loops import outside_loop
 from evalsuite.trials.progress import RunProgress
 from evalsuite.trials.spend import RunCap
 from evalsuite.trials.tracelog import TrialRecord
 from evalsuite.worlds.ref import WorldRef
 from evalsuite.worlds.world import World
-
-T = TypeVar("T")
 
 
 @dataclass
@@ -50,7 +47,8 @@ def run_on_engine(world_ref: WorldRef, tasks: Mapping[str, TaskRecord], runs: li
 
     Lanes' worlds are opened on the engine's thread and live for this call; every record is emitted as its
     trial ends (in completion order: the caller puts them back in job order)."""
-    return _run_coroutine(_run_all(world_ref, tasks, runs, emit, progress, cap, prices))
+    return outside_loop(lambda: asyncio.run(_run_all(world_ref, tasks, runs, emit, progress, cap, prices)),
+                        "evalsuite-trial-engine")
 
 
 async def _run_all(world_ref: WorldRef, tasks: Mapping[str, TaskRecord], runs: list[EngineRun],
@@ -106,27 +104,3 @@ class _Worlds:
         while len(self._worlds) <= i:
             self._worlds.append(self._worlds[0].sibling() if self._worlds else self._ref.open())
         return self._worlds[i]
-
-
-def _run_coroutine(coro: Coroutine[Any, Any, T]) -> T:
-    """asyncio.run, also from a thread whose own loop is running (a notebook cell): there the engine gets a
-    thread of its own, as a thread runs one loop at a time."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:  # the documented way to ask: no loop runs in this thread
-        return asyncio.run(coro)
-    out: list[T] = []
-    failed: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            out.append(asyncio.run(coro))
-        except BaseException as exc:  # handed back to the caller's thread, raised there
-            failed.append(exc)
-
-    thread = threading.Thread(target=target, name="evalsuite-trial-engine")
-    thread.start()
-    thread.join()
-    if failed:
-        raise failed[0]
-    return out[0]

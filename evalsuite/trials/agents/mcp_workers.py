@@ -25,6 +25,7 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from evalsuite.trials.agent_limits import OutputMeter
+from evalsuite.trials.loops import outside_loop, running_loop
 from evalsuite.trials.mcp_server import ToolServer
 
 REPLY_BYTES = 1 << 20  # one protocol line; a longer one is not a reply
@@ -183,7 +184,7 @@ class LoopPool:
                 return done.result(CLOSE_SECONDS)
             except TimeoutError:  # its thread is blocked (perhaps on this one): the processes must stop anyway
                 return self._kill_now()
-        run_elsewhere(lambda: self.loop.run_until_complete(self.aclose()))
+        outside_loop(lambda: self.loop.run_until_complete(self.aclose()), "mcp-agent-close")
 
     def _kill_now(self) -> None:
         self.closed = True
@@ -239,33 +240,6 @@ class Runtime:
             pool.close()
         if self._loop is not None and not self._loop.is_closed() and not self._loop.is_running():
             self._loop.close()
-
-
-def running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:  # the documented way to ask: no loop runs in this thread
-        return None
-
-
-def run_elsewhere(job: Callable[[], Any]) -> None:
-    """Run `job` (which runs a loop) here, or from a thread of its own while another loop runs in this thread: a
-    thread runs one loop at a time, and the agent's processes must be stopped all the same."""
-    if running_loop() is None:
-        return job()
-    failed: list[BaseException] = []
-
-    def guarded() -> None:
-        try:
-            job()
-        except BaseException as exc:  # handed to the caller's thread below
-            failed.append(exc)
-
-    closer = threading.Thread(target=guarded, name="mcp-agent-close")
-    closer.start()
-    closer.join()
-    if failed:
-        raise failed[0]
 
 
 async def kill_group(proc: Process, kill_grace: float) -> None:
