@@ -21,9 +21,9 @@ def site(sources: list[Path] = typer.Argument(..., metavar="SOURCE",
          ) -> None:
     """The public evidence site: static pages of releases and scorecards and a replay of every published trial.
     Only de-identified values; held-out tasks only as counts; no answer of a scored task (train: only with the spec's
-    `site.show_train_answers: true`). A page holding an original personal value, a configured secret or a value of
-    a hidden answer, or a trial that reproduces a solution or the reference answer, stops the build (exit 2) and
-    nothing is written."""
+    `site.show_train_answers: true`; a trial that reproduces a solution or the reference answer is shown as a
+    summary). A page holding an original personal value, a configured secret or a value of a hidden answer stops
+    the build (exit 2) and nothing is written."""
     from evalsuite.site.build import build_site
     from evalsuite.site.sanitize import SiteError
 

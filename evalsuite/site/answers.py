@@ -30,7 +30,6 @@ from evalsuite.core.hashing import canon
 from evalsuite.core.pii import ValueIndex
 from evalsuite.core.records import TaskRecord, ToolCall
 from evalsuite.site.inputs import PURPOSE, Sources
-from evalsuite.site.sanitize import SiteError
 from evalsuite.sourcing.spec import SiteSettings
 from evalsuite.tasks.heldout import HELD_OUT
 from evalsuite.trials.tracelog import TrialRecord
@@ -104,16 +103,15 @@ def task_label(task: TaskRecord) -> str:
     return "a held-out task" if task.split == HELD_OUT else f"task {task.task_id} ({task.split})"
 
 
-def gate(records: Iterable[TrialRecord], tasks: dict[str, TaskRecord], settings: SiteSettings | None) -> None:
-    """Raise SiteError before anything is written when a trial whose page would be shown in full is an answer."""
-    for r in records:
-        task = tasks[r.task_id]
-        if task.split == HELD_OUT or shows_answers(task, settings) or replays_answer_key(r):
-            continue  # never published / published by the spec's choice / shown as a summary only
-        found = answer_in(r, task)
-        if found:
-            raise SiteError(f"{r.agent} trial {r.trial} of {task_label(task)}: {found}, which would publish the "
-                            "answer of a scored task; nothing was written")
+def withheld(record: TrialRecord, task: TaskRecord) -> str | None:
+    """Why a trial's calls and final message are not published (its page shows whether it passed, its call count
+    and its checks), or None: shown in full. Called for tasks whose answers the site may not show: a trial that
+    acts out the answer key (an answer-key baseline's) or reproduces an answer (any agent's: a good agent's trial
+    can be the solution call for call) would publish it."""
+    if replays_answer_key(record):
+        return f"the {record.agent} baseline acts out the task's answer key"
+    found = answer_in(record, task)
+    return f"this trial's {found.removeprefix('its ')}" if found else None
 
 
 @dataclass
@@ -209,8 +207,8 @@ class AnswerKey:
 
 
 def answer_keys(sources: Sources) -> dict[tuple[str, str], AnswerKey]:
-    """Per (suite, version) published, its answer key; raises SiteError (before anything is written) when a trial
-    that would be shown in full is an answer."""
+    """Per (suite, version) published, its answer key: the tasks, the site settings and the hidden answers' values
+    the leak scan looks for."""
     read = {key: r.tasks(purpose=PURPOSE) for key, r in sources.releases.items()}  # each read logged once
     versions = set(read) | {(r.card.suite, r.card.suite_version) for r in sources.runs}
     out = {}
@@ -218,8 +216,6 @@ def answer_keys(sources: Sources) -> dict[tuple[str, str], AnswerKey]:
         release = sources.releases.get(key)
         runs = [r for r in sources.runs if (r.card.suite, r.card.suite_version) == key]
         settings = release.manifest.site if release else None
-        for run in runs:
-            gate(run.records, {t.task_id: t for t in run.tasks}, settings)
         tasks = read.get(key, []) + [t for r in runs for t in r.tasks]  # a run's copy may differ (a trial mode)
         folder = release.path if release else runs[0].release_path
         schemas = get_domain(tasks[0].domain).tool_schemas() if tasks else []

@@ -13,7 +13,7 @@ from evalsuite.core.records import TaskRecord
 from evalsuite.releases.release import Release
 from evalsuite.scoring.compare import Comparison, verdict_text
 from evalsuite.scoring.render import human_cell, human_label, interval_cell, passk_cell, shown_ks
-from evalsuite.site.answers import public_checks, replays_answer_key, shows_answers
+from evalsuite.site.answers import public_checks, shows_answers, withheld
 from evalsuite.site.inputs import RunSource
 from evalsuite.site.sanitize import Originals
 from evalsuite.sourcing.spec import SiteSettings
@@ -146,11 +146,12 @@ def trace_data(r: TrialRecord, task: TaskRecord, settings: SiteSettings | None =
     if shows_answers(task, settings):
         return out
     checks = {"verdict": {"passed": r.verdict.passed, "checks": public_checks(r.verdict)} if r.verdict else None}
-    if not replays_answer_key(r):
+    why = withheld(r, task)
+    if why is None:
         attack = r.attack_verdict
         other = out["other"] | ({"attack_verdict": {"passed": attack.passed, "checks": public_checks(attack)}}
                                 if attack else {})
         return out | checks | {"other": other}
     return out | checks | {"steps": [], "final_message": None, "other": {}, "withheld": (
-        f"the {r.agent} baseline acts out the task's answer key, so on a {task.split} task only that it "
-        f"{'passed' if r.passed else 'did not pass'}, its {len(r.trace)} call(s) and its checks are published")}
+        f"{why}, so on a {task.split} task only that it {'passed' if r.passed else 'did not pass'}, its "
+        f"{len(r.trace)} call(s) and its checks are published")}

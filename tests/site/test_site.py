@@ -22,6 +22,7 @@ from evalsuite.pipeline.stages import release as stage_release
 from evalsuite.releases.release import Release, latest_release
 from evalsuite.releases.runs import run_release
 from evalsuite.scoring.runlog import TRACES
+from evalsuite.site.answers import CODE_WORD
 from evalsuite.site.build import build_site
 from evalsuite.site.inputs import collect
 from evalsuite.site.sanitize import SiteError, load_originals
@@ -305,9 +306,34 @@ def _first_noop_task(run: Path):
     return next(t for t in read_tasks(run / "tasks.jsonl") if t.task_id == first["task_id"])
 
 
+@pytest.mark.parametrize("plant, why", [
+    ("calls", "this trial's calls reproduce the reference solution call for call"),
+    ("answer", "this trial's final message is the reference answer"),
+])
+def test_any_agents_trial_that_reproduces_an_answer_is_published_as_a_summary(published, tmp_path, plant, why):
+    """A good agent's trial can be the reference solution call for call: its page says that it passed, its call
+    count and its checks, as the reference baseline's does, and never the calls or the answer."""
+    release, run, _, _, _ = published
+    leaky = tmp_path / "run"
+    shutil.copytree(run, leaky)
+    task = _first_noop_task(leaky)
+    edits = {"calls": lambda r: r.update(trace=_solution_of(leaky, task.task_id)),
+             "answer": lambda r: r.update(final_message=task.reference_answer)}
+    _edit_first(leaky, "noop", edits[plant])
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["site", str(release.path), str(leaky), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    pages = {p: html.unescape(p.read_text()) for p in out.rglob("*") if p.suffix in (".html", ".json")}
+    noop = [text for p, text in pages.items() if why in text]
+    assert len(noop) == 1 and "only that it" in noop[0]
+    for call in task.solution_calls():
+        for value in call.arguments.values():
+            if isinstance(value, str) and len(value) >= 12 and not CODE_WORD.fullmatch(value):  # not public vocabulary
+                assert not any(value in text for text in pages.values()), value
+    assert not any(task.reference_answer in text for text in pages.values())
+
+
 @pytest.mark.parametrize("plant, expected", [
-    ("calls", "its calls reproduce the reference solution call for call, which would publish the answer"),
-    ("answer", "its final message is the reference answer, which would publish the answer"),
     ("other_body", "holds an argument of the reference solution of task {other} (test), suite ap_exceptions: an "
                    "answer no public page may show"),
     ("held_out_answer", "holds the reference answer of a held-out task, suite ap_exceptions: an answer no public"),
@@ -323,17 +349,13 @@ def test_a_page_that_would_publish_an_answer_stops_the_build_and_writes_nothing(
                  and any(c.tool == "message_vendor" for c in t.solution_calls()))
     body = next(c.arguments["body"] for c in other.solution_calls() if c.tool == "message_vendor")
     held = next(t for t in tasks if t.split == "held_out")
-    edits = {"calls": lambda r: r.update(trace=_solution_of(leaky, task.task_id)),
-             "answer": lambda r: r.update(final_message=task.reference_answer),
-             "other_body": lambda r: r.update(final_message=f"I wrote to the vendor: {body}"),
+    edits = {"other_body": lambda r: r.update(final_message=f"I wrote to the vendor: {body}"),
              "held_out_answer": lambda r: r.update(final_message=f"Like the other one: {held.reference_answer}")}
     _edit_first(leaky, "noop", edits[plant])
     result = CliRunner().invoke(app, ["site", str(release.path), str(leaky), "--out", str(tmp_path / "out")])
     line = result.output.strip()
     assert result.exit_code == 2 and len(line.splitlines()) == 1, result.output
     assert expected.format(other=other.task_id) in line and line.endswith("nothing was written")
-    if plant in ("calls", "answer"):
-        assert line.startswith(f"error: noop trial 0 of task {task.task_id} ({task.split}): ")
     assert held.task_id not in line and held.reference_answer not in line and body not in line
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # no site folder, no staged folder
 
