@@ -207,6 +207,7 @@ def test_build_answers_each_bad_suite_input_in_one_line_and_writes_nothing(suite
     line = refused(["build", suite, "--home", home], blamed)
     assert says in line
     assert not list(home.glob("suites/*/*.json")) and not (home / "releases").exists()  # no stage ran
+    assert not (home / "suites").exists()  # not even the suite's lock file: the inputs are checked before it
 
 
 @pytest.mark.parametrize("key", ["k3y", "q" * 15])

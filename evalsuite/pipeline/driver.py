@@ -45,14 +45,19 @@ class Built(BaseModel):
     quarantined: int
 
 
+def inputs_ready(spec: SuiteSpec) -> None:
+    """The de-identification key and the sources against the domain, checked before anything is written (not even
+    the suite's lock file): neither may stop a build after a stage wrote."""
+    seed.deid_key_ready(spec)
+    preflight.check_sources(spec)
+
+
 def run_until(spec: SuiteSpec, paths: Paths, last: str, runner: Runner | None = None,
               judge_last: bool = True, on_stage: OnStage | None = None) -> StageOutput:
     """Run the build stages in order up to and including `last`, each followed by its own gates
     (those of `last` only if `judge_last`: an audit reports failing tasks rather than stopping at them);
-    `on_stage` hears of each stage as it finishes, before its gates are judged. The de-identification key is
-    checked first, and the sources against the domain, so neither stops the build after a stage wrote."""
-    seed.deid_key_ready(spec)
-    preflight.check_sources(spec)
+    `on_stage` hears of each stage as it finishes, before its gates are judged. The caller has checked the
+    inputs (inputs_ready) before taking the suite's lock."""
     for stage in build_stages(spec):
         out = acceptance.run(spec, paths, runner) if stage is acceptance.STAGE else stage.run(spec, paths)
         if on_stage:
@@ -70,6 +75,7 @@ def build(spec_path: str | Path, home: Path | None = None, runner: Runner | None
     """Build a suite spec into a release; raises GateError naming the first gate that blocks, LockError when
     another build of the suite in this home holds it past the lock timeout."""
     spec = load_spec(spec_path)
+    inputs_ready(spec)
     paths = Paths(spec, home)
     with suite_lock(paths):
         version = run_until(spec, paths, "suite_release", runner, on_stage=on_stage).data_version
@@ -83,6 +89,7 @@ def audit(spec_path: str | Path, out: Path, home: Path | None = None, runner: Ru
     """Run every stage up to acceptance on any suite and write audit.json and audit.md to `out`; with `probes`,
     each task also gets `grader_probes` (and `original_check` where `peer_of` gives the peer's grader)."""
     spec = load_spec(spec_path)
+    inputs_ready(spec)
     paths = Paths(spec, home)
     with suite_lock(paths):
         run_until(spec, paths, "acceptance_results", runner, judge_last=False)
