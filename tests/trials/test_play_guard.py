@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.server
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -196,6 +197,22 @@ def test_open_attempts_are_capped_per_person_and_in_all(release, tmp_path):
     assert people["Edsger"].post(f"/open/{t2}").status_code == 200  # a slot freed when Ada's attempt ended
     twice = people["Ada"].post(f"/open/{t0}")
     assert twice.status_code == 409 and f"You have attempted {t0} already: one attempt per task." in twice.text
+
+
+def test_an_attempt_left_idle_gives_its_slot_back_and_is_recorded_out_of_time(release, tmp_path):
+    desk = play_desk(release, tmp_path)
+    app = play_app(desk, tmp_path, PlayLimits(open_total=1, idle_seconds=0.2))
+    ada, grace = (TestClient(app, headers={"Origin": ORIGIN}) for _ in range(2))
+    ada.post("/person", data={"name": "Ada"})
+    grace.post("/person", data={"name": "Grace"})
+    t0, t1 = (t.task_id for t in desk.tasks[:2])
+    assert ada.post(f"/open/{t0}").status_code == 200
+    assert grace.post(f"/open/{t1}").status_code == 429  # Ada's attempt is fresh: the page is full
+    time.sleep(0.3)
+    assert grace.post(f"/open/{t1}").status_code == 200  # Ada walked away: her slot went to Grace
+    [left] = [r for r in records(tmp_path) if r.agent == "human:Ada"]
+    assert left.task_id == t0 and left.outcome == "budget_exhausted" and not left.passed
+    assert left.exhausted.startswith("idle for ") and "the page's limit is 0.2 s" in left.exhausted
 
 
 GRACE = ["Grace", "grace", "GRACE", "Grace.", "Gr\u0430ce"]  # the last with a Cyrillic а

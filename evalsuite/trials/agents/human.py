@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from evalsuite.core.identity import AgentConfig, RunIdentity, identity_sha256
 from evalsuite.core.people import person_key
 from evalsuite.core.records import TaskRecord, TraceEvent
 from evalsuite.tasks.heldout import log_access, without_held_out
-from evalsuite.trials.agents.base import AgentEnv
+from evalsuite.trials.agents.base import AgentEnv, BudgetExhausted
 from evalsuite.trials.chunks import merge_records
 from evalsuite.trials.jobs import Stamp, run_job
 from evalsuite.trials.mcp_server import task_view
@@ -55,10 +56,14 @@ SAVE_SECONDS = 3.0
 @dataclass(frozen=True)
 class PlayLimits:
     """How much one play page holds at once: open attempts in all (each a reset world and a thread until it
-    ends), and commands waiting on one attempt (a form sent again and again queues no further)."""
+    ends), commands waiting on one attempt (a form sent again and again queues no further), and how long an
+    attempt may sit idle before it is ended to free its slot."""
 
     open_total: int = 16
     queued_per_attempt: int = 4
+    # An attempt with no command for this long ends as budget_exhausted when the page needs its slot (a person who
+    # walked away would otherwise hold one of open_total until the server stops): its calls so far are its record.
+    idle_seconds: float = 1800.0
 
 
 class Refused(Exception):
@@ -112,6 +117,7 @@ class _Said:
 
 
 MESSAGE = object()  # the command that sends a message to the user instead of calling a tool
+IDLE = object()  # the command that ends an attempt left idle (Attempts._expire_idle)
 
 
 class Person:
@@ -129,6 +135,8 @@ class Person:
             tool, payload = self.commands.get()
             if tool is None:
                 return payload  # the final message; the trial is graded on return
+            if tool is IDLE:
+                raise BudgetExhausted(payload)  # graded as it stands, recorded as out of time
             if tool is MESSAGE:
                 self.replies.put(_Said(payload, _turn(env, payload)))
             else:
@@ -157,6 +165,7 @@ class Attempt:
         self.tools: list[dict[str, Any]] = []
         self.lock = threading.Lock()  # one command at a time on this attempt
         self.queued = 0  # commands holding or waiting for the lock (changed under the desk's lock)
+        self.active = time.monotonic()  # when the person last sent a command
         threading.Thread(target=self._run, args=(stamp,), daemon=True, name=f"play-{task.task_id}").start()
         self._take(self.agent.replies.get(timeout=REPLY_SECONDS))
 
@@ -173,9 +182,21 @@ class Attempt:
     def submit(self, message: str) -> None:
         self._send(None, message)
 
+    def end_if_idle(self, seconds: float) -> bool:
+        """End the attempt as out of time when no command came for `seconds` and none is being carried out."""
+        idle = time.monotonic() - self.active
+        if self.record is not None or idle < seconds or not self.lock.acquire(blocking=False):
+            return False
+        try:
+            self._send(IDLE, f"idle for {idle:.0f} s (the page's limit is {seconds:g} s): ended to free its slot")
+        finally:
+            self.lock.release()
+        return True
+
     def _send(self, tool: Any, payload: Any) -> None:
         if self.record is not None:
             raise RuntimeError(f"attempt at {self.task.task_id} is over")
+        self.active = time.monotonic()
         self.agent.commands.put((tool, payload))
         self._take(self.agent.replies.get(timeout=REPLY_SECONDS))
 
@@ -242,6 +263,9 @@ class Attempts:
             self._settle(attempt)
 
     def _may_open(self, person: str, task_id: str) -> None:
+        for attempt in list(self.open.values()):  # a slot held by someone who walked away is given back first
+            if attempt.end_if_idle(self.limits.idle_seconds):
+                self._settle(attempt)
         if person in self.open:
             raise Refused("open", f"You have an attempt at {self.open[person].task.task_id} open: end it before "
                                   "opening another.")
