@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 import random
 import shutil
-import socket
 import sys
 import tempfile
 from pathlib import Path
@@ -78,10 +77,7 @@ def main() -> None:
     ap.add_argument("--chunk", type=int, default=50, help="trials per Celery step")
     ap.add_argument("--broker", default=f"redis://127.0.0.1:6379/{random.randint(1, 15)}")
     args = ap.parse_args()
-    try:
-        socket.create_connection(("127.0.0.1", 6379), timeout=1).close()
-    except OSError as exc:
-        raise SystemExit(f"error: no Redis on 127.0.0.1:6379 ({exc}); bench_celery needs it as the Celery broker")
+    benchlib.require_redis("bench_celery")
 
     os.environ.setdefault("EVALSUITE_DEID_KEY", KEY)
     import dagster as dg

@@ -36,7 +36,6 @@ import math
 import os
 import random
 import shutil
-import socket
 import statistics
 import sys
 import tempfile
@@ -139,10 +138,7 @@ def main() -> None:
     ap.add_argument("--in-process-repeats", type=int, default=1)
     ap.add_argument("--broker", default="redis://127.0.0.1:6379", help="Redis URL without database; two are used")
     args = ap.parse_args()
-    try:
-        socket.create_connection(("127.0.0.1", 6379), timeout=1).close()
-    except OSError as exc:
-        raise SystemExit(f"error: no Redis on 127.0.0.1:6379 ({exc}); bench_celery_models needs it as the broker")
+    benchlib.require_redis("bench_celery_models")
     os.environ.setdefault("EVALSUITE_DEID_KEY", DEMO_KEY)
     result = benchlib.Result("bench_celery_models", benchlib.command_line())
     tmp = Path(tempfile.mkdtemp(prefix="bench-celery-models-"))

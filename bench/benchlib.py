@@ -105,3 +105,13 @@ def command_line() -> str:
         args.append(a)
     root = str(Path(__file__).resolve().parents[1]) + "/"
     return " ".join([".venv/bin/python", *(a.replace(root, "") for a in args)])
+
+
+def require_redis(bench: str) -> None:
+    """Exit 2 naming it when no Redis answers on 127.0.0.1:6379 (the Celery benches' broker)."""
+    import socket
+
+    try:
+        socket.create_connection(("127.0.0.1", 6379), timeout=1).close()
+    except OSError as exc:
+        raise SystemExit(f"error: no Redis on 127.0.0.1:6379 ({exc}); {bench} needs it as the Celery broker") from None

@@ -69,3 +69,9 @@ def price(tokens: dict[str, tuple[int, int]], table: PriceTable) -> tuple[Decima
             continue
         total += (tin * p.input_per_mtok + tout * p.output_per_mtok) / MILLION
     return total, unpriced
+
+
+def known_cost(tokens: dict[str, tuple[int, int]], table: PriceTable) -> Decimal | None:
+    """The exact cost of these tokens, or None when a model among them has no price (never a made-up zero)."""
+    total, unpriced = price(tokens, table)
+    return None if unpriced else total

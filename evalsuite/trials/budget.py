@@ -8,14 +8,8 @@ from __future__ import annotations
 from decimal import Decimal
 
 from evalsuite.core.identity import TrialLimits
-from evalsuite.core.prices import PriceTable, price
+from evalsuite.core.prices import PriceTable, known_cost
 from evalsuite.core.records import Usage
-
-
-def trial_cost(usage: Usage, prices: PriceTable) -> Decimal | None:
-    """The cost of the calls so far; None when a model they used has no price (never a made-up zero)."""
-    total, unpriced = price(usage.by_model(), prices)
-    return None if unpriced else total
 
 
 def over_limit(usage: Usage, limits: TrialLimits | None, prices: PriceTable | None) -> str | None:
@@ -30,7 +24,7 @@ def over_limit(usage: Usage, limits: TrialLimits | None, prices: PriceTable | No
     if limits.cost is not None:
         if prices is None:
             raise ValueError("a cost limit needs a price table")
-        cost = trial_cost(usage, prices)
+        cost = known_cost(usage.by_model(), prices)
         if cost is None:
             raise ValueError(f"a cost limit needs a price for every model used: {sorted(usage.by_model())}")
         if cost >= Decimal(str(limits.cost)):

@@ -11,7 +11,7 @@ from decimal import Decimal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalsuite.core.prices import PriceTable, price
+from evalsuite.core.prices import PriceTable, known_cost
 from evalsuite.core.records import Usage
 from evalsuite.trials.tracelog import TrialRecord
 
@@ -68,8 +68,7 @@ class Spend:
     def cost(self) -> Decimal | None:
         if self.prices is None:
             return None
-        total, unpriced = price(self._by_model, self.prices)
-        return None if unpriced else total
+        return known_cost(self._by_model, self.prices)
 
     def reached(self, cap: RunCap | None, in_flight: int = 0) -> str | None:
         """The cap limit this spend has reached, as a line ("tokens 50,000"), or None: another trial may start.
