@@ -80,11 +80,12 @@ def run_trial(world: World, task: TaskRecord, agent: Agent, trial: int = 0, faul
     if isinstance(started, TrialResult):
         return started
     try:
-        return _finish(started, agent.run(task, started.sides.env))
+        message = agent.run(task, started.sides.env)
     except BudgetExhausted as exc:
         return _finish(started, "", exhausted=str(exc))
     except Exception as exc:  # the agent crashed: recorded, with the effects it already made
         return _crashed(started, exc)
+    return _finish(started, message)  # outside the agent's try: a grader error is the harness's, not the agent's
 
 
 async def arun_trial(world: World, task: TaskRecord, agent: AsyncAgent, trial: int = 0,
