@@ -18,7 +18,8 @@ from evalsuite.core.records import (
     Trigger,
     UserScenario,
 )
-from evalsuite.domains.tau2_retail import ROLE, tau2_hash
+from evalsuite.domains.tau2.tau2_hash import Tau2Hasher
+from evalsuite.domains.tau2_retail import ROLE, TAU2_HASH
 from evalsuite.importers.gold import GoldReplay, replay_gold
 from evalsuite.worlds.world import World
 
@@ -65,7 +66,7 @@ def _annotations(task: Mapping[str, Any], replay: GoldReplay, end_hash: str) -> 
     notes.append(f"tau2 DB hash after the gold actions: {end_hash}")
     if not crit["actions"]:
         notes.append("empty gold action list: the expected end state is the seed state, so any write fails")
-    elif end_hash == tau2_hash.INITIAL_HASH:
+    elif end_hash == TAU2_HASH.initial:
         notes.append("the gold actions leave the DB as seeded: an empty trajectory already matches")
     for e in replay.errors:
         notes.append(f"gold_replay_error {e.action_id} {e.tool} ({e.kind}): {e.error}; "
@@ -78,7 +79,7 @@ def _annotations(task: Mapping[str, Any], replay: GoldReplay, end_hash: str) -> 
     return notes
 
 
-def task_record(task: Mapping[str, Any], split: str, world: World, hasher: tau2_hash.Tau2Hasher,
+def task_record(task: Mapping[str, Any], split: str, world: World, hasher: Tau2Hasher,
                 policy: Policy, clause_ids: Mapping[str, str], suite: SuiteRef, simulator: Simulator,
                 license_ref: str) -> tuple[TaskRecord, GoldReplay, str]:
     """The task, its gold replay (trial kept for checks) and tau2's hash of the gold end state."""
