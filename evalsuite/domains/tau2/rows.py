@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy import MetaData
 
-from evalsuite.worlds.domain import ToolContext
+from evalsuite.worlds.domain import ToolContext, ToolError
 
 Row = dict[str, Any]
 
@@ -98,6 +98,15 @@ def key(value: Any) -> str | None:
     if isinstance(value, (list, dict)):
         raise TypeError(f"unhashable type: '{type(value).__name__}'")
     return value if isinstance(value, str) else None
+
+
+def one(ctx: ToolContext, sql: str, params: Sequence[Any], message: str) -> Row:
+    """The first row `sql` finds, else ToolError(message); a None parameter (an id of a type tau2's dict lookup
+    cannot find, see `key`) finds nothing."""
+    found = [] if any(p is None for p in params) else ctx.rows(sql, params)
+    if not found:
+        raise ToolError(message)
+    return found[0]
 
 
 def scalars(ctx: ToolContext, sql: str, params: Sequence[Any] = ()) -> list[Any]:

@@ -13,6 +13,8 @@ plain strings.
 """
 from __future__ import annotations
 
+from functools import partial
+
 from sqlalchemy import Boolean, Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text, func
 
 from evalsuite.domains.tau2 import rows
@@ -144,7 +146,4 @@ JSON_COLUMNS: dict[str, frozenset[str]] = {
     "orders": frozenset({"exchange_items", "exchange_new_items", "return_items"}),
 }
 
-
-def select_sql(table: str, where: str = "", order: str = "") -> str:
-    """`SELECT <all columns in table order> FROM table [WHERE …] [ORDER BY …]` as plain SQL."""
-    return rows.select_sql(COLUMNS, table, where, order)
+select_sql = partial(rows.select_sql, COLUMNS)  # select_sql(table, where="", order="")

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalsuite.domains.tau2.rows import Row, key, scalars
+from evalsuite.domains.tau2.rows import Row, key, one, scalars
 from evalsuite.domains.tau2_retail import convert
 from evalsuite.domains.tau2_retail.schema import select_sql
-from evalsuite.worlds.domain import ToolContext, ToolError
+from evalsuite.worlds.domain import ToolContext
 
 _SQL = {
     "order": select_sql("orders", "order_id = ?"),
@@ -37,12 +37,7 @@ def rows(ctx: ToolContext, query: str, *params: Any) -> list[Row]:
 
 
 def _one(ctx: ToolContext, query: str, message: str, *params: Any) -> Row:
-    if any(p is None for p in params):
-        raise ToolError(message)
-    found = rows(ctx, query, *params)
-    if not found:
-        raise ToolError(message)
-    return found[0]
+    return one(ctx, _SQL[query], params, message)
 
 
 # ---- shared lookups: each raises tau2's exact message ------------------------------------------
