@@ -3,116 +3,63 @@ suite's own tasks (and the grader's shop domain for assertion functions), and th
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from evalsuite.core.records import (
-    MESSAGE,
-    EnvAssertion,
-    EvaluationCriteria,
-    GoalState,
-    GoldAction,
-    TaskRecord,
-    TraceEvent,
-)
-from evalsuite.domains.tau2_retail import build_world, tau2_hash
+from evalsuite.core.records import EnvAssertion, GoalState, GoldAction, TraceEvent
+from evalsuite.domains.tau2_retail import tau2_hash
 from evalsuite.grading.bases import action_matches, combine, grade_bases
 from evalsuite.grading.grader import grade_trial
-from evalsuite.tasks.taskfile import read_tasks
 from tests.audit.test_probes import _task as shop_task
 from tests.grading import test_domain_checks  # noqa: F401  (registers the shop's closed_exactly check)
 from tests.grading.grader_shop import build_world as build_shop
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def world(tmp_path_factory):
-    return build_world(json.loads((ROOT / "third_party/tau2_retail/db.json").read_text()),
-                       tmp_path_factory.mktemp("tau2") / "world.sqlite")
-
-
-@pytest.fixture(scope="module")
-def tasks() -> dict[str, TaskRecord]:
-    return {t.task_id: t for t in read_tasks(ROOT / "suites/tau2_retail/tasks.jsonl")}
-
-
-def act(world, task: TaskRecord, calls, said=(), heard=()):
-    """A trial of the task's role making `calls` (ToolCalls or GoldActions), then the agent saying `said` and the
-    customer `heard`, recorded in the trace as a conversation records them."""
-    trial = world.reset(task.role)
-    for c in calls:
-        trial.call(getattr(c, "tool", None) or c.name, c.arguments)
-    for actor, texts in (("agent", said), ("user", heard)):
-        for text in texts:
-            trial.trace.append(TraceEvent(seq=len(trial.trace) + 1, actor=actor, tool=MESSAGE,
-                                          arguments={"text": text}, permitted=True, outcome="ok", kind=MESSAGE))
-    return trial
-
-
-def bases_of(task: TaskRecord, trial, final: str = "", device=None, **kw):
-    verdict = grade_trial(trial, final, task.goal_state, task.role, task.forbidden)
-    return grade_bases(task, verdict, trial, device, final, **kw)
-
-
-def statuses(bases) -> dict[str, str]:
-    return {b.basis: b.status for b in bases.bases}
-
-
-def basis(bases, name: str):
-    return next(b for b in bases.bases if b.basis == name)
-
-
-def with_criteria(task: TaskRecord, **criteria) -> TaskRecord:
-    return task.model_copy(update={"evaluation_criteria": EvaluationCriteria(**criteria)})
-
+from tests.grading.retail_bases import ROOT, act, bases_of, basis, statuses, with_criteria
 
 # ---- the bundled suite carries the original's criteria --------------------------------------------------------
 
-def test_the_retail_suite_carries_every_task_s_criteria(tasks):
+def test_the_retail_suite_carries_every_task_s_criteria(retail_tasks):
     raw = {str(t["id"]): t["evaluation_criteria"] for t in json.loads((ROOT / "third_party/tau2_retail/tasks.json")
                                                                        .read_text())}
-    assert set(tasks) == set(raw)
-    for tid, task in tasks.items():
+    assert set(retail_tasks) == set(raw)
+    for tid, task in retail_tasks.items():
         crit, want = task.evaluation_criteria, raw[tid]
         assert crit.reward_basis == want["reward_basis"] and crit.nl_assertions == (want["nl_assertions"] or [])
         assert [a.model_dump(exclude_none=True) for a in crit.actions] == \
             [{"requestor": "assistant", **{k: v for k, v in a.items() if v is not None}} for a in want["actions"]]
         assert crit.communicate_info == want["communicate_info"]
         assert (crit.judge is not None) == bool(want["nl_assertions"])  # pinned where assertions count
-    assert sum(1 for t in tasks.values() if t.evaluation_criteria.nl_assertions) == 40
+    assert sum(1 for t in retail_tasks.values() if t.evaluation_criteria.nl_assertions) == 40
 
 
 # ---- DB ---------------------------------------------------------------------------------------------------------
 
-def test_db_passes_the_gold_end_state_and_fails_another(world, tasks):
-    task = tasks["0"]
-    assert statuses(bases_of(task, act(world, task, task.evaluation_criteria.actions)))["DB"] == "pass"
+def test_db_passes_the_gold_end_state_and_fails_another(retail, retail_tasks):
+    task = retail_tasks["0"]
+    assert statuses(bases_of(task, act(retail, task, task.evaluation_criteria.actions)))["DB"] == "pass"
     wrong = [a.model_copy(update={"arguments": {**a.arguments, "new_item_ids": ["7747408585", "7706410293"]}})
              if a.name == "exchange_delivered_order_items" else a for a in task.evaluation_criteria.actions]
-    db = basis(bases_of(task, act(world, task, wrong)), "DB")
+    db = basis(bases_of(task, act(retail, task, wrong)), "DB")
     assert db.status == "fail" and db.counted
     assert [c.name for c in db.checks] == ["assertion[0] orders {'order_id': '#W2378156'} (R-12)"]
 
 
-def test_db_is_the_end_state_only_not_the_final_message(world, tasks):
-    task = tasks["4"]  # evalsuite's verdict also wants "10" in the final message; the original's DB does not
-    trial = act(world, task, task.evaluation_criteria.actions)
+def test_db_is_the_end_state_only_not_the_final_message(retail, retail_tasks):
+    task = retail_tasks["4"]  # evalsuite's verdict also wants "10" in the final message, the original's DB not
+    trial = act(retail, task, task.evaluation_criteria.actions)
     verdict = grade_trial(trial, "", task.goal_state, task.role, task.forbidden)
     assert not verdict.passed and [c.name for c in verdict.failures()] == ["output communicate_info[0]"]
     assert statuses(grade_bases(task, verdict, trial, None, ""))["DB"] == "pass"
 
 
-def test_db_agrees_with_tau2_s_hash_on_every_task(world, tasks):
+def test_db_agrees_with_tau2_s_hash_on_every_task(retail, retail_tasks):
     """The DB basis is the verdict's end-state check; on every task, for the gold, for doing nothing and for the
     next task's gold, it passes exactly when tau2's DB hash equals the gold end state's."""
-    hasher, ordered = tau2_hash.Tau2Hasher(world), list(tasks.values())
+    hasher, ordered = tau2_hash.Tau2Hasher(retail), list(retail_tasks.values())
     agree = 0
     for task, other in zip(ordered, ordered[1:] + ordered[:1]):
-        gold = hasher.hash(act(world, task, task.evaluation_criteria.actions))
+        gold = hasher.hash(act(retail, task, task.evaluation_criteria.actions))
         for calls in (task.evaluation_criteria.actions, [], other.evaluation_criteria.actions):
-            trial = act(world, task, calls)
+            trial = act(retail, task, calls)
             assert (statuses(bases_of(task, trial))["DB"] == "pass") == (hasher.hash(trial) == gold), task.task_id
             agree += 1
     assert agree == 3 * 114
@@ -120,36 +67,37 @@ def test_db_agrees_with_tau2_s_hash_on_every_task(world, tasks):
 
 # ---- COMMUNICATE -----------------------------------------------------------------------------------------------
 
-def test_communicate_finds_the_string_in_any_agent_message(world, tasks):
-    task = tasks["4"]  # communicate_info ["10"]
+def test_communicate_finds_the_string_in_any_agent_message(retail, retail_tasks):
+    task = retail_tasks["4"]  # communicate_info ["10"]
     said = ["Let me look that up.", "There are 10 t-shirt options available."]
-    assert statuses(bases_of(task, act(world, task, [], said=said)))["COMMUNICATE"] == "pass"
-    assert statuses(bases_of(task, act(world, task, []), final="We have 10 of them."))["COMMUNICATE"] == "pass"
-    failed = bases_of(task, act(world, task, [], said=["There are ten options."], heard=["Are there 10?"]))
+    assert statuses(bases_of(task, act(retail, task, [], said=said)))["COMMUNICATE"] == "pass"
+    assert statuses(bases_of(task, act(retail, task, []), final="We have 10 of them."))["COMMUNICATE"] == "pass"
+    failed = bases_of(task, act(retail, task, [], said=["There are ten options."], heard=["Are there 10?"]))
     communicate = basis(failed, "COMMUNICATE")
     assert communicate.status == "fail" and not communicate.counted  # not in retail's reward basis
     assert communicate.checks[0].detail == "in none of 1 agent messages"  # the customer's "10" does not count
 
 
-def test_communicate_drops_commas_from_the_message_only(world, tasks):
-    task = with_criteria(tasks["4"], reward_basis=["COMMUNICATE"], communicate_info=["23553", "Total: 1,000"])
-    got = bases_of(task, act(world, task, [], said=["Your total is $23,553.", "Total: 1,000"]))
+def test_communicate_drops_commas_from_the_message_only(retail, retail_tasks):
+    task = with_criteria(retail_tasks["4"], reward_basis=["COMMUNICATE"], communicate_info=["23553", "Total: 1,000"])
+    got = bases_of(task, act(retail, task, [], said=["Your total is $23,553.", "Total: 1,000"]))
     assert [c.passed for c in basis(got, "COMMUNICATE").checks] == [True, False]
     assert got.reward == "fail"
 
 
 # ---- ACTION ----------------------------------------------------------------------------------------------------
 
-def test_action_wants_every_reference_call_in_any_order(world, tasks):
-    task = with_criteria(tasks["0"], reward_basis=["ACTION"], actions=tasks["0"].evaluation_criteria.actions)
+def test_action_wants_every_reference_call_in_any_order(retail, retail_tasks):
+    task = with_criteria(retail_tasks["0"], reward_basis=["ACTION"],
+                         actions=retail_tasks["0"].evaluation_criteria.actions)
     gold = task.evaluation_criteria.actions
-    assert bases_of(task, act(world, task, list(reversed(gold)))).reward == "pass"
-    missing = bases_of(task, act(world, task, gold[:-1]))
+    assert bases_of(task, act(retail, task, list(reversed(gold)))).reward == "pass"
+    missing = bases_of(task, act(retail, task, gold[:-1]))
     assert missing.reward == "fail"
     assert basis(missing, "ACTION").checks[-1].detail == "no call of exchange_delivered_order_items"
     other = [a.model_copy(update={"arguments": {**a.arguments, "order_id": "#W0000000"}}) if a.action_id == "0_1"
              else a for a in gold]
-    failed = basis(bases_of(task, act(world, task, other)), "ACTION")
+    failed = basis(bases_of(task, act(retail, task, other)), "ACTION")
     assert [c.detail for c in failed.checks if not c.passed] == [
         "1 call(s) of get_order_details, arguments differ on ['order_id'] (first: #2)"]
 
@@ -206,17 +154,19 @@ def test_env_assertion_on_the_user_s_world(tmp_path):
 
 # ---- NL_ASSERTION without a judge, the reward --------------------------------------------------------------------
 
-def test_nl_assertion_without_a_judge_is_not_graded_never_passed(world, tasks, monkeypatch):
+def test_nl_assertion_without_a_judge_is_not_graded_never_passed(retail, retail_tasks, monkeypatch):
     monkeypatch.delenv("EVALSUITE_JUDGE_BASE_URL", raising=False)
-    task = tasks["4"]
-    gold = bases_of(task, act(world, task, task.evaluation_criteria.actions))
+    task = retail_tasks["4"]
+    gold = bases_of(task, act(retail, task, task.evaluation_criteria.actions))
     nl = basis(gold, "NL_ASSERTION")
     assert (nl.status, nl.counted, gold.reward) == ("not_graded", True, "not_graded")
     assert nl.detail == "not judged: no judge endpoint (EVALSUITE_JUDGE_BASE_URL is not set)"
-    assert bases_of(task, act(world, task, [])).reward == "fail"  # DB fails: 0 times anything is 0
-    no_assertions = bases_of(tasks["0"], act(world, tasks["0"], tasks["0"].evaluation_criteria.actions))
+    assert bases_of(task, act(retail, task, [])).reward == "fail"  # DB fails: 0 times anything is 0
+    zero = retail_tasks["0"]
+    no_assertions = bases_of(zero, act(retail, zero, zero.evaluation_criteria.actions))
     assert statuses(no_assertions)["NL_ASSERTION"] == "pass" and no_assertions.reward == "pass"  # empty list: 1
-    assert "NL_ASSERTION" not in statuses(bases_of(tasks["33"], act(world, tasks["33"], [])))  # not in its basis
+    only_db = retail_tasks["33"]
+    assert "NL_ASSERTION" not in statuses(bases_of(only_db, act(retail, only_db, [])))  # not in its reward basis
 
 
 def test_the_reward_is_the_product_of_the_counted_bases():
@@ -225,6 +175,6 @@ def test_the_reward_is_the_product_of_the_counted_bases():
     assert combine(["pass"], exhausted="step budget of 40 used") == "fail"  # no stop: the original gives 0
 
 
-def test_a_task_without_criteria_has_no_bases(world, tasks):
-    task = tasks["0"].model_copy(update={"evaluation_criteria": None})
-    assert bases_of(task, act(world, task, [])) is None
+def test_a_task_without_criteria_has_no_bases(retail, retail_tasks):
+    task = retail_tasks["0"].model_copy(update={"evaluation_criteria": None})
+    assert bases_of(task, act(retail, task, [])) is None
