@@ -2,13 +2,27 @@
 and its bases graded as a trial's are."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from evalsuite.core.records import MESSAGE, EvaluationCriteria, TaskRecord, TraceEvent
+from evalsuite.domains.tau2_retail import build_world
 from evalsuite.grading.bases import Bases, BasisResult, grade_bases
 from evalsuite.grading.grader import grade_trial
+from evalsuite.tasks.taskfile import read_tasks
+from evalsuite.worlds.world import World
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def retail_world(path: Path) -> World:
+    """The τ²-bench retail world, built from the vendored db.json."""
+    return build_world(json.loads((ROOT / "third_party/tau2_retail/db.json").read_text()), path)
+
+
+def retail_tasks() -> dict[str, TaskRecord]:
+    """The bundled retail suite's tasks by id."""
+    return {t.task_id: t for t in read_tasks(ROOT / "suites/tau2_retail/tasks.jsonl")}
 
 
 def act(world, task: TaskRecord, calls, said=(), heard=()):
