@@ -2,11 +2,12 @@
 (DB, ENV_ASSERTION, COMMUNICATE, ACTION, NL_ASSERTION) and the reward they combine into, per agent, so a reader
 sees whether an agent failed on the end state, on what it said, or on the judge (evalsuite.grading.bases).
 
-A basis is scored over the tasks whose reward_basis lists it: its trials' pass, fail and not-graded counts, and
-pass^k with task-bootstrap intervals over the tasks whose every trial was graded (a task with a trial not graded
-would bias it either way, so it is left out and counted). A trial that crashed has no bases and counts as failed
-on every one, as it does on the scorecard's pass^k. Trials of tasks that ask something of a basis without counting it
-(a retail task's communicate_info) are shown as a diagnostic count only.
+A basis is scored over the tasks whose reward_basis lists it and that ask something of it (an empty list passes
+by definition, which says nothing of the agent); the reward over every task. Each row has its trials' pass, fail
+and not-graded counts, and pass^k with task-bootstrap intervals over the tasks whose every trial was graded (a task
+with a trial not graded would bias it either way, so it is left out and counted). A trial that crashed has no
+bases and counts as failed on every one, as it does on the scorecard's pass^k. Trials of tasks that ask something
+of a basis without counting it (a retail task's communicate_info) are shown as a diagnostic count only.
 """
 from __future__ import annotations
 
@@ -21,14 +22,14 @@ from evalsuite.scoring.metrics import KPoint, suite_pass_curve
 
 REWARD = "reward"  # the row of the combined reward
 POLICY = ("Reward bases (tasks with an imported benchmark's criteria): each basis is scored over the tasks whose "
-          "reward_basis lists it, the reward being their product; pass^k is over the tasks whose every trial was "
-          "graded, a trial not graded (no judge endpoint) is counted and never passed, and a crashed trial fails "
-          "every basis.")
+          "reward_basis lists it and that ask something of it, the reward (their product) over every task; pass^k "
+          "is over the tasks whose every trial was graded, a trial not graded (no judge endpoint) is counted and "
+          "never passed, and a crashed trial fails every basis.")
 
 
 class BasisRow(BaseModel):
     basis: str  # a reward basis, or "reward"
-    tasks: int  # tasks whose reward_basis lists it (every task with criteria, for the reward)
+    tasks: int  # tasks whose reward_basis lists it and that ask something of it (every task, for the reward)
     trials: int
     passed: int
     failed: int
@@ -60,8 +61,9 @@ def basis_scores(frame: pd.DataFrame, tasks: list[TaskRecord], resamples: int = 
     column = frame["bases"] if "bases" in frame else pd.Series(None, index=frame.index, dtype=object)
     rows = frame.assign(parsed=column.map(lambda v: json.loads(v) if isinstance(v, str) else None))
     rows = rows[rows["task_id"].isin(criteria)]
-    counted = {b: {t for t, c in criteria.items() if b in c.reward_basis} for b in REWARD_BASES}
-    shown = {b: {t for t, c in criteria.items() if b not in c.reward_basis and _has_items(c, b)} for b in REWARD_BASES}
+    asks = {b: {t for t, c in criteria.items() if _has_items(c, b)} for b in REWARD_BASES}
+    counted = {b: {t for t in asks[b] if b in criteria[t].reward_basis} for b in REWARD_BASES}
+    shown = {b: asks[b] - counted[b] for b in REWARD_BASES}
     agents = []
     for agent, group in rows.groupby("agent", sort=True):
         table = [_row(REWARD, group, set(criteria), lambda p: p["reward"], resamples, seed)]
@@ -72,10 +74,10 @@ def basis_scores(frame: pd.DataFrame, tasks: list[TaskRecord], resamples: int = 
 
 
 def _has_items(criteria: EvaluationCriteria, basis: str) -> bool:
-    """Whether the basis asks anything of this task (an empty list passes by definition): shown outside the
-    reward basis only then."""
+    """Whether the basis asks anything of this task: an empty list passes by definition, and a row of such passes
+    would say nothing of the agent."""
     items = {"DB": True, "ENV_ASSERTION": criteria.env_assertions, "COMMUNICATE": criteria.communicate_info,
-             "ACTION": criteria.actions, "NL_ASSERTION": False}  # NL_ASSERTION is judged only where it counts
+             "ACTION": criteria.actions, "NL_ASSERTION": criteria.nl_assertions}
     return bool(items[basis])
 
 

@@ -75,7 +75,7 @@ def console_table(card: Scorecard):
         row(f"pass^{k}", (passk_cell(a.curve, k) for a in card.agents), lambda h: human_cell(h) if k == 1 else "—")
     if card.bases:  # each reward basis beside the scorecard's own pass^k (evalsuite.scoring.bases)
         by_agent = {a.agent: {r.basis: r for r in a.rows} for a in card.bases.agents}
-        for basis in dict.fromkeys(r.basis for a in card.bases.agents for r in a.rows):
+        for basis in dict.fromkeys(r.basis for a in card.bases.agents for r in a.rows if r.tasks):  # counted ones
             row(f"{basis} pass^1", (_basis_cell(by_agent.get(a.agent, {}).get(basis)) for a in card.agents),
                 lambda h: "—")
     if any(a.cost for a in card.agents):
@@ -218,7 +218,8 @@ def _bases_section(card: Scorecard) -> list[str]:
                        f"{j.temperature:g}, seed {j.seed})" for j in b.judges) or "none"
     lines = ["## Reward bases", "",
              f"{b.tasks} tasks carry the original's evaluation criteria; a basis is scored over the tasks whose "
-             "reward_basis lists it, the reward is their product. pass^k is over the tasks whose every trial was "
+             "reward_basis lists it and that ask something of it (an empty list passes), the reward, their "
+             "product, over every task. pass^k is over the tasks whose every trial was "
              "graded (tasks scored); not graded: no judge endpoint (EVALSUITE_JUDGE_BASE_URL), never a pass. "
              f"Outside the basis: trials of tasks that ask it without counting it. NL_ASSERTION judge: {judges}.", ""]
     cell = lambda r, i: _point_cell(r.curve[i]) if len(r.curve) > i else "—"  # noqa: E731
