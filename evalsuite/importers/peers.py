@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from evalsuite.core.records import TaskRecord
 from evalsuite.domains.agentdojo_banking.environment import from_rows
-from evalsuite.domains.tau2_retail import tau2_hash
+from evalsuite.domains.tau2_retail import TAU2_HASH
 from evalsuite.importers.agentdojo.peer_checks import peer_check
 from evalsuite.worlds.trial_world import TrialWorld
 from evalsuite.worlds.world import World
@@ -42,7 +42,7 @@ def _pre(world: World, seed: dict[str, list[tuple]], task: TaskRecord):
 
 
 def _tau2(world: World) -> PeerCheck:
-    hasher = tau2_hash.Tau2Hasher(world)
+    hasher = TAU2_HASH.hasher(world)
     gold: dict[str, str] = {}
 
     def check(task: TaskRecord, trial: TrialWorld, final: str) -> bool:

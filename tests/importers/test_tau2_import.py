@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from evalsuite.core.records import TaskRecord
-from evalsuite.domains.tau2_retail import DOMAIN, tau2_hash
+from evalsuite.domains.tau2_retail import DOMAIN, TAU2_HASH
 from evalsuite.grading.grader import grade, grade_trial
 from evalsuite.importers.tau2.importer import Tau2InputError, export_state, import_tau2_retail
 from evalsuite.sourcing.policies import load_policy
@@ -65,7 +65,7 @@ def test_outputs(imported):
     assert policy.clauses[6].text.startswith("Cancel pending order. An order can only be cancelled")
     spec = load_spec(out / "suite.yaml")
     assert spec.domain == "tau2_retail" and spec.acceptance.reference_trials == 8 and spec.derivation.tasks
-    assert report.initial_tau2_hash == tau2_hash.INITIAL_HASH
+    assert report.initial_tau2_hash == TAU2_HASH.initial
     assert json.loads((out / "import_report.json").read_text())["tasks"] == 114
 
 
@@ -85,7 +85,9 @@ def test_tasks(tasks, imported):
     assert t.user_scenario.simulator.model and [c.action_id for c in t.solution_calls()][-1] == "0_4"
     assert tasks["105"].solution_calls()[0].action_id == "106_0"  # tau2's shifted action ids are kept
     assert [o.value for o in tasks["4"].goal_state.required_outputs] == ["10"]
-    assert any(a.startswith("NL assertion") and "10 t-shirt options" in a for a in tasks["4"].goal_state.annotations)
+    crit = tasks["4"].evaluation_criteria  # the original's criteria, its NL assertions graded by the pinned judge
+    assert crit.reward_basis == ["DB", "NL_ASSERTION"] and "10 t-shirt options" in crit.nl_assertions[0]
+    assert crit.judge is not None and not any(a.startswith("NL assertion") for a in tasks["4"].goal_state.annotations)
     assert any(a.startswith("upstream issue issue_2b74ee61") for a in tasks["4"].goal_state.annotations)
 
 
@@ -137,7 +139,7 @@ def test_tasks_without_gold_writes_keep_the_initial_hash(tasks, imported):
     writes = set(DOMAIN.write_tools())
     readonly = [t for t, task in tasks.items() if not any(c.tool in writes for c in task.solution_calls())]
     assert readonly == ["10", "12", "24", "25", "50", "57", "62", "65", "67", "68"]
-    assert all(report.gold_end_tau2_hash[t] == tau2_hash.INITIAL_HASH for t in readonly)
+    assert all(report.gold_end_tau2_hash[t] == TAU2_HASH.initial for t in readonly)
     # Audit finding: five pairs of tasks expect the very same end state (variants of one scenario).
     assert report.shared_gold_end_states == [["36", "37"], ["41", "42"], ["71", "72"], ["83", "84"], ["96", "97"]]
 
@@ -149,7 +151,7 @@ def test_empty_gold_tasks(tasks, world, imported):
         task = tasks[tid]
         assert task.solution_calls() == [] and task.category == "no_action" and not task.goal_state.assertions
         assert task.goal_state.unchanged_tables == list(world.schemas)
-        assert report.gold_end_tau2_hash[tid] == tau2_hash.INITIAL_HASH
+        assert report.gold_end_tau2_hash[tid] == TAU2_HASH.initial
     # Task 24: the user backs out of cancelling the grill; a cancellation anyway is caught.
     trial = world.reset(tasks["24"].role)
     assert trial.call("cancel_pending_order", {"order_id": "#W3561391", "reason": "no longer needed"}).outcome == "ok"
@@ -174,8 +176,8 @@ def test_exported_state_hashes_as_tau2_does(imported, tmp_path):
     for tid in ("0", "20", "64", "105"):
         dest = tmp_path / f"{tid}.json"
         got = export_state(out, tid, dest)
-        assert got == tau2_hash.hash_db_json(json.loads(dest.read_text())) == report.gold_end_tau2_hash[tid]
-    assert report.gold_end_tau2_hash["105"] == tau2_hash.INITIAL_HASH  # its one write fails
+        assert got == TAU2_HASH.hash_db_json(json.loads(dest.read_text())) == report.gold_end_tau2_hash[tid]
+    assert report.gold_end_tau2_hash["105"] == TAU2_HASH.initial  # its one write fails
     export_state(out, "24", tmp_path / "24.json")
     assert (tmp_path / "24.json").read_text() == (SRC / "db.json").read_text()  # untouched: db.json byte for byte
     with pytest.raises(Tau2InputError, match="no task '999'"):

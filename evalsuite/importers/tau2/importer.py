@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from sqlalchemy import Boolean, Float, Integer
 
 from evalsuite.core.records import Policy, Simulator, SuiteRef, TaskRecord
-from evalsuite.domains.tau2_retail import DOMAIN, build_world, tau2_hash
+from evalsuite.domains.tau2_retail import DOMAIN, TAU2_HASH, build_world
 from evalsuite.domains.tau2_retail.convert import from_nested, to_nested
 from evalsuite.grading.grader import grade_trial
 from evalsuite.importers.gold import GoldReplayError
@@ -95,9 +95,9 @@ def import_tau2_retail(src: Path, out: Path, simulator: Simulator = DEFAULT_SIMU
                 "source_commit": "a2c024725189473d2d7cea3a5cfdbcc67478e41f", "source_sha256": sha["policy.md"]}))
     policy = load_policy(out / "policy.md").as_policy()
     world = build_world(db, out / "world.sqlite")
-    initial = tau2_hash.world_hash(world)
-    if initial != tau2_hash.INITIAL_HASH:
-        raise ValueError(f"tau2 hash of the built world {initial} != tau2's initial hash {tau2_hash.INITIAL_HASH}")
+    initial = TAU2_HASH.world_hash(world)
+    if initial != TAU2_HASH.initial:
+        raise ValueError(f"tau2 hash of the built world {initial} != tau2's initial hash {TAU2_HASH.initial}")
     tasks, report_bits = _tasks(src, world, policy, clause_ids(policy_md), simulator)
     write_tasks(out / "tasks.jsonl", tasks)
     write_suite(out, SUITE, DOMAIN.name, sorted(rows), Acceptance(reference_trials=8), simulator)
@@ -112,7 +112,7 @@ def _tasks(src: Path, world: World, policy: Policy, clauses: dict[str, str],
            simulator: Simulator) -> tuple[list[TaskRecord], dict]:
     raw = json.loads((src / "tasks.json").read_text())
     split_of = _splits(json.loads((src / "split_tasks.json").read_text()), [str(t["id"]) for t in raw])
-    hasher = tau2_hash.Tau2Hasher(world)
+    hasher = TAU2_HASH.hasher(world)
     suite = SuiteRef(name=SUITE, version=SUITE_VERSION)
     tasks, errors, hashes = [], [], {}
     for task in raw:
@@ -130,7 +130,7 @@ def _tasks(src: Path, world: World, policy: Policy, clauses: dict[str, str],
     return tasks, dict(
         splits=count(lambda t: t.split), categories=count(lambda t: t.category), gold_replay_errors=errors,
         empty_gold_tasks=[t.task_id for t in tasks if not t.solution_calls()],
-        noop_gold_tasks=[tid for tid, h in hashes.items() if h == tau2_hash.INITIAL_HASH],
+        noop_gold_tasks=[tid for tid, h in hashes.items() if h == TAU2_HASH.initial],
         gold_end_tau2_hash=hashes,
         shared_gold_end_states=_shared(hashes),
         tasks_with_upstream_issues=[str(t["id"]) for t in raw if t.get("issues")],
@@ -141,7 +141,7 @@ def _shared(hashes: dict[str, str]) -> list[list[str]]:
     groups: dict[str, list[str]] = {}
     for tid, h in hashes.items():
         groups.setdefault(h, []).append(tid)
-    return [ids for h, ids in groups.items() if len(ids) > 1 and h != tau2_hash.INITIAL_HASH]
+    return [ids for h, ids in groups.items() if len(ids) > 1 and h != TAU2_HASH.initial]
 
 
 def _splits(splits: dict[str, list[str]], ids: list[str]) -> dict[str, str]:
@@ -175,4 +175,4 @@ def export_state(out_dir: Path, task_id: str, dest: Path) -> str:
     """Write the state after task `task_id`'s gold actions as db.json-shaped JSON; returns its tau2 hash."""
     rows = replay_reference(out_dir, DOMAIN, task_id, Tau2InputError).rows()
     Path(dest).write_text(json.dumps(to_nested(rows), indent=4))
-    return tau2_hash.hash_rows(rows)
+    return TAU2_HASH.hash_rows(rows)

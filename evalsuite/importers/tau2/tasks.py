@@ -18,8 +18,10 @@ from evalsuite.core.records import (
     Trigger,
     UserScenario,
 )
-from evalsuite.domains.tau2_retail import ROLE, tau2_hash
+from evalsuite.domains.tau2.tau2_hash import Tau2Hasher
+from evalsuite.domains.tau2_retail import ROLE, TAU2_HASH
 from evalsuite.importers.gold import GoldReplay, replay_gold
+from evalsuite.importers.tau2.criteria import evaluation_criteria
 from evalsuite.worlds.world import World
 
 # Which policy section governs each write tool (titles as tau2_policy derives them).
@@ -60,12 +62,11 @@ def scenario_text(instructions: Mapping[str, Any]) -> str:
 
 def _annotations(task: Mapping[str, Any], replay: GoldReplay, end_hash: str) -> list[str]:
     crit = task["evaluation_criteria"]
-    notes = [f"NL assertion (judged by an LLM in tau2; not graded here): {a}" for a in crit.get("nl_assertions") or []]
-    notes.append(f"tau2 reward_basis: {', '.join(crit.get('reward_basis') or ['DB', 'COMMUNICATE'])}")
+    notes = [f"tau2 reward_basis: {', '.join(crit.get('reward_basis') or ['DB', 'COMMUNICATE'])}"]
     notes.append(f"tau2 DB hash after the gold actions: {end_hash}")
     if not crit["actions"]:
         notes.append("empty gold action list: the expected end state is the seed state, so any write fails")
-    elif end_hash == tau2_hash.INITIAL_HASH:
+    elif end_hash == TAU2_HASH.initial:
         notes.append("the gold actions leave the DB as seeded: an empty trajectory already matches")
     for e in replay.errors:
         notes.append(f"gold_replay_error {e.action_id} {e.tool} ({e.kind}): {e.error}; "
@@ -78,7 +79,7 @@ def _annotations(task: Mapping[str, Any], replay: GoldReplay, end_hash: str) -> 
     return notes
 
 
-def task_record(task: Mapping[str, Any], split: str, world: World, hasher: tau2_hash.Tau2Hasher,
+def task_record(task: Mapping[str, Any], split: str, world: World, hasher: Tau2Hasher,
                 policy: Policy, clause_ids: Mapping[str, str], suite: SuiteRef, simulator: Simulator,
                 license_ref: str) -> tuple[TaskRecord, GoldReplay, str]:
     """The task, its gold replay (trial kept for checks) and tau2's hash of the gold end state."""
@@ -108,6 +109,7 @@ def task_record(task: Mapping[str, Any], split: str, world: World, hasher: tau2_
         # What a correct agent tells the user: the facts tau2 expects it to communicate.
         reference_answer="; ".join(str(v) for v in crit.get("communicate_info") or []) or None,
         trial_protocol=TrialProtocol(trials=8, max_steps=max(40, 3 * len(calls))),
+        evaluation_criteria=evaluation_criteria(crit),
         provenance=Provenance(source_record=f"{SOURCE_REF}#id={tid}",
                               outcome_verified_by="gold actions replayed in the world; "
                                                   "the reference passes its derived goal state",
