@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from evalsuite.core.identity import SuiteVersion
 from evalsuite.core.prices import PricedTable, load_prices
 from evalsuite.core.records import TaskRecord
 from evalsuite.scoring.cost import AgentCost, agent_cost
 from evalsuite.scoring.metrics import KPoint, slice_table, suite_pass_curve, wilson_interval
+from evalsuite.scoring.recorded import RecordedScore
 from evalsuite.scoring.security import SecurityScore, security_scores
 from evalsuite.trials.spend import CapReached
 from evalsuite.trials.tracelog import TrialRecord, summary_frame
@@ -114,6 +115,8 @@ class Scorecard(SuiteVersion):
     capped: CapReached | None = None
     response_cache: bool = False  # model responses may have come from the response cache: not a fresh measurement
     tasks_planned: int | None = None  # capped: the tasks of the plan, of which `tasks` per agent were scored
+    # an imported recording (`evalsuite import-run`): its rewards beside the regrade; left out of other scorecards
+    recording: RecordedScore | None = Field(None, exclude_if=lambda v: v is None)
 
 
 def build_scorecard(records: Sequence[TrialRecord] | pd.DataFrame, tasks: list[TaskRecord],
