@@ -1,4 +1,5 @@
 """`evalsuite run`, `score`, `compare`, `modes` and `leaderboard`: agents scored on releases, and the scores read;
+`evalsuite import-run`: trials recorded elsewhere, replayed and regraded into a run folder;
 `evalsuite runs repair`: a run folder an older version left with a trial recorded twice, mended."""
 from __future__ import annotations
 
@@ -104,6 +105,41 @@ def run(
                                         cache=cache)
         card, out = run_source(source, agents, out, trials=trials, workers=workers, seed=seed, progress=progress,
                                resamples=resamples, mode=mode, engine=engine)
+    print_scorecard(card, out)
+
+
+@commands.command("import-run")
+def import_run(
+    recording: Path = typer.Argument(..., metavar="RECORDING",
+                                     help="a τ²-bench results file, a τ-bench trajectory log, or trials of "
+                                          "OpenAI-format messages (task_id, trial, reward, messages; JSON or JSON "
+                                          "lines)"),
+    source: Path = typer.Argument(..., metavar="SOURCE", help="the release (folder) or suite spec (.yaml) the "
+                                                               "recorded tasks are in"),
+    out: Path = typer.Option(None, metavar="FOLDER", help="run folder (default: <home>/runs/<suite>/<version>/agents/"
+                                                          "<agent>, where the Dagster graph finds it)"),
+    agent: str = typer.Option(None, metavar="NAME", help="the run's agent name (default: recorded:<model>)"),
+    model: str = typer.Option(None, metavar="MODEL", help="the model that produced the recording (default: as the "
+                                                          "file says; a τ-bench log says not)"),
+    origin: str = typer.Option(None, "--from", metavar="WHERE", help="where the recording was published (default: "
+                                                                      "its file)"),
+    license_: str = typer.Option(None, "--license", metavar="TEXT", help="the recording's licence (default: from a "
+                                                                          "LICENSE file beside it)"),
+    resamples: int = RESAMPLES,
+) -> None:
+    """Import recorded trials as a run folder of a release: each trial's tool calls replayed on a freshly reset world
+    (open loop), every call answered differently now reported, the end state graded by evalsuite, pass^k beside the
+    recorded rewards' and every disagreement listed with its reason."""
+    from evalsuite.importers.recorded.formats import RecordingError
+    from evalsuite.importers.recorded.run import Origin, import_run
+    from evalsuite.pipeline.driver import resolve_release
+    from evalsuite.scoring.render import recording_section
+
+    with run_errors(RecordingError):
+        release = resolve_release(source)
+        card, out = import_run(recording, release, out, Origin(source=origin, license=license_, model=model), agent,
+                               resamples=resamples)
+    typer.echo("\n".join(recording_section(card.recording)))
     print_scorecard(card, out)
 
 

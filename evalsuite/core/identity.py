@@ -47,7 +47,9 @@ class AgentConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str
-    kind: Literal["baseline", "openai", "mcp", "human"] = "baseline"  # human: a person at `evalsuite play`
+    # human: a person at `evalsuite play`; recorded: trials that ran elsewhere, imported and regraded
+    # (`evalsuite import-run`), never run here
+    kind: Literal["baseline", "openai", "mcp", "human", "recorded"] = "baseline"
     model: str | None = None
     base_url: str | None = None  # openai: None falls back to OPENAI_BASE_URL, as the openai SDK does
     command: list[str] | None = None
@@ -59,6 +61,8 @@ class AgentConfig(BaseModel):
     # at a time (evalsuite.trials.agents.mcp_agent); "zygote" runs a Python script that way, forked per trial.
     # Left out of the dump when None, so the identities of other kinds stay as they were.
     boundary: Literal["process", "persistent", "zygote"] | None = Field(None, exclude_if=lambda v: v is None)
+    # recorded: the sha256 of the file the trials were imported from; left out of the dump when None, as boundary is
+    recording: str | None = Field(None, exclude_if=lambda v: v is None)
     # per-trial spending limits (TrialLimits); left out of the dump when None, as boundary is
     limits: TrialLimits | None = Field(None, exclude_if=lambda v: v is None)
     # trials of this agent in flight at once on the trial engine (evalsuite.trials.engine), as a suite spec's
@@ -83,6 +87,8 @@ class AgentConfig(BaseModel):
             raise ValueError(f"agent {self.name!r}: an mcp agent needs a command")
         if self.kind != "mcp" and self.sandbox is not None:
             raise ValueError(f"agent {self.name!r}: sandbox applies only to an mcp agent (its own process)")
+        if (self.kind == "recorded") != (self.recording is not None):
+            raise ValueError(f"agent {self.name!r}: a recording names its file's sha256, and only a recording does")
         if self.kind != "mcp" and self.boundary is not None:
             raise ValueError(f"agent {self.name!r}: boundary applies only to an mcp agent (its own process)")
         return self

@@ -12,14 +12,17 @@ from evalsuite.core.identity import AgentConfig, RunIdentity, agent_configs
 from evalsuite.core.records import TaskRecord
 from evalsuite.releases.release import Release
 from evalsuite.scoring.modes import mode_identity, with_mode
+from evalsuite.scoring.recorded import recorded_score
 from evalsuite.scoring.runlog import (
     RUN_JSON,
     TASKS,
     RunFolderError,
     RunMeta,
     folder_lock,
+    is_imported,
     is_run_folder,
     read_meta,
+    read_recording,
     read_records,
     read_run_tasks,
     write_meta,
@@ -97,7 +100,8 @@ def play_desk(release: Release, out_dir: Path, sample: int | None = None) -> Des
 
 def rescore(out_dir: Path) -> Scorecard:
     """Recompute the scorecard from DIR alone; refuses a run whose plan is not complete, unless its cap stopped
-    it: then the scorecard covers the tasks whose every planned trial ran, for every agent, and says so."""
+    it: then the scorecard covers the tasks whose every planned trial ran, for every agent, and says so. An
+    imported run's scorecard puts the recorded rewards beside the regrade."""
     out_dir = Path(out_dir)
     with folder_lock(out_dir):
         meta = read_meta(out_dir)
@@ -116,6 +120,9 @@ def rescore(out_dir: Path) -> Scorecard:
         card = build_scorecard(records, scored, meta.acceptance, resamples=meta.resamples, seed=meta.bootstrap_seed)
         if meta.capped is not None:
             card = card.model_copy(update={"capped": meta.capped, "tasks_planned": len(tasks)})
+        if is_imported(out_dir):  # a recording's rewards beside the regrade (evalsuite.scoring.recorded)
+            card = card.model_copy(update={"recording": recorded_score(
+                read_recording(out_dir), records, resamples=meta.resamples, seed=meta.bootstrap_seed)})
         write_scorecard(card, out_dir)
     return card
 

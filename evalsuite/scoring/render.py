@@ -13,6 +13,7 @@ from evalsuite.core.markdown import md_table
 from evalsuite.scoring.bases import BasisRow
 from evalsuite.scoring.cost import money
 from evalsuite.scoring.metrics import KPoint
+from evalsuite.scoring.recorded import RecordedScore
 from evalsuite.scoring.scorecard import AgentScore, HumanScore, Scorecard
 
 
@@ -179,6 +180,8 @@ def to_markdown(card: Scorecard) -> str:
         lines += _security_section(card)
     if card.bases:
         lines += _bases_section(card)
+    if card.recording:
+        lines += recording_section(card.recording)
     if card.humans:
         lines += _human_section(card.humans)
     for a in card.agents:
@@ -230,6 +233,35 @@ def _bases_section(card: Scorecard) -> list[str]:
                             f"{r.other_passed} / {r.other_trials}" if r.other_trials else "—"]
                            for a in b.agents for r in a.rows]))
     return lines + [""]
+
+
+def recording_section(r: RecordedScore) -> list[str]:
+    """An imported recording: its provenance, pass^k regraded beside pass^k as recorded (and as the original's DB
+    check gives the replayed calls), and every trial where evalsuite and the recording disagree, with the reason."""
+    p = r.provenance
+    lines = ["## Recorded run, regraded", "",
+             f"- recording: `{p.file}` ({p.format}, sha256 `{p.sha256[:12]}…`), from {p.source}",
+             f"- licence: {p.license}", f"- model: {p.model}",
+             f"- {r.trials} trials on {r.tasks} tasks replayed open loop (the recorded calls, whatever the world now "
+             f"answers); {len(r.skipped)} skipped; {r.calls_differing} call(s) answered differently now, "
+             f"{r.trials_diverged} trial(s) with a write whose outcome flipped", ""]
+    curves = {"evalsuite (regraded)": r.regraded, "recorded reward": r.recorded, "original's DB check": r.original_db}
+    shown = {label: curve for label, curve in curves.items() if curve}
+    ks = range(1, max(len(c) for c in shown.values()) + 1) if shown else range(0)
+    lines.append(md_table(["k", *shown], [[str(k), *(passk_cell(c, k) for c in shown.values())] for k in ks]))
+    lines += ["", f"{r.agree} trial(s) agree; {len(r.disagreements)} disagree:", ""]
+    if r.disagreements:
+        lines.append(md_table(["task", "recorded as", "trial", "recorded", "evalsuite", "reason"],
+                              [[d.task_id, d.recorded_task, str(d.trial), _verdict(d.recorded), _verdict(d.regraded),
+                                d.reason] for d in r.disagreements]))
+    if r.skipped:
+        lines += ["", "Skipped:", "", md_table(["recorded task", "trial", "reason"],
+                                              [[s.recorded_task, str(s.trial), s.reason] for s in r.skipped])]
+    return lines + [""]
+
+
+def _verdict(passed: bool) -> str:
+    return "pass" if passed else "fail"
 
 
 def _human_section(h: HumanScore) -> list[str]:

@@ -8,6 +8,8 @@ evalsuite.trials.tracelog), summary.parquet, the scorecard files and run.lock, h
 writing the folder. Rescoring needs nothing outside it, so a scorecard can be checked after the release
 has moved or gone. A scorecard folder (the pipeline's runs/<suite>/<version>) holds the scorecard files
 and compare.json above one run folder per agent under agents/; read_run reads either kind as one Run.
+An imported run (`evalsuite import-run`) also holds recording.json (evalsuite.scoring.recorded.RecordingFile);
+under a scorecard folder's agents/ it is a run of its own (its own task set, the recorded tasks), never pooled.
 
 run.json carries schema_version; one written before the field existed reads as version 1, whose layout
 is the same. The names of the files the trial loop writes (traces, summary, lock) are defined in
@@ -16,12 +18,13 @@ evalsuite.trials.tracelog, which sits below scoring, and stand here beside the o
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, Field, field_validator
 
 from evalsuite.core.io import atomic_write, model_from, parse_json, read_text, write_json, write_with
 from evalsuite.core.records import TaskRecord
+from evalsuite.scoring.recorded import RecordingFile
 from evalsuite.scoring.render import plot_passk, to_markdown
 from evalsuite.scoring.scorecard import Scorecard
 from evalsuite.tasks.taskfile import read_tasks, write_tasks
@@ -42,17 +45,20 @@ from evalsuite.trials.tracelog import (
 )
 
 SCHEMA_VERSION = 1
+M = TypeVar("M", bound=BaseModel)
 RUN_JSON = "run.json"
 TASKS = "tasks.jsonl"
 SCORECARD_JSON, SCORECARD_MD, PASSK_PNG = "scorecard.json", "scorecard.md", "passk.png"
+RECORDING = "recording.json"  # an imported run's provenance and what regrading each recorded trial found
 COMPARE_JSON = "compare.json"  # every pair of a release's agents, beside a scorecard folder's scorecard.json
 AGENTS = "agents"  # a scorecard folder's run folder per agent
 FILES = (RUN_JSON, TASKS, TRACES, SUMMARY, SCORECARD_JSON, SCORECARD_MD, PASSK_PNG, LOCK)
-__all__ = ["AGENTS", "COMPARE_JSON", "FILES", "LOCK", "PASSK_PNG", "RUN_JSON", "SCHEMA_VERSION", "SCORECARD_JSON",
-           "SCORECARD_MD", "SUMMARY", "TASKS", "TRACES", "FolderBusyError", "Run", "RunFolderError", "RunMeta",
-           "TraceRepair", "folder_lock", "is_run_folder", "is_scorecard_folder", "read_meta", "read_records",
-           "read_run", "read_run_tasks", "read_scorecard", "repair_run", "write_meta", "write_run", "write_run_tasks",
-           "write_scorecard"]
+__all__ = ["AGENTS", "COMPARE_JSON", "FILES", "LOCK", "PASSK_PNG", "RECORDING", "RUN_JSON", "SCHEMA_VERSION",
+           "SCORECARD_JSON", "SCORECARD_MD", "SUMMARY", "TASKS", "TRACES", "FolderBusyError", "Run",
+           "RunFolderError", "RunMeta", "TraceRepair", "folder_lock", "imported_runs", "is_imported",
+           "is_run_folder", "is_scorecard_folder", "read_meta", "read_recording", "read_records", "read_run",
+           "read_run_tasks", "read_scorecard", "repair_run", "write_meta", "write_recording", "write_run",
+           "write_run_tasks", "write_scorecard"]
 
 
 class RunFolderError(RuntimeError):
@@ -91,6 +97,7 @@ class Run(BaseModel):
     records: list[TrialRecord]
     scorecard: Scorecard | None = None  # None until the run is scored (`evalsuite score DIR`, rescore)
     compare: list[dict[str, Any]] = []  # a scorecard folder's comparison of every pair of agents
+    recording: RecordingFile | None = None  # an imported run's recording.json
 
     @property
     def schema_version(self) -> int:
@@ -114,11 +121,33 @@ def is_scorecard_folder(path: str | Path) -> bool:
     return (Path(path) / AGENTS).is_dir()
 
 
+def is_imported(path: str | Path) -> bool:
+    """A run folder of recorded trials (`evalsuite import-run`)."""
+    return (Path(path) / RECORDING).is_file() and is_run_folder(path)
+
+
+def imported_runs(folder: str | Path) -> list[Path]:
+    """The imported run folders under a scorecard folder's agents/ (each a run of its own), by name."""
+    agents = Path(folder) / AGENTS
+    return sorted(p for p in agents.iterdir() if is_imported(p)) if agents.is_dir() else []
+
+
+def read_recording(folder: str | Path) -> RecordingFile:
+    return _read_model(Path(folder) / RECORDING, RecordingFile, f"not an imported run (no {RECORDING})")
+
+
+def write_recording(folder: str | Path, recording: RecordingFile) -> Path:
+    return write_json(Path(folder) / RECORDING, recording.model_dump(mode="json"))
+
+
 def read_meta(folder: str | Path) -> RunMeta:
-    path = Path(folder) / RUN_JSON
+    return _read_model(Path(folder) / RUN_JSON, RunMeta, f"not a run folder (no {RUN_JSON})")
+
+
+def _read_model(path: Path, model: type[M], missing: str) -> M:
     if not path.is_file():
-        raise RunFolderError(f"{path}: not a run folder (no {RUN_JSON})")
-    return model_from(path, _json(path), RunMeta, RunFolderError)
+        raise RunFolderError(f"{path}: {missing}")
+    return model_from(path, _json(path), model, RunFolderError)
 
 
 def write_meta(folder: str | Path, meta: RunMeta) -> Path:
@@ -192,7 +221,8 @@ def read_run(folder: str | Path) -> Run:
     card = read_scorecard(folder) if (folder / SCORECARD_JSON).is_file() else None
     compare = _json(folder / COMPARE_JSON) if (folder / COMPARE_JSON).is_file() else []
     return Run(folder=folder, meta=meta, tasks=read_run_tasks(parts[0]), scorecard=card, compare=compare,
-               records=[r for p in parts for r in read_records(p)])
+               records=[r for p in parts for r in read_records(p)],
+               recording=read_recording(folder) if is_imported(folder) else None)
 
 
 def write_run(run: Run, folder: str | Path | None = None) -> Path:
@@ -205,6 +235,8 @@ def write_run(run: Run, folder: str | Path | None = None) -> Path:
         write_run_tasks(folder, run.tasks)
         write_traces(folder / TRACES, run.records)
         write_summary(run.records, folder / SUMMARY)
+        if run.recording is not None:
+            write_recording(folder, run.recording)
         if run.scorecard is not None:
             write_scorecard(run.scorecard, folder)
     return folder
@@ -213,7 +245,7 @@ def write_run(run: Run, folder: str | Path | None = None) -> Path:
 def _parts(folder: Path) -> list[Path]:
     if is_run_folder(folder) or not is_scorecard_folder(folder):
         return [folder]  # a folder of neither kind: read_meta names the missing run.json
-    parts = sorted(p for p in (folder / AGENTS).iterdir() if is_run_folder(p))
+    parts = sorted(p for p in (folder / AGENTS).iterdir() if is_run_folder(p) and not is_imported(p))
     if not parts:
         raise RunFolderError(f"{folder / AGENTS}: no agent run folder ({RUN_JSON}) under it")
     return parts

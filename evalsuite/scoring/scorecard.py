@@ -25,6 +25,7 @@ from evalsuite.scoring.bases import POLICY as BASES_POLICY
 from evalsuite.scoring.bases import RewardBases, basis_scores
 from evalsuite.scoring.cost import AgentCost, agent_cost
 from evalsuite.scoring.metrics import KPoint, slice_table, suite_pass_curve, wilson_interval
+from evalsuite.scoring.recorded import RecordedScore
 from evalsuite.scoring.security import SecurityScore, security_scores
 from evalsuite.trials.spend import CapReached
 from evalsuite.trials.tracelog import TrialRecord, summary_frame
@@ -118,6 +119,8 @@ class Scorecard(SuiteVersion):
     tasks_planned: int | None = None  # capped: the tasks of the plan, of which `tasks` per agent were scored
     # an imported benchmark's reward bases, per agent (scoring.bases); left out of the JSON of a suite without
     bases: RewardBases | None = Field(None, exclude_if=lambda v: v is None)
+    # an imported recording (`evalsuite import-run`): its rewards beside the regrade; left out of other scorecards
+    recording: RecordedScore | None = Field(None, exclude_if=lambda v: v is None)
 
 
 def build_scorecard(records: Sequence[TrialRecord] | pd.DataFrame, tasks: list[TaskRecord],

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from evalsuite.core.records import TaskRecord, Usage
+from evalsuite.core.records import TaskRecord, TraceEvent, Usage
 from evalsuite.trials.agents.base import AgentEnv
 from evalsuite.trials.agents.endpoint import current_endpoint
 from evalsuite.trials.agents.model_client import ModelClient, client_for, close_clients, resolve
@@ -104,7 +104,12 @@ def _observe(env: AgentEnv, call) -> str:
         args = json.loads(call.function.arguments or "{}")
     except json.JSONDecodeError as exc:
         return f"Error: arguments are not valid JSON: {exc.msg}"
-    event = env.call(call.function.name, args if isinstance(args, dict) else {})
+    return observation(env.call(call.function.name, args if isinstance(args, dict) else {}))
+
+
+def observation(event: TraceEvent) -> str:
+    """A call's outcome as the model is shown it: the result (text as it is, anything else as JSON), or
+    `Error: <text>`."""
     if event.outcome == "ok":
         return event.result if isinstance(event.result, str) else json.dumps(event.result, default=str)
     return f"Error: {event.error}"

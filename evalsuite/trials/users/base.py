@@ -72,6 +72,10 @@ class Conversation:
         said = self.reply(message, actor)
         return LEFT if said is None else said
 
+    def recorded(self, actor: str, text: str) -> None:
+        """A turn said in a recording (evalsuite.trials.agents.recorded): into the transcript, the user not asked."""
+        self._record(actor, text)
+
     def _record(self, actor: str, text: str) -> None:
         self.trace.append(TraceEvent(seq=len(self.trace) + 1, actor=actor, tool=MESSAGE, arguments={"text": text},
                                      permitted=True, outcome="ok", kind=MESSAGE))

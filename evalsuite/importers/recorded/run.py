@@ -1,0 +1,136 @@
+"""`evalsuite import-run`: a recording's trials made a run folder of a release, regraded and scored.
+
+The folder is an ordinary run folder (evalsuite.scoring.runlog) of the recorded tasks (its own task set, so its
+own identity, as a trial mode's run has), under an agent config of kind `recorded` that names the file's sha256;
+recording.json beside the traces holds the provenance and what each trial's replay found. It is written whole or
+not at all, so `evalsuite score DIR` recomputes the same scorecard from it alone.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from evalsuite.core.hashing import file_sha256
+from evalsuite.core.home import home_dir
+from evalsuite.core.identity import AgentConfig, identity_sha256, trial_seed
+from evalsuite.core.io import staged_dir
+from evalsuite.importers.peers import peer_grader
+from evalsuite.importers.recorded.formats import Recording, RecordingError, read_recording
+from evalsuite.importers.recorded.regrade import regrade
+from evalsuite.importers.recorded.tasks import match_tasks
+from evalsuite.releases.release import Release
+from evalsuite.releases.runs import rescore
+from evalsuite.scoring.modes import mode_identity
+from evalsuite.scoring.recorded import Provenance, RecordingFile, Skipped
+from evalsuite.scoring.runlog import (
+    AGENTS,
+    SUMMARY,
+    TRACES,
+    RunMeta,
+    is_imported,
+    write_meta,
+    write_recording,
+    write_run_tasks,
+)
+from evalsuite.scoring.scorecard import Scorecard
+from evalsuite.trials.jobs import Stamp, stamp_result
+from evalsuite.trials.tracelog import TrialRecord, write_summary, write_traces
+
+
+class Origin(BaseModel):
+    """What the user says of a recording the file does not: where it was published, its licence, its model."""
+
+    source: str | None = None
+    license: str | None = None
+    model: str | None = None
+
+
+def import_run(path: Path, release: Release, out: Path | None = None, origin: Origin | None = None,
+               agent: str | None = None, resamples: int = 2000, bootstrap_seed: int = 0) -> tuple[Scorecard, Path]:
+    """Read, replay, regrade and score the recording at `path` into the run folder `out` (replaced if it holds
+    an earlier import, refused if it holds another run); by default the home's runs/<suite>/<version>/agents/<agent>,
+    where the Dagster graph finds a release's runs. The agent is named recorded:<model> unless named."""
+    path, origin = Path(path), origin or Origin()
+    recording = read_recording(path)
+    provenance = _provenance(path, recording, origin)
+    config = AgentConfig(name=agent or f"recorded:{provenance.model}", kind="recorded", model=provenance.model,
+                         recording=provenance.sha256)
+    m = release.manifest
+    out = Path(out) if out else home_dir() / "runs" / m.suite / m.version / AGENTS / config.name
+    if out.exists() and any(out.iterdir()) and not is_imported(out):
+        raise RecordingError(f"{out}: holds something other than an imported run; use a new --out")
+    tasks = release.tasks()
+    found, missing = match_tasks(recording, tasks)
+    quarantined = {q.task_id: q.reasons for q in release.manifest.quarantined}
+    skipped = [Skipped(recorded_task=t.task_ref, trial=t.trial, reason=_unmatched(missing[t.task_ref], t.task_ref,
+                                                                                   quarantined))
+               for t in recording.trials if t.task_ref in missing]
+    skipped += [Skipped(recorded_task=t.task_ref, trial=t.trial, reason=f"{t.user_calls} tool call(s) on the user's "
+                        "device (dual control): not replayed") for t in recording.trials if t.user_calls]
+    kept = [t for t in recording.trials if t.task_ref in found and not t.user_calls]
+    if not kept:
+        raise RecordingError(f"{path}: no trial is on a task of release {release.manifest.version}: "
+                             f"{skipped[0].reason if skipped else 'the file holds none'}")
+    by_id = {t.task_id: t for t in tasks}
+    ran = [by_id[i] for i in sorted({found[t.task_ref] for t in kept}, key=list(by_id).index)]
+    identity = mode_identity(release.run_identity({config.name: config}), ran)  # the recorded tasks: their own set
+    fields = identity.fields(config.name)
+    stamp = Stamp(fields=fields, run_seed=0, identity_sha256=identity_sha256(fields, 0))
+    world, records, notes = release.open_world(), [], []
+    peer = peer_grader(world)
+    for rec in kept:
+        done = regrade(world, by_id[found[rec.task_ref]], rec, config.name, peer)
+        records.append(stamp_result(done.result, stamp, trial_seed(0, done.result.task_id, config.name, rec.trial)))
+        notes.append(done.note)
+    counts = Counter(r.task_id for r in records)
+    meta = RunMeta(release=str(release.path.resolve()), identity=identity.model_dump(mode="json"), run_seed=0,
+                   resamples=resamples, bootstrap_seed=bootstrap_seed, acceptance=release.manifest.acceptance,
+                   plan={config.name: min(counts.values())})
+    recorded = RecordingFile(provenance=provenance, task_map={t.task_ref: found[t.task_ref] for t in kept},
+                             notes=notes, skipped=skipped)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with staged_dir(out) as tmp:  # the folder appears whole, scorecard included, or not at all
+        _write(tmp, meta, ran, records, recorded)
+        card = rescore(tmp)
+    return card, out
+
+
+def _write(folder: Path, meta: RunMeta, tasks, records: list[TrialRecord], recording: RecordingFile) -> None:
+    write_meta(folder, meta)
+    write_run_tasks(folder, tasks)
+    write_traces(folder / TRACES, records)
+    write_summary(records, folder / SUMMARY)
+    write_recording(folder, recording)
+
+
+def _provenance(path: Path, recording: Recording, origin: Origin) -> Provenance:
+    model = origin.model or recording.model
+    if not model:
+        raise RecordingError(f"{path}: the file does not say which model produced it ({recording.format}); "
+                             "name it with --model")
+    license_ = origin.license or licence_beside(path)
+    if not license_:
+        raise RecordingError(f"{path}: no LICENSE beside the file; name the recording's licence with --license")
+    return Provenance(source=origin.source or str(path), license=license_, model=model, format=recording.format,
+                      file=path.name, sha256=file_sha256(path), trials=len(recording.trials))
+
+
+def licence_beside(path: Path) -> str | None:
+    """The licence of a LICENSE file in the recording's folder, named by its title and copyright lines."""
+    found = path.parent / "LICENSE"
+    if not found.is_file():
+        return None
+    lines = [line.strip() for line in found.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()]
+    title = lines[0] if lines else "LICENSE"
+    owner = next((line for line in lines if re.match(r"copyright", line, re.I)), None)
+    return f"{title}{f', {owner}' if owner else ''} (LICENSE beside the recording)"
+
+
+def _unmatched(reason: str, ref: str, quarantined: dict[str, list[str]]) -> str:
+    if ref in quarantined:
+        return f"task {ref} is quarantined in this release: {'; '.join(quarantined[ref])}"
+    return reason
+
