@@ -54,7 +54,7 @@ def test_db_is_the_end_state_only_not_the_final_message(retail, retail_tasks):
 def test_db_agrees_with_tau2_s_hash_on_every_task(retail, retail_tasks):
     """The DB basis is the verdict's end-state check; on every task, for the gold, for doing nothing and for the
     next task's gold, it passes exactly when tau2's DB hash equals the gold end state's."""
-    hasher, ordered = tau2_hash.Tau2Hasher(retail), list(retail_tasks.values())
+    hasher, ordered = tau2_hash.TAU2_HASH.hasher(retail), list(retail_tasks.values())
     agree = 0
     for task, other in zip(ordered, ordered[1:] + ordered[:1]):
         gold = hasher.hash(act(retail, task, task.evaluation_criteria.actions))
