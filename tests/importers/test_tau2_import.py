@@ -11,7 +11,7 @@ from evalsuite.core.records import TaskRecord
 from evalsuite.domains.tau2_retail import DOMAIN, TAU2_HASH
 from evalsuite.grading.grader import grade, grade_trial
 from evalsuite.importers.tau2.importer import Tau2InputError, export_state, import_tau2
-from evalsuite.importers.tau2.sources import RETAIL
+from evalsuite.importers.tau2.sources import AIRLINE, RETAIL
 from evalsuite.sourcing.policies import load_policy
 from evalsuite.sourcing.rights import load_manifest
 from evalsuite.sourcing.snapshot import frame_rows
@@ -183,9 +183,12 @@ def test_exported_state_hashes_as_tau2_does(imported, tmp_path):
         export_state(RETAIL, out, "999", tmp_path / "x.json")
 
 
-def test_tampered_source_is_refused(tmp_path):
+@pytest.mark.parametrize("source", [RETAIL, AIRLINE], ids=lambda s: s.suite)
+def test_tampered_source_is_refused(tmp_path, source):
+    src = SRC.parent / source.suite
     for name in ("db.json", "tasks.json", "split_tasks.json", "LICENSE"):
-        (tmp_path / name).write_bytes((SRC / name).read_bytes())
-    (tmp_path / "policy.md").write_text((SRC / "policy.md").read_text() + "\nBe generous with refunds.\n")
+        (tmp_path / name).write_bytes((src / name).read_bytes())
+    (tmp_path / "policy.md").write_text((src / "policy.md").read_text() + "\nBe generous with refunds.\n")
     with pytest.raises(ValueError, match=r"differ from the pinned tau2 snapshot: \['policy.md'\]"):
-        import_tau2(RETAIL, tmp_path, tmp_path / "out")
+        import_tau2(source, tmp_path, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
