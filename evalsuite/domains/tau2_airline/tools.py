@@ -100,14 +100,18 @@ def search_onestop_flight(ctx: ToolContext, /, origin, destination, date):
     return out
 
 
-def _available(ctx: ToolContext, origin: Any, date: Any, destination: Any = None) -> list[tuple[Row, Row]]:
-    """(flight, flight-date) of every flight from `origin` (to `destination` when given) available on `date`,
+_ANYWHERE = object()
+
+
+def _available(ctx: ToolContext, origin: Any, date: Any, destination: Any = _ANYWHERE) -> list[tuple[Row, Row]]:
+    """(flight, flight-date) of every flight from `origin` (to `destination` unless _ANYWHERE) available on `date`,
     in db order. tau2 compares with == and looks the date up in a map: a non-text value matches nothing."""
     day = key(date)
-    if not all(isinstance(v, str) for v in (origin, day, destination if destination is not None else "")):
+    anywhere = destination is _ANYWHERE
+    if not all(isinstance(v, str) for v in (origin, day, "" if anywhere else destination)):
         return []
     sql, params = _AVAILABLE_FROM, [day, origin]
-    if destination is not None:
+    if not anywhere:
         sql, params = sql + " AND f.destination = ?", [*params, destination]
     width = len(COLUMNS["flights"])
     found = ctx.db.execute(sql + " ORDER BY f.position", params).fetchall()
