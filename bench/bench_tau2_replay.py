@@ -29,7 +29,8 @@ from pathlib import Path
 from evalsuite.domains.tau2_retail import DOMAIN, TAU2_HASH
 from evalsuite.domains.tau2_retail.convert import to_nested
 from evalsuite.grading.grader import grade, grade_trial
-from evalsuite.importers.tau2.importer import import_tau2_retail
+from evalsuite.importers.tau2.importer import import_tau2
+from evalsuite.importers.tau2.sources import RETAIL
 from evalsuite.tasks.taskfile import read_tasks
 from evalsuite.worlds.world import World
 
@@ -99,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = args.out or Path(tmp)
         if not (out / "tasks.jsonl").is_file():
-            import_tau2_retail(SRC, out)
+            import_tau2(RETAIL, SRC, out)
         load = os.getloadavg()[0]
         stats = run(out, args.repeats)
     # Wall time on a shared machine swells with its load; CPU time and best-of-repeats show the work itself.

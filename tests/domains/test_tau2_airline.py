@@ -178,6 +178,8 @@ def test_search_direct_flight(trial, db):
     assert ok(trial, "search_direct_flight", origin="JFK", destination="SEA", date="2024-05-15") == []  # none bookable
     assert ok(trial, "search_direct_flight", origin="XXX", destination="SEA", date="2024-05-20") == []
     assert ok(trial, "search_direct_flight", origin="JFK", destination="SEA", date=20240520) == []
+    assert ok(trial, "search_direct_flight", origin="JFK", destination=None, date="2024-05-20") == []
+    assert ok(trial, "search_onestop_flight", origin="JFK", destination=None, date="2024-05-20") == []
 
 
 @pytest.mark.parametrize("origin, destination, date", [("LGA", "LGA", "2024-05-20"), ("JFK", "SEA", "2024-05-20"),

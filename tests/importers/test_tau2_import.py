@@ -10,7 +10,8 @@ import pytest
 from evalsuite.core.records import TaskRecord
 from evalsuite.domains.tau2_retail import DOMAIN, TAU2_HASH
 from evalsuite.grading.grader import grade, grade_trial
-from evalsuite.importers.tau2.importer import Tau2InputError, export_state, import_tau2_retail
+from evalsuite.importers.tau2.importer import Tau2InputError, export_state, import_tau2
+from evalsuite.importers.tau2.sources import AIRLINE, RETAIL
 from evalsuite.sourcing.policies import load_policy
 from evalsuite.sourcing.rights import load_manifest
 from evalsuite.sourcing.snapshot import frame_rows
@@ -25,7 +26,7 @@ TABLES = ["fulfillments", "order_items", "orders", "payment_methods", "payments"
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory):
     out = tmp_path_factory.mktemp("tau2_import")
-    return out, import_tau2_retail(SRC, out)
+    return out, import_tau2(RETAIL, SRC, out)
 
 
 @pytest.fixture(scope="module")
@@ -175,18 +176,21 @@ def test_exported_state_hashes_as_tau2_does(imported, tmp_path):
     out, report = imported
     for tid in ("0", "20", "64", "105"):
         dest = tmp_path / f"{tid}.json"
-        got = export_state(out, tid, dest)
+        got = export_state(RETAIL, out, tid, dest)
         assert got == TAU2_HASH.hash_db_json(json.loads(dest.read_text())) == report.gold_end_tau2_hash[tid]
     assert report.gold_end_tau2_hash["105"] == TAU2_HASH.initial  # its one write fails
-    export_state(out, "24", tmp_path / "24.json")
+    export_state(RETAIL, out, "24", tmp_path / "24.json")
     assert (tmp_path / "24.json").read_text() == (SRC / "db.json").read_text()  # untouched: db.json byte for byte
     with pytest.raises(Tau2InputError, match="no task '999'"):
-        export_state(out, "999", tmp_path / "x.json")
+        export_state(RETAIL, out, "999", tmp_path / "x.json")
 
 
-def test_tampered_source_is_refused(tmp_path):
+@pytest.mark.parametrize("source", [RETAIL, AIRLINE], ids=lambda s: s.suite)
+def test_tampered_source_is_refused(tmp_path, source):
+    src = SRC.parent / source.suite
     for name in ("db.json", "tasks.json", "split_tasks.json", "LICENSE"):
-        (tmp_path / name).write_bytes((SRC / name).read_bytes())
-    (tmp_path / "policy.md").write_text((SRC / "policy.md").read_text() + "\nBe generous with refunds.\n")
+        (tmp_path / name).write_bytes((src / name).read_bytes())
+    (tmp_path / "policy.md").write_text((src / "policy.md").read_text() + "\nBe generous with refunds.\n")
     with pytest.raises(ValueError, match=r"differ from the pinned tau2 snapshot: \['policy.md'\]"):
-        import_tau2_retail(tmp_path, tmp_path / "out")
+        import_tau2(source, tmp_path, tmp_path / "out")
+    assert not (tmp_path / "out").exists()

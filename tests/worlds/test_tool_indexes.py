@@ -7,13 +7,16 @@ EXPLAIN QUERY PLAN on the trial's database, which carries the domain's declared 
 """
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
 
+from evalsuite.domains.tau2_airline import build_world as build_airline_world
 from evalsuite.domains.tau2_retail import DOMAIN as TAU2
-from evalsuite.importers.tau2.importer import import_tau2_retail
+from evalsuite.importers.tau2.importer import import_tau2
+from evalsuite.importers.tau2.sources import RETAIL
 from evalsuite.tasks.taskfile import read_tasks
 from evalsuite.worlds.world import World
 
@@ -73,7 +76,7 @@ def test_the_index_check_sees_a_missing_index(ap):
 @pytest.fixture(scope="module")
 def tau2(tmp_path_factory):
     out = tmp_path_factory.mktemp("tau2_idx")
-    import_tau2_retail(TAU2_SRC, out)
+    import_tau2(RETAIL, TAU2_SRC, out)
     return World(TAU2, out / "world.sqlite"), read_tasks(out / "tasks.jsonl")
 
 
@@ -83,4 +86,22 @@ def test_every_tau2_retail_tool_statement_uses_an_index(tau2):
     statements, called = run_traced(world, calls)
     writes = {t.name for t in world.domain.tools.values() if t.kind == "write"}
     assert writes <= called and len(called) >= 12  # the gold replays exercise every write tool and most reads
+    assert scans(world, statements) == []
+
+
+# Airline tools the gold replays never call, with real ids (a +1 connection, a certificate).
+AIRLINE_EXTRA = [("search_onestop_flight", {"origin": "LGA", "destination": "LGA", "date": "2024-05-20"}),
+                 ("get_flight_status", {"flight_number": "HAT018", "date": "2024-05-11"}),
+                 ("send_certificate", {"user_id": "mia_li_3668", "amount": 100}),
+                 ("list_all_airports", {})]
+
+
+def test_every_tau2_airline_tool_statement_uses_an_index(tmp_path):
+    root = Path(__file__).resolve().parents[2]
+    db = json.loads((root / "third_party" / "tau2_airline" / "db.json").read_text())
+    world = build_airline_world(db, tmp_path / "airline.sqlite")
+    tasks = read_tasks(root / "suites" / "tau2_airline" / "tasks.jsonl")
+    calls = [(t.role, [(c.tool, c.arguments) for c in t.solution_calls()]) for t in tasks]
+    statements, called = run_traced(world, [*calls, (tasks[0].role, AIRLINE_EXTRA)])
+    assert called == set(world.domain.tools)  # every tool ran at least once, successfully
     assert scans(world, statements) == []

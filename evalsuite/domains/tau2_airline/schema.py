@@ -51,8 +51,9 @@ flights = Table(
     Column("scheduled_arrival_time_est", String, nullable=False),
     **CLUSTERED,
 )
-# The searches scan flights from an origin (to a destination) in db order.
+# The searches scan flights from an origin (direct: to a destination) in db order.
 Index("ix_flights_route_position", flights.c.origin, flights.c.destination, flights.c.position)
+Index("ix_flights_origin_position", flights.c.origin, flights.c.position)
 
 flight_dates = Table(
     "flight_dates", metadata,

@@ -100,14 +100,18 @@ def search_onestop_flight(ctx: ToolContext, /, origin, destination, date):
     return out
 
 
-def _available(ctx: ToolContext, origin: Any, date: Any, destination: Any = None) -> list[tuple[Row, Row]]:
-    """(flight, flight-date) of every flight from `origin` (to `destination` when given) available on `date`,
+_ANYWHERE = object()
+
+
+def _available(ctx: ToolContext, origin: Any, date: Any, destination: Any = _ANYWHERE) -> list[tuple[Row, Row]]:
+    """(flight, flight-date) of every flight from `origin` (to `destination` unless _ANYWHERE) available on `date`,
     in db order. tau2 compares with == and looks the date up in a map: a non-text value matches nothing."""
     day = key(date)
-    if not all(isinstance(v, str) for v in (origin, day, destination if destination is not None else "")):
+    anywhere = destination is _ANYWHERE
+    if not all(isinstance(v, str) for v in (origin, day, "" if anywhere else destination)):
         return []
     sql, params = _AVAILABLE_FROM, [day, origin]
-    if destination is not None:
+    if not anywhere:
         sql, params = sql + " AND f.destination = ?", [*params, destination]
     width = len(COLUMNS["flights"])
     found = ctx.db.execute(sql + " ORDER BY f.position", params).fetchall()
@@ -142,32 +146,34 @@ def book_reservation(ctx: ToolContext, /, user_id, origin, destination, flight_t
                         payment_history=payment_methods, created_at=f"{ctx.now:%Y-%m-%dT%H:%M:%S}",
                         total_baggages=total_baggages, nonfree_baggages=nonfree_baggages, insurance=insurance)
     count = len(booking.passengers)
-    segments, total = [], 0
-    for info in flights:
-        flight, day = _bookable(ctx, _field(info, "flight_number"), _field(info, "date"), booking.cabin, count)
-        price = day[f"price_{booking.cabin}"]
-        segments.append({"flight_number": flight["flight_number"], "origin": flight["origin"],
-                         "destination": flight["destination"], "date": day["date"], "price": price})
-        total += price * count
+    segments = [_new_segment(ctx, _field(info, "flight_number"), _field(info, "date"), booking.cabin, count)
+                for info in flights]
+    total = sum(s["price"] for s in segments) * count
     if insurance == "yes":
         total += INSURANCE_FEE * count
-    total += BAG_FEE * nonfree_baggages
+    total += BAG_FEE * nonfree_baggages  # the argument as given, as the original adds it
     owned = store.methods(ctx, user["user_id"])
-    for entry in booking.payment_history:
-        method = owned.get(entry.payment_id)
-        if method is None:
-            raise ToolError(f"Payment method {entry.payment_id} not found")
-        if method["source"] in ("gift_card", "certificate") and method["amount"] < entry.amount:
-            raise ToolError(f"Not enough balance in payment method {entry.payment_id}")
-    paid = sum(entry.amount for entry in booking.payment_history)
-    if paid != total:
-        raise ToolError(f"Payment amount does not add up, total price is {total}, but paid {paid}")
+    _check_payments(owned, booking.payment_history, total)
     _charge(ctx, user["user_id"], owned, booking.payment_history)
     for s in segments:
         write(ctx, f"UPDATE flight_dates SET seats_{booking.cabin} = seats_{booking.cabin} - ? "
                    "WHERE flight_number = ? AND date = ?", (count, s["flight_number"], s["date"]))
     _insert_reservation(ctx, booking, segments)
     return store.reservation_entity(ctx, new_id)
+
+
+def _check_payments(owned: dict[str, Row], entries: list[Payment], total: Any) -> None:
+    """§4.9 steps 7-8: each entry's method is the user's, a balance covers its entry (each checked against the
+    undiminished balance), and the entries add up to the total."""
+    for entry in entries:
+        method = owned.get(entry.payment_id)
+        if method is None:
+            raise ToolError(f"Payment method {entry.payment_id} not found")
+        if method["source"] in ("gift_card", "certificate") and method["amount"] < entry.amount:
+            raise ToolError(f"Not enough balance in payment method {entry.payment_id}")
+    paid = sum(entry.amount for entry in entries)
+    if paid != total:
+        raise ToolError(f"Payment amount does not add up, total price is {total}, but paid {paid}")
 
 
 def _charge(ctx: ToolContext, user_id: str, owned: dict[str, Row], entries: list[Payment]) -> None:
@@ -243,19 +249,10 @@ def update_reservation_flights(ctx: ToolContext, /, reservation_id, cabin, fligh
     store.get_user(ctx, reservation["user_id"])
     old = store.rows(ctx, "segments", rid)
     count = len(store.rows(ctx, "passengers", rid))
-    same_cabin = cabin == convert.from_cell(reservation["cabin"])
-    segments, total = [], 0
-    for info in flights:
-        number, date = _field(info, "flight_number"), _field(info, "date")
-        kept = next((s for s in old if s["flight_number"] == number and s["date"] == date), None) \
-            if same_cabin else None
-        if kept is None:
-            flight, day = _bookable(ctx, number, date, cabin, count)
-            kept = {"flight_number": flight["flight_number"], "origin": flight["origin"],
-                    "destination": flight["destination"], "date": day["date"], "price": day[f"price_{cabin}"]}
-        segments.append({k: kept[k] for k in ("flight_number", "origin", "destination", "date", "price")})
-        total += kept["price"] * count
-    total -= sum(s["price"] for s in old) * count
+    keepable = old if cabin == convert.from_cell(reservation["cabin"]) else []  # a cabin change re-prices all
+    segments = [_kept_or_new(ctx, keepable, _field(info, "flight_number"), _field(info, "date"), cabin, count)
+                for info in flights]
+    total = sum(s["price"] for s in segments) * count - sum(s["price"] for s in old) * count
     _pay_update(ctx, reservation, payment_id, total)
     write(ctx, "DELETE FROM segments WHERE reservation_id = ?", (rid,))
     _set_segments(ctx, rid, segments)
@@ -305,8 +302,9 @@ def _field(info: Any, name: str) -> Any:
         raise python_error(exc) from exc
 
 
-def _bookable(ctx: ToolContext, number: str, date: str, cabin: Any, count: int) -> tuple[Row, Row]:
-    """The flight and its date record, checked bookable in `cabin` for `count` passengers (current counts)."""
+def _new_segment(ctx: ToolContext, number: str, date: str, cabin: Any, count: int) -> dict[str, Any]:
+    """A segment on a flight-date checked bookable in `cabin` for `count` passengers (current seat counts), at
+    today's price of that cabin."""
     flight = store.get_flight(ctx, number)
     day = store.get_flight_date(ctx, number, date)
     if day["status"] != "available":
@@ -315,7 +313,18 @@ def _bookable(ctx: ToolContext, number: str, date: str, cabin: Any, count: int) 
         raise ToolError(repr(cabin))
     if day[f"seats_{cabin}"] < count:
         raise ToolError(f"Not enough seats on flight {number}")
-    return flight, day
+    return {"flight_number": flight["flight_number"], "origin": flight["origin"],
+            "destination": flight["destination"], "date": day["date"], "price": day[f"price_{cabin}"]}
+
+
+def _kept_or_new(ctx: ToolContext, keepable: list[Row], number: str, date: str, cabin: Any,
+                 count: int) -> dict[str, Any]:
+    """§4.12: the reservation's segment on the same flight and date, kept with its historical price, else a new
+    segment at today's price."""
+    kept = next((s for s in keepable if s["flight_number"] == number and s["date"] == date), None)
+    if kept is None:
+        return _new_segment(ctx, number, date, cabin, count)
+    return {k: kept[k] for k in ("flight_number", "origin", "destination", "date", "price")}
 
 
 def _pay_update(ctx: ToolContext, reservation: Row, payment_id: Any, price: Any) -> None:

@@ -1,1 +1,2 @@
-"""τ²-bench retail imported as an evalsuite source, policy and suite, with replay-derived goal states."""
+"""τ²-bench domains (retail, airline) imported as evalsuite sources, policies and suites, with replay-derived goal
+states."""

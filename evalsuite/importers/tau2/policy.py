@@ -1,4 +1,4 @@
-"""tau2's retail policy.md as a versioned evalsuite policy document (see evalsuite.sourcing.policies).
+"""A τ²-bench policy.md (retail, airline) as a versioned evalsuite policy document (see evalsuite.sourcing.policies).
 
 The text is kept word for word; only headings change. Every section becomes a
 numbered clause `## R-n <title>`: the untitled preamble is "General", and a
