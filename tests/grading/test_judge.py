@@ -14,7 +14,7 @@ from evalsuite.grading.bases import grade_bases, judge_trial
 from evalsuite.grading.grader import grade_trial
 from evalsuite.trials.agents.factory import make_agent
 from evalsuite.trials.trial import run_trial
-from tests.grading.retail_bases import act, basis
+from tests.grading.retail_bases import ROOT, act, basis
 
 TOLD = "There are 10 t-shirt options available."
 
@@ -126,3 +126,8 @@ def test_an_agent_on_the_event_loop_is_judged_without_blocking_it(retail, retail
     assert "customer: How many t-shirt options are there?" in transcript and f"agent: {TOLD}" in transcript
     assert basis(result.bases, "COMMUNICATE").status == "pass"  # "10" in what the agent said
 
+
+def test_the_pinned_prompt_is_the_one_documented():
+    page = (ROOT / "docs/importers/reward-bases.md").read_text()
+    assert judge.PROMPT_SHA256 in page and judge.VERSION in page
+    assert all(line in page for line in judge.SYSTEM.splitlines() if line)
