@@ -49,7 +49,8 @@ def test_each_trial_is_regraded_by_evalsuite_and_disagreements_say_why(imported)
     reasons = {(d.task_id, d.trial): d.reason for d in r.disagreements}
     assert set(reasons) == {("0", 1), ("1", 0), ("1", 1)}
     assert reasons["0", 1].startswith("the original's own DB check fails the replayed calls too")
-    assert reasons["1", 0].startswith("task corrected since the recording: its gold writes differ")
+    assert reasons["1", 0] == ("task corrected since the recording: gold write #1 (exchange_delivered_order_items) now "
+                               "has other item_ids, new_item_ids")
     assert reasons["1", 1].startswith("replay diverged: #") and "an error when recorded, ok now" in reasons["1", 1]
     assert [(s.recorded_task, s.reason.split(":")[0]) for s in r.skipped] == [("2", "task 2 is quarantined in this "
                                                                                      "release")]
@@ -165,14 +166,54 @@ def test_the_licence_comes_from_a_license_file_beside_the_recording(tmp_path):
     assert licence_beside(tmp_path / "sub" / "rec.json") is None
 
 
-def test_the_command_prints_the_disagreements_and_writes_where_dagster_looks(release, tmp_path, monkeypatch):
-    monkeypatch.setenv("EVALSUITE_HOME", str(tmp_path / "home"))
+def test_the_command_prints_the_disagreements_and_writes_where_dagster_looks(release, tmp_path):
     rec = tau2_results(release, tmp_path / "results.json")
-    result = CliRunner().invoke(app, ["import-run", str(rec), str(release.path), "--license", "MIT"])
+    result = CliRunner().invoke(app, ["import-run", str(rec), str(release.path), "--license", "MIT",
+                                      "--agent", "cli-import"])
     assert result.exit_code == 0, result.output
     assert "replay diverged" in result.output and "task corrected since" in result.output
     m = release.manifest
-    assert (tmp_path / "home" / "runs" / m.suite / m.version / "agents" / "recorded:scripted-test-model" /
-            "scorecard.json").is_file()
+    home = release.path.parents[2]  # the home the release was built in
+    assert (home / "runs" / m.suite / m.version / "agents" / "cli-import" / "scorecard.json").is_file()
     bad = CliRunner().invoke(app, ["import-run", str(tmp_path / "missing.json"), str(release.path)])
     assert bad.exit_code == 2 and "cannot read the recording" in bad.output
+
+
+def test_the_evidence_site_shows_the_provenance_the_disagreements_and_the_recorded_outputs(imported, release,
+                                                                                           tmp_path):
+    from evalsuite.site.build import build_site
+
+    _, out = imported
+    summary = build_site([release.path, out], tmp_path / "site")
+    assert (summary.scorecards, summary.traces) == (1, 4)
+    page = next((tmp_path / "site" / "scorecards").glob("*.html")).read_text()
+    assert "Recorded run, regraded" in page and "MIT (test recording)" in page and "scripted-test-model" in page
+    assert "task corrected since the recording" in page and "replay diverged" in page
+    traces = {p.name: json.loads(p.read_text()) for p in (tmp_path / "site" / "data" / "traces").rglob("*.json")}
+    # a trial whose replay prints a value of a hidden answer (the exchanged order's new state) is a summary
+    assert "hidden answers" in traces["0-0.json"]["withheld"] and traces["0-0.json"]["steps"] == []
+    shown = {name: t for name, t in traces.items() if t["withheld"] is None}
+    assert all(t["other"]["recording"]["recorded_task"] == name[0] for name, t in shown.items())
+    assert {t["verdict"]["passed"] for t in traces.values()} == {True, False}  # every trial says how it was graded
+
+
+def test_the_pipeline_reports_an_imported_run_as_a_trial_run_of_the_release(imported, release, tmp_path):
+    from evalsuite.pipeline.paths import Paths
+    from evalsuite.pipeline.stages import trials
+    from evalsuite.sourcing.spec import load_spec
+
+    spec = load_spec(ROOT / "suites" / "tau2_retail.yaml")
+    paths = Paths(spec, tmp_path / "home")
+    version = release.manifest.version
+    paths.releases.mkdir(parents=True)
+    (paths.releases / spec.name).mkdir()
+    (paths.releases / spec.name / version).symlink_to(release.path)
+    card, out = import_run(tau2_results(release, tmp_path / "r.json"), Release(paths.release(spec.name, version)),
+                           None, ORIGIN)
+    assert out == paths.agent_run(version, "recorded:scripted-test-model")
+    assert trials.imported_agents(paths, version) == ["recorded:scripted-test-model"]
+    meta = trials.run(spec, paths, version, "recorded:scripted-test-model").metadata
+    assert (meta["kind"], meta["license"], meta["model"], meta["disagreements"]) == (
+        "recorded", "MIT (test recording)", "scripted-test-model", 3)
+    assert meta["pass^1 regraded"] == 0.5 and meta["pass^1 recorded"] == 0.75
+    assert "## Recorded run, regraded" in str(meta["recorded_run"])

@@ -91,7 +91,9 @@ def _parsed(text: str) -> Any:
 
 def disagreement(note: TrialNote, result: TrialResult, rec: RecordedTrial, task: TaskRecord) -> str:
     """Why evalsuite's verdict is not the recorded reward's, most specific first: the replay's effects diverged,
-    the task changed since the recording, or one grader sees what the other does not."""
+    the task changed since the recording, or one grader sees what the other does not. It names checks, calls and
+    argument names, never a value the goal expects: the evidence site publishes it beside tasks whose answers
+    stay hidden."""
     if result.outcome == "budget_exhausted":
         return f"evalsuite's trial budget ran out on the replay ({result.exhausted})"
     flipped = [d for d in note.diffs if d.flipped and d.write]
@@ -101,43 +103,48 @@ def disagreement(note: TrialNote, result: TrialResult, rec: RecordedTrial, task:
         return (f"replay diverged: #{d.seq} {d.tool} {_how(d.recorded_error)} when recorded, "
                 f"{_how(d.replayed_error)} now{more}")
     corrected = _corrected(rec, task)
+    failed = result.verdict.failures() if result.verdict else []
+    state = [c for c in failed if c.name.startswith(STATE_CHECKS)]
     if result.passed:
         return corrected or ("evalsuite passes what the recorded grader failed: "
                              + ("the original's DB check passes the replay too" if note.original_db else
                                 "on a check evalsuite does not make"))
-    failed = result.verdict.failures() if result.verdict else []
     if note.original_db is False:
         return corrected or ("the original's own DB check fails the replayed calls too: the recorded reward does not "
-                             f"follow from them ({_first(failed, STATE_CHECKS)})")
+                             f"follow from them ({len(state)} of evalsuite's end-state checks fail)")
     trace = [c for c in failed if c.name.startswith(TRACE_CHECKS)]
     if trace:
         return f"the recorded grader missed what evalsuite's {trace[0].name} check sees: {trace[0].detail}"
-    state = [c for c in failed if c.name.startswith(STATE_CHECKS)]
     if state:
-        return f"the recorded grader missed an effect evalsuite's {state[0].name} check sees: {state[0].detail}"
-    return f"evalsuite's {failed[0].name} check fails: {failed[0].detail}" if failed else "evalsuite fails the trial"
+        return (f"the recorded grader missed an effect evalsuite's end-state checks see: {len(state)} fail "
+                f"({', '.join(_public(c.name) for c in state[:3])})")
+    return f"evalsuite's {_public(failed[0].name)} check fails" if failed else "evalsuite fails the trial"
+
+
+def _public(name: str) -> str:
+    """A check's name without the row key an assertion matched on (a new row's key can be an answer)."""
+    return name.split(" {")[0] if name.startswith("assertion[") else name
 
 
 def _corrected(rec: RecordedTrial, task: TaskRecord) -> str | None:
-    """How the task's gold writes changed since the recording, when the recording carries its task's gold."""
+    """How the task's gold writes changed since the recording (tools and argument names, no values), when the
+    recording carries its task's gold."""
     if rec.gold_writes is None:
         return None
     then, now = gold_writes(rec.gold_writes, task.domain), gold_writes(task.reference_solution, task.domain)
     if then == now:
         return None
-    changed = next((i for i, (a, b) in enumerate(zip(then, now)) if a != b), min(len(then), len(now)))
-    return (f"task corrected since the recording: its gold writes differ from write #{changed + 1} "
-            f"(recorded: {_call(then, changed)}; now: {_call(now, changed)})")
+    if [t for t, _ in then] != [t for t, _ in now]:
+        return (f"task corrected since the recording: its gold writes were {_tools(then)}, now {_tools(now)}")
+    i = next(i for i, (a, b) in enumerate(zip(then, now)) if a != b)
+    old, new = json.loads(then[i][1]), json.loads(now[i][1])
+    keys = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    return f"task corrected since the recording: gold write #{i + 1} ({now[i][0]}) now has other {', '.join(keys)}"
 
 
-def _call(calls: list[tuple[str, str]], i: int) -> str:
-    return f"{calls[i][0]} {calls[i][1]}" if i < len(calls) else "none"
+def _tools(calls: list[tuple[str, str]]) -> str:
+    return ", ".join(t for t, _ in calls) or "none"
 
 
 def _how(error: bool) -> str:
     return "an error" if error else "ok"
-
-
-def _first(checks, prefixes: tuple[str, ...]) -> str:
-    hit = next((c for c in checks if c.name.startswith(prefixes)), None)
-    return f"{hit.name}: {hit.detail}" if hit else "evalsuite's end-state checks fail as well"

@@ -51,15 +51,15 @@ class Origin(BaseModel):
 def import_run(path: Path, release: Release, out: Path | None = None, origin: Origin | None = None,
                agent: str | None = None, resamples: int = 2000, bootstrap_seed: int = 0) -> tuple[Scorecard, Path]:
     """Read, replay, regrade and score the recording at `path` into the run folder `out` (replaced if it holds
-    an earlier import, refused if it holds another run); by default the home's runs/<suite>/<version>/agents/<agent>,
-    where the Dagster graph finds a release's runs. The agent is named recorded:<model> unless named."""
+    an earlier import, refused if it holds another run); by default runs/<suite>/<version>/agents/<agent> in the
+    home the release was built in, where the Dagster graph finds a release's runs. The agent is named recorded:<model> unless named."""
     path, origin = Path(path), origin or Origin()
     recording = read_recording(path)
     provenance = _provenance(path, recording, origin)
     config = AgentConfig(name=agent or f"recorded:{provenance.model}", kind="recorded", model=provenance.model,
                          recording=provenance.sha256)
     m = release.manifest
-    out = Path(out) if out else home_dir() / "runs" / m.suite / m.version / AGENTS / config.name
+    out = Path(out) if out else _home_of(release) / "runs" / m.suite / m.version / AGENTS / config.name
     if out.exists() and any(out.iterdir()) and not is_imported(out):
         raise RecordingError(f"{out}: holds something other than an imported run; use a new --out")
     tasks = release.tasks()
@@ -96,6 +96,11 @@ def import_run(path: Path, release: Release, out: Path | None = None, origin: Or
         _write(tmp, meta, ran, records, recorded)
         card = rescore(tmp)
     return card, out
+
+
+def _home_of(release: Release) -> Path:
+    """The home a release was built in (<home>/releases/<suite>/<version>), else EVALSUITE_HOME's."""
+    return release.path.parents[2] if release.path.parent.parent.name == "releases" else home_dir()
 
 
 def _write(folder: Path, meta: RunMeta, tasks, records: list[TrialRecord], recording: RecordingFile) -> None:
