@@ -26,10 +26,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from evalsuite.domains.tau2_retail import DOMAIN, tau2_hash
+from evalsuite.domains.tau2_retail import DOMAIN, TAU2_HASH
 from evalsuite.domains.tau2_retail.convert import to_nested
 from evalsuite.grading.grader import grade, grade_trial
-from evalsuite.importers.tau2.importer import import_tau2_retail
+from evalsuite.importers.tau2.importer import import_tau2
+from evalsuite.importers.tau2.sources import RETAIL
 from evalsuite.tasks.taskfile import read_tasks
 from evalsuite.worlds.world import World
 
@@ -52,7 +53,7 @@ def _stats(per_task: dict[str, list[float]]) -> dict[str, float]:
 def run(out: Path, repeats: int) -> dict[str, dict[str, float]]:
     world = World(DOMAIN, out / "world.sqlite")
     tasks = read_tasks(out / "tasks.jsonl")
-    hasher = tau2_hash.Tau2Hasher(world)
+    hasher = TAU2_HASH.hasher(world)
     main = ("replay + grade", "replay only", "grade only", "replay + grade, CPU time")
     side = ("grade over whole tables (reference)", "tau2 hash: dump of in-memory dict", "tau2 hash: from world rows",
             "tau2 hash: incremental")
@@ -84,7 +85,7 @@ def run(out: Path, repeats: int) -> dict[str, dict[str, float]]:
                 nested = to_nested(trial.rows(), optional_nulls=True)
                 times[side[1]][t].append(_timed(lambda: hashlib.sha256(
                     json.dumps(nested, sort_keys=True, default=str).encode()).hexdigest()))
-                times[side[2]][t].append(_timed(lambda: tau2_hash.world_hash(trial)))
+                times[side[2]][t].append(_timed(lambda: TAU2_HASH.world_hash(trial)))
                 times[side[3]][t].append(_timed(lambda: hasher.hash(trial)))
     best = {f"{k} (best of {repeats})": {t: [min(v)] for t, v in times[k].items()} for k in main[:3]}
     return {k: _stats(v) for k, v in {**times, **best}.items()}
@@ -99,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = args.out or Path(tmp)
         if not (out / "tasks.jsonl").is_file():
-            import_tau2_retail(SRC, out)
+            import_tau2(RETAIL, SRC, out)
         load = os.getloadavg()[0]
         stats = run(out, args.repeats)
     # Wall time on a shared machine swells with its load; CPU time and best-of-repeats show the work itself.

@@ -36,7 +36,8 @@ from evalsuite.domains.ap_exceptions.example import ap_example
 from evalsuite.domains.tau2_retail import DOMAIN as TAU2
 from evalsuite.domains.tau2_retail.convert import from_nested, to_nested
 from evalsuite.grading.grader import grade_trial
-from evalsuite.importers.tau2.importer import import_tau2_retail
+from evalsuite.importers.tau2.importer import import_tau2
+from evalsuite.importers.tau2.sources import RETAIL
 from evalsuite.tasks.taskfile import read_tasks
 from evalsuite.worlds import World
 from evalsuite.worlds.domain import Domain
@@ -72,7 +73,7 @@ def ap_base(tmp: Path) -> Base:
 
 def tau2_base(tmp: Path) -> Base:
     out = tmp / "tau2"
-    import_tau2_retail(TAU2_SRC, out)
+    import_tau2(RETAIL, TAU2_SRC, out)
     tables = from_nested(json.loads((TAU2_SRC / "db.json").read_text()))
     grow = {"users": ("user_id", "email", "first_name"), "payment_methods": ("id", "user_id"),
             "user_orders": ("user_id", "order_id"),

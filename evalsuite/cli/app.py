@@ -28,5 +28,6 @@ for group in (build.commands, runs.commands, play.commands, local_model.commands
 for name, group in (("task", tasks.task_app), ("trial", tasks.trial_app), ("users", users.users_app),
                     ("review", review.review_app), ("releases", releases.releases_app), ("runs", runs.runs_app),
                     ("import", transfer.import_app), ("export", transfer.export_app),
-                    ("tau2-retail", transfer.tau2_app), ("agentdojo-banking", transfer.agentdojo_app)):
+                    *((f"tau2-{n}", g) for n, g in transfer.tau2_apps.items()),
+                    ("agentdojo-banking", transfer.agentdojo_app)):
     app.add_typer(group, name=name)

@@ -1,4 +1,5 @@
-"""`evalsuite import`, `export` and the importers' round trips (`tau2-retail`, `agentdojo-banking export-state`)."""
+"""`evalsuite import`, `export` and the importers' round trips (`tau2-retail`, `tau2-airline`,
+`agentdojo-banking export-state`)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,7 +9,7 @@ import typer
 from evalsuite.cli.common import PlainGroup, Typer, build_errors
 
 import_app = Typer(help="Import public benchmarks as evalsuite sources and suites.")
-tau2_app = Typer(help="τ²-bench retail round trips.")
+tau2_apps = {name: Typer(help=f"τ²-bench {name} round trips.") for name in ("retail", "airline")}
 agentdojo_app = Typer(help="AgentDojo banking round trips.")
 IMPORTED = typer.Argument(..., metavar="IMPORTED", help="an imported folder")
 IMPORT_OUT = typer.Option(..., "--out", metavar="FOLDER",
@@ -30,30 +31,38 @@ export_app = Typer(cls=_ExportGroup, help="A release's tasks for a purpose (JSON
 RELEASE = typer.Argument(..., metavar="RELEASE", help="a release folder")
 
 
-@import_app.command("tau2-retail")
-def import_tau2(src: Path = typer.Argument(..., metavar="FOLDER",
-                                           help="folder with db.json, tasks.json, split_tasks.json, policy.md"),
-                out: Path = IMPORT_OUT) -> None:
-    """Import τ²-bench retail: tables, rights manifest (MIT), versioned policy, tasks with replay-derived goals."""
-    from evalsuite.importers.tau2.importer import Tau2InputError, import_tau2_retail
+def _tau2_commands(name: str) -> None:
+    """`evalsuite import tau2-<name> FOLDER` and `evalsuite tau2-<name> export-state` for one τ²-bench domain."""
 
-    with build_errors(Tau2InputError):
-        report = import_tau2_retail(src, out)
-    typer.echo(f"{report.tasks} tasks imported to {out}; {len(report.gold_replay_errors)} gold action(s) raised "
-               f"(listed in {out / 'import_report.json'}); suite spec: {out / 'suite.yaml'}")
+    @import_app.command(f"tau2-{name}", help=f"Import τ²-bench {name}: tables, rights manifest (MIT), versioned "
+                                              "policy, tasks with replay-derived goals.")
+    def import_tau2(src: Path = typer.Argument(..., metavar="FOLDER",
+                                               help="folder with db.json, tasks.json, split_tasks.json, policy.md"),
+                    out: Path = IMPORT_OUT) -> None:
+        from evalsuite.importers.tau2.importer import Tau2InputError, import_tau2
+        from evalsuite.importers.tau2.sources import SOURCES
+
+        with build_errors(Tau2InputError):
+            report = import_tau2(SOURCES[name], src, out)
+        typer.echo(f"{report.tasks} tasks imported to {out}; {len(report.gold_replay_errors)} gold action(s) raised "
+                   f"(listed in {out / 'import_report.json'}); suite spec: {out / 'suite.yaml'}")
+
+    @tau2_apps[name].command("export-state")
+    def tau2_export_state(out_dir: Path = IMPORTED,
+                          task: str = typer.Option(..., "--task", metavar="TASK",
+                                                   help="task id whose gold actions to replay"),
+                          dest: Path = typer.Option(..., "--out", metavar="FILE",
+                                                    help="JSON file in the original nested db.json form")) -> None:
+        """Write the world after replaying a task's gold actions, as nested JSON, and print its tau2 hash."""
+        from evalsuite.importers.tau2.importer import Tau2InputError, export_state
+        from evalsuite.importers.tau2.sources import SOURCES
+
+        with build_errors(Tau2InputError):
+            typer.echo(export_state(SOURCES[name], out_dir, task, dest))
 
 
-@tau2_app.command("export-state")
-def tau2_export_state(out_dir: Path = IMPORTED,
-                      task: str = typer.Option(..., "--task", metavar="TASK",
-                                               help="task id whose gold actions to replay"),
-                      dest: Path = typer.Option(..., "--out", metavar="FILE",
-                                                help="JSON file in the original nested db.json form")) -> None:
-    """Write the world after replaying a task's gold actions, as nested JSON, and print its tau2 hash."""
-    from evalsuite.importers.tau2.importer import Tau2InputError, export_state
-
-    with build_errors(Tau2InputError):
-        typer.echo(export_state(out_dir, task, dest))
+for _name in tau2_apps:
+    _tau2_commands(_name)
 
 
 @import_app.command("agentdojo-banking")

@@ -1,15 +1,17 @@
 """The peers' own graders, by domain, for the audit's probes: where a peer's check accepts what ours rejects.
 
-τ²-bench retail: the database part of tau2's reward (the DB hash after the trial equals the hash after the gold
-actions). AgentDojo banking: the task's utility check (or an injection task's security check) as SPEC.md §4 states it.
+τ²-bench retail and airline: the database part of tau2's reward (the DB hash after the trial equals the hash after
+the gold actions). AgentDojo banking: the task's utility check (or an injection task's security check) as SPEC.md §4
+states it.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from evalsuite.core.records import TaskRecord
+from evalsuite.domains import tau2_airline, tau2_retail
 from evalsuite.domains.agentdojo_banking.environment import from_rows
-from evalsuite.domains.tau2_retail import tau2_hash
+from evalsuite.domains.tau2.tau2_hash import Tau2Hash
 from evalsuite.importers.agentdojo.peer_checks import peer_check
 from evalsuite.worlds.trial_world import TrialWorld
 from evalsuite.worlds.world import World
@@ -41,23 +43,28 @@ def _pre(world: World, seed: dict[str, list[tuple]], task: TaskRecord):
     return from_rows(rows)
 
 
-def _tau2(world: World) -> PeerCheck:
-    hasher = tau2_hash.Tau2Hasher(world)
-    gold: dict[str, str] = {}
+def _tau2(tau2_hash: Tau2Hash) -> Callable[[World], PeerCheck]:
+    def make(world: World) -> PeerCheck:
+        hasher = tau2_hash.hasher(world)
+        gold: dict[str, str] = {}
 
-    def check(task: TaskRecord, trial: TrialWorld, final: str) -> bool:
-        now = hasher.hash(trial)  # before the gold replay below resets the world under this trial
-        if task.task_id not in gold:
-            replay = world.reset(task.role)
-            for call in task.solution_calls():
-                replay.call(call.tool, call.arguments)
-            gold[task.task_id] = hasher.hash(replay)
-        return now == gold[task.task_id]
+        def check(task: TaskRecord, trial: TrialWorld, final: str) -> bool:
+            now = hasher.hash(trial)  # before the gold replay below resets the world under this trial
+            if task.task_id not in gold:
+                replay = world.reset(task.role)
+                for call in task.solution_calls():
+                    replay.call(call.tool, call.arguments)
+                gold[task.task_id] = hasher.hash(replay)
+            return now == gold[task.task_id]
 
-    return check
+        return check
+
+    return make
 
 
-PEERS: dict[str, Callable[[World], PeerCheck]] = {"agentdojo_banking": _agentdojo, "tau2_retail": _tau2}
+PEERS: dict[str, Callable[[World], PeerCheck]] = {"agentdojo_banking": _agentdojo,
+                                                  "tau2_retail": _tau2(tau2_retail.TAU2_HASH),
+                                                  "tau2_airline": _tau2(tau2_airline.TAU2_HASH)}
 
 
 def peer_grader(world: World) -> PeerCheck | None:

@@ -21,6 +21,11 @@ class ToolError(Exception):
     """A business error a tool reports to the agent (not found, wrong state…)."""
 
 
+class PartialWriteError(ToolError):
+    """A tool error raised after the tool already wrote: where the system a domain reproduces keeps what a failing
+    call wrote before it failed, the call commits those writes and still reports the error."""
+
+
 @dataclass
 class ToolContext:
     """What a tool sees: the trial's connection, the world clock and the policy text."""
@@ -135,11 +140,18 @@ class CheckOutcome:
 DomainCheckFn = Callable[[CheckInput], CheckOutcome]
 
 
+# The world clock of a domain that names none: the moment its trials take place, whatever the machine's time.
+DEFAULT_CLOCK = datetime(2026, 6, 30, 9, 0, 0)
+
+
 @dataclass
 class Domain:
     name: str
     version: str
     metadata: MetaData
+    # when the domain's world is: a trial's tools see this time (ToolContext.now), never the machine's clock;
+    # a domain whose data and policy assume a date (τ²-bench airline: 2024-05-15 15:00 EST) sets it
+    clock: datetime = DEFAULT_CLOCK
     tools: dict[str, Tool] = field(default_factory=dict)
     roles: dict[str, Role] = field(default_factory=dict)
     checks: dict[str, DomainCheckFn] = field(default_factory=dict)

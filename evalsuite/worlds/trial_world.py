@@ -17,7 +17,7 @@ from sqlalchemy import Connection
 from evalsuite.core.hashing import combine_sha256
 from evalsuite.core.records import Role, TraceEvent
 from evalsuite.worlds.changes import RowSelector
-from evalsuite.worlds.domain import Domain, ToolContext, ToolError
+from evalsuite.worlds.domain import Domain, PartialWriteError, ToolContext, ToolError
 from evalsuite.worlds.faults import Fault, FaultPlan
 
 
@@ -87,15 +87,21 @@ class TrialWorld:
                                 error=f"Tool '{tool}' is not permitted for role {self.role.name}.")
         ctx = ToolContext(conn=self._conn, now=self.clock, policy_text=self.policy_text)
         fault = self.faults.take(tool)
+        partial: PartialWriteError | None = None
         try:
             with self._conn.begin():
-                result = spec.fn(ctx, spec.args(**arguments)) if spec.args else spec.fn(ctx, **arguments)
+                try:
+                    result = spec.fn(ctx, spec.args(**arguments)) if spec.args else spec.fn(ctx, **arguments)
+                except PartialWriteError as exc:  # its writes so far stand: committed below, reported as the error
+                    partial = exc
                 if fault is Fault.ERROR_BEFORE_COMMIT:
                     raise _InjectedFault("backend error: transaction aborted")
         except _InjectedFault as exc:  # rolled back: nothing of the call committed
             return self._record(event, True, "fault", error=str(exc), fault=fault.value, committed=False)
         except (ToolError, ValidationError, TypeError, ValueError, KeyError) as exc:
             return self._record(event, True, "error", error=_error_text(exc))
+        if partial is not None:
+            return self._record(event, True, "error", error=str(partial), rows_written=ctx.rows_written, committed=True)
         if fault is Fault.SLOW:
             # Simulated on the world clock, never by sleeping: later calls see the time the slow one took.
             latency = self.faults.latency_of(tool)

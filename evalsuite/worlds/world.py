@@ -37,7 +37,6 @@ from evalsuite.worlds.faults import FaultPlan
 from evalsuite.worlds.trial_world import TrialWorld
 from evalsuite.worlds.types import Money
 
-DEFAULT_CLOCK = datetime(2026, 6, 30, 9, 0, 0)
 # Rows read, hashed or inserted per block: a large table never becomes one list of rows.
 BLOCK_ROWS = 20_000
 # Canonical table hashes by the sha256 of the world image they were computed from: one build opens the same
@@ -283,7 +282,7 @@ class World:
         """One row of the pristine world, by primary key."""
         return self.selector.seed_row(table, key)
 
-    def reset(self, role: Role | None = None, *, policy_text: str = "", clock: datetime = DEFAULT_CLOCK,
+    def reset(self, role: Role | None = None, *, policy_text: str = "", clock: datetime | None = None,
               faults: FaultPlan | None = None) -> TrialWorld:
         """Restore the pristine world into the trial copy and verify its hash.
 
@@ -312,7 +311,7 @@ class World:
         if got != self.seed_sha256:
             raise ResetError(f"{self.path}: world hash after reset {got[:12]}… != recorded seed hash "
                              f"{self.seed_sha256[:12]}…; trial refused")
-        self._trial = TrialWorld(self, role, policy_text, clock, faults or FaultPlan())
+        self._trial = TrialWorld(self, role, policy_text, clock or self.domain.clock, faults or FaultPlan())
         return self._trial
 
 

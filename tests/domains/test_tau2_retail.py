@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from evalsuite.core.records import Assertion, GoalState
-from evalsuite.domains.tau2_retail import DOMAIN, ROLE, build_world, tau2_hash, tool_message
+from evalsuite.domains.tau2.tau2_hash import hash_model_dump
+from evalsuite.domains.tau2_retail import DOMAIN, ROLE, TAU2_HASH, build_world, tool_message
 from evalsuite.domains.tau2_retail.convert import from_nested, to_nested
 from evalsuite.grading.grader import grade, grade_trial
 from evalsuite.worlds.faults import Fault, FaultPlan
@@ -58,10 +59,10 @@ def methods(trial, uid):
 # ---- data, round trip, hash ----------------------------------------------------------------------
 
 def test_initial_tau2_hash(world, raw):
-    assert tau2_hash.world_hash(world) == tau2_hash.INITIAL_HASH == \
+    assert TAU2_HASH.world_hash(world) == TAU2_HASH.initial == \
         "b25c9cb211f5efcaee5dd646054a73c4a9f43f4f5acc32c10713cd9f9ac20e9c"
-    assert tau2_hash.hash_db_json(json.loads(raw)) == tau2_hash.INITIAL_HASH
-    assert tau2_hash.hash_model_dump(json.loads(raw)).startswith("8c3593")  # as-is, without the null fields (§3)
+    assert TAU2_HASH.hash_db_json(json.loads(raw)) == TAU2_HASH.initial
+    assert hash_model_dump(json.loads(raw)).startswith("8c3593")  # as-is, without the null fields (§3)
 
 
 def test_round_trip_is_byte_identical(world, raw):
@@ -264,14 +265,14 @@ def test_empty_lists_and_int_zero(trial):
 
 
 def test_incremental_hash_equals_the_full_dump(trial, world):
-    hasher = tau2_hash.Tau2Hasher(world)
-    assert hasher.hash(trial) == tau2_hash.INITIAL_HASH
+    hasher = TAU2_HASH.hasher(world)
+    assert hasher.hash(trial) == TAU2_HASH.initial
     ok(trial, "modify_user_address", user_id="yusuf_rossi_9620", **ADDR)
     ok(trial, "cancel_pending_order", order_id="#W8955613", reason="no longer needed")
     ok(trial, "modify_pending_order_items", order_id="#W9093821", item_ids=["3557711149"],
        new_item_ids=["3928046918"], payment_method_id="credit_card_7422485")
-    assert hasher.hash(trial) == tau2_hash.world_hash(trial) == tau2_hash.hash_db_json(to_nested(trial.rows()))
-    assert hasher.hash(trial) != tau2_hash.INITIAL_HASH
+    assert hasher.hash(trial) == TAU2_HASH.world_hash(trial) == TAU2_HASH.hash_db_json(to_nested(trial.rows()))
+    assert hasher.hash(trial) != TAU2_HASH.initial
 
 
 # ---- errors --------------------------------------------------------------------------------------
@@ -368,7 +369,7 @@ def test_a_failed_commit_rolls_back(world):
     trial = world.reset(ROLE, faults=FaultPlan({"cancel_pending_order": {1: Fault.ERROR_BEFORE_COMMIT}}))
     event = trial.call("cancel_pending_order", {"order_id": "#W8955613", "reason": "no longer needed"})
     assert event.outcome == "fault"
-    assert not trial.changed_keys() and tau2_hash.world_hash(trial) == tau2_hash.INITIAL_HASH
+    assert not trial.changed_keys() and TAU2_HASH.world_hash(trial) == TAU2_HASH.initial
 
 
 def test_row_level_grading_matches_a_whole_table_diff_on_hand_written_goals(world):

@@ -8,9 +8,10 @@ import pandas as pd
 import pytest
 
 from evalsuite.core.records import TaskRecord
-from evalsuite.domains.tau2_retail import DOMAIN, tau2_hash
+from evalsuite.domains.tau2_retail import DOMAIN, TAU2_HASH
 from evalsuite.grading.grader import grade, grade_trial
-from evalsuite.importers.tau2.importer import Tau2InputError, export_state, import_tau2_retail
+from evalsuite.importers.tau2.importer import Tau2InputError, export_state, import_tau2
+from evalsuite.importers.tau2.sources import RETAIL
 from evalsuite.sourcing.policies import load_policy
 from evalsuite.sourcing.rights import load_manifest
 from evalsuite.sourcing.snapshot import frame_rows
@@ -25,7 +26,7 @@ TABLES = ["fulfillments", "order_items", "orders", "payment_methods", "payments"
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory):
     out = tmp_path_factory.mktemp("tau2_import")
-    return out, import_tau2_retail(SRC, out)
+    return out, import_tau2(RETAIL, SRC, out)
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +66,7 @@ def test_outputs(imported):
     assert policy.clauses[6].text.startswith("Cancel pending order. An order can only be cancelled")
     spec = load_spec(out / "suite.yaml")
     assert spec.domain == "tau2_retail" and spec.acceptance.reference_trials == 8 and spec.derivation.tasks
-    assert report.initial_tau2_hash == tau2_hash.INITIAL_HASH
+    assert report.initial_tau2_hash == TAU2_HASH.initial
     assert json.loads((out / "import_report.json").read_text())["tasks"] == 114
 
 
@@ -137,7 +138,7 @@ def test_tasks_without_gold_writes_keep_the_initial_hash(tasks, imported):
     writes = set(DOMAIN.write_tools())
     readonly = [t for t, task in tasks.items() if not any(c.tool in writes for c in task.solution_calls())]
     assert readonly == ["10", "12", "24", "25", "50", "57", "62", "65", "67", "68"]
-    assert all(report.gold_end_tau2_hash[t] == tau2_hash.INITIAL_HASH for t in readonly)
+    assert all(report.gold_end_tau2_hash[t] == TAU2_HASH.initial for t in readonly)
     # Audit finding: five pairs of tasks expect the very same end state (variants of one scenario).
     assert report.shared_gold_end_states == [["36", "37"], ["41", "42"], ["71", "72"], ["83", "84"], ["96", "97"]]
 
@@ -149,7 +150,7 @@ def test_empty_gold_tasks(tasks, world, imported):
         task = tasks[tid]
         assert task.solution_calls() == [] and task.category == "no_action" and not task.goal_state.assertions
         assert task.goal_state.unchanged_tables == list(world.schemas)
-        assert report.gold_end_tau2_hash[tid] == tau2_hash.INITIAL_HASH
+        assert report.gold_end_tau2_hash[tid] == TAU2_HASH.initial
     # Task 24: the user backs out of cancelling the grill; a cancellation anyway is caught.
     trial = world.reset(tasks["24"].role)
     assert trial.call("cancel_pending_order", {"order_id": "#W3561391", "reason": "no longer needed"}).outcome == "ok"
@@ -173,13 +174,13 @@ def test_exported_state_hashes_as_tau2_does(imported, tmp_path):
     out, report = imported
     for tid in ("0", "20", "64", "105"):
         dest = tmp_path / f"{tid}.json"
-        got = export_state(out, tid, dest)
-        assert got == tau2_hash.hash_db_json(json.loads(dest.read_text())) == report.gold_end_tau2_hash[tid]
-    assert report.gold_end_tau2_hash["105"] == tau2_hash.INITIAL_HASH  # its one write fails
-    export_state(out, "24", tmp_path / "24.json")
+        got = export_state(RETAIL, out, tid, dest)
+        assert got == TAU2_HASH.hash_db_json(json.loads(dest.read_text())) == report.gold_end_tau2_hash[tid]
+    assert report.gold_end_tau2_hash["105"] == TAU2_HASH.initial  # its one write fails
+    export_state(RETAIL, out, "24", tmp_path / "24.json")
     assert (tmp_path / "24.json").read_text() == (SRC / "db.json").read_text()  # untouched: db.json byte for byte
     with pytest.raises(Tau2InputError, match="no task '999'"):
-        export_state(out, "999", tmp_path / "x.json")
+        export_state(RETAIL, out, "999", tmp_path / "x.json")
 
 
 def test_tampered_source_is_refused(tmp_path):
@@ -187,4 +188,4 @@ def test_tampered_source_is_refused(tmp_path):
         (tmp_path / name).write_bytes((SRC / name).read_bytes())
     (tmp_path / "policy.md").write_text((SRC / "policy.md").read_text() + "\nBe generous with refunds.\n")
     with pytest.raises(ValueError, match=r"differ from the pinned tau2 snapshot: \['policy.md'\]"):
-        import_tau2_retail(tmp_path, tmp_path / "out")
+        import_tau2(RETAIL, tmp_path, tmp_path / "out")

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from evalsuite.domains.tau2_retail import DOMAIN as TAU2
-from evalsuite.importers.tau2.importer import import_tau2_retail
+from evalsuite.importers.tau2.importer import import_tau2
+from evalsuite.importers.tau2.sources import RETAIL
 from evalsuite.tasks.taskfile import read_tasks
 from evalsuite.worlds.world import World
 
@@ -73,7 +74,7 @@ def test_the_index_check_sees_a_missing_index(ap):
 @pytest.fixture(scope="module")
 def tau2(tmp_path_factory):
     out = tmp_path_factory.mktemp("tau2_idx")
-    import_tau2_retail(TAU2_SRC, out)
+    import_tau2(RETAIL, TAU2_SRC, out)
     return World(TAU2, out / "world.sqlite"), read_tasks(out / "tasks.jsonl")
 
 

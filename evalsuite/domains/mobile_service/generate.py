@@ -42,7 +42,7 @@ from evalsuite.domains.mobile_service.tools import DOMAIN
 from evalsuite.sourcing.policies import load_policy
 from evalsuite.tasks.composition import Composite, Entity, Subtask, compose, subsample, verify
 from evalsuite.worlds.domain import ToolContext
-from evalsuite.worlds.world import DEFAULT_CLOCK, World
+from evalsuite.worlds.world import World
 
 PERSONAS = ("none", "easy", "hard")
 SIMULATOR = Simulator(model="scripted-user", version=f"mobile_service-user/{DOMAIN.version}", temperature=0.0,
@@ -111,7 +111,7 @@ class SqlSandbox:
 
     def run(self, call: ToolCall) -> None:
         tool = self.tools[call.tool]
-        tool.fn(ToolContext(conn=self.conn, now=DEFAULT_CLOCK), tool.args(**call.arguments))
+        tool.fn(ToolContext(conn=self.conn, now=DOMAIN.clock), tool.args(**call.arguments))
 
     def working(self, intent: str, e: Entity) -> bool:
         return working(self.conn, intent, e)

@@ -10,11 +10,12 @@ result and an exported state can never disagree on shape.
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from functools import lru_cache
 from typing import Any
 
+from evalsuite.domains.tau2 import rows as tau2_rows
+from evalsuite.domains.tau2.rows import Row, by_position, check_keyed, check_top_level, grouped
+from evalsuite.domains.tau2.rows import json_cell as _json
 from evalsuite.domains.tau2_retail.schema import ADDRESS_FIELDS, COLUMNS, JSON_COLUMNS, ORDER_OPTIONAL
 
 TOP_LEVEL = ("products", "users", "orders")
@@ -28,8 +29,6 @@ _FIELDS = {
     "fulfillment": {"tracking_id", "item_ids"},
     "payment": {"transaction_type", "amount", "payment_method_id"},
 }
-
-Row = dict[str, Any]
 
 
 # ---- rows -> entities (tau2 model field order) -------------------------------------------------
@@ -81,86 +80,48 @@ def order_entity(o: Mapping[str, Any], items: Iterable[Mapping[str, Any]], fulfi
     return out
 
 
-def _json(value: str | None) -> Any:
-    if value is None:
-        return None
-    parsed = _parse(value)
-    # A fresh container per entity: callers may mutate what they get. Values inside are strings.
-    return dict(parsed) if isinstance(parsed, dict) else list(parsed) if isinstance(parsed, list) else parsed
-
-
-@lru_cache(maxsize=8192)
-def _parse(text: str) -> Any:
-    # The same option maps and id lists recur across thousands of rows; parse each text once.
-    return json.loads(text)
-
-
 def _dumps(value: Any) -> str | None:
     return None if value is None else json.dumps(value)
 
 
 # ---- rows -> nested DB -------------------------------------------------------------------------
 
-def as_dicts(table: str, rows: Iterable[Sequence[Any]]) -> list[Row]:
-    cols = COLUMNS[table]
-    return [dict(zip(cols, r)) for r in rows]
-
-
-def _grouped(rows: list[Row], owner: str) -> dict[str, list[Row]]:
-    out: dict[str, list[Row]] = defaultdict(list)
-    for r in sorted(rows, key=lambda r: r["position"]):
-        out[r[owner]].append(r)
-    return out
-
-
 def to_nested(rows: Mapping[str, Sequence[Sequence[Any]]], optional_nulls: bool = False) -> dict[str, Any]:
     """Rebuild the DB from every table's rows (tuples in column order, any row order)."""
-    r = {t: as_dicts(t, rows[t]) for t in COLUMNS}
-    variants = _grouped(r["variants"], "product_id")
-    methods = _grouped(r["payment_methods"], "user_id")
-    user_orders = _grouped(r["user_orders"], "user_id")
-    items, fulfil, pays = (_grouped(r[t], "order_id") for t in ("order_items", "fulfillments", "payments"))
-    by_pos = lambda rs: sorted(rs, key=lambda x: x["position"])  # noqa: E731
+    r = {t: tau2_rows.as_dicts(COLUMNS[t], rows[t]) for t in COLUMNS}
+    variants = grouped(r["variants"], "product_id")
+    methods = grouped(r["payment_methods"], "user_id")
+    user_orders = grouped(r["user_orders"], "user_id")
+    items, fulfil, pays = (grouped(r[t], "order_id") for t in ("order_items", "fulfillments", "payments"))
     return {
         "products": {p["product_id"]: product_entity(p, variants.get(p["product_id"], []))
-                     for p in by_pos(r["products"])},
+                     for p in by_position(r["products"])},
         "users": {u["user_id"]: user_entity(u, methods.get(u["user_id"], []),
                                             [x["order_id"] for x in user_orders.get(u["user_id"], [])])
-                  for u in by_pos(r["users"])},
+                  for u in by_position(r["users"])},
         "orders": {o["order_id"]: order_entity(o, items.get(o["order_id"], []), fulfil.get(o["order_id"], []),
                                                pays.get(o["order_id"], []), optional_nulls)
-                   for o in by_pos(r["orders"])},
+                   for o in by_position(r["orders"])},
     }
 
 
 # ---- nested DB -> rows -------------------------------------------------------------------------
 
 def _check(obj: Mapping[str, Any], kind: str, where: str, optional: Iterable[str] = ()) -> None:
-    """Refuse fields we would not write back: the round trip must be exact or fail loudly."""
-    keys = set(obj)
-    missing = _FIELDS[kind] - keys
-    unknown = keys - _FIELDS[kind] - set(optional)
-    if missing or unknown:
-        raise ValueError(f"{where}: {kind} missing {sorted(missing)} / unknown {sorted(unknown)}")
-
-
-def _keyed(key: str, value: str, where: str) -> None:
-    if key != value:
-        raise ValueError(f"{where}: map key {key!r} differs from the entity id {value!r}")
+    tau2_rows.check_fields(obj, kind, _FIELDS[kind], where, optional)
 
 
 def from_nested(db: Mapping[str, Any]) -> dict[str, list[Row]]:
     """Rows of every table from the nested DB; positions record map and list order."""
-    if set(db) != set(TOP_LEVEL):
-        raise ValueError(f"DB top-level keys must be exactly {list(TOP_LEVEL)}, got {list(db)}")
+    check_top_level(db, TOP_LEVEL)
     out: dict[str, list[Row]] = {t: [] for t in COLUMNS}
     for pos, (pid, p) in enumerate(db["products"].items()):
         _check(p, "product", f"products[{pid}]")
-        _keyed(pid, p["product_id"], f"products[{pid}]")
+        check_keyed(pid, p["product_id"], f"products[{pid}]")
         out["products"].append({"product_id": pid, "position": pos, "name": p["name"]})
         for vpos, (iid, v) in enumerate(p["variants"].items()):
             _check(v, "variant", f"products[{pid}].variants[{iid}]")
-            _keyed(iid, v["item_id"], f"products[{pid}].variants[{iid}]")
+            check_keyed(iid, v["item_id"], f"products[{pid}].variants[{iid}]")
             out["variants"].append({"item_id": iid, "product_id": pid, "position": vpos, "available": v["available"],
                                     "price": v["price"], "options": json.dumps(v["options"])})
     for pos, (uid, u) in enumerate(db["users"].items()):
@@ -173,11 +134,11 @@ def from_nested(db: Mapping[str, Any]) -> dict[str, list[Row]]:
 def _user_rows(out: dict[str, list[Row]], pos: int, uid: str, u: Mapping[str, Any]) -> None:
     where = f"users[{uid}]"
     _check(u, "user", where)
-    _keyed(uid, u["user_id"], where)
+    check_keyed(uid, u["user_id"], where)
     out["users"].append({"user_id": uid, "position": pos, "first_name": u["name"]["first_name"],
                          "last_name": u["name"]["last_name"], "email": u["email"], **address(u["address"])})
     for mpos, (mid, m) in enumerate(u["payment_methods"].items()):
-        _keyed(mid, m["id"], f"{where}.payment_methods[{mid}]")
+        check_keyed(mid, m["id"], f"{where}.payment_methods[{mid}]")
         extra = _PM_FIELDS.get(m.get("source"))
         if extra is None or set(m) != {"source", "id", *extra}:
             raise ValueError(f"{where}.payment_methods[{mid}]: fields {sorted(m)} "
@@ -191,7 +152,7 @@ def _user_rows(out: dict[str, list[Row]], pos: int, uid: str, u: Mapping[str, An
 def _order_rows(out: dict[str, list[Row]], pos: int, oid: str, o: Mapping[str, Any]) -> None:
     where = f"orders[{oid}]"
     _check(o, "order", where, optional=ORDER_OPTIONAL)
-    _keyed(oid, o["order_id"], where)
+    check_keyed(oid, o["order_id"], where)
     out["orders"].append({"order_id": oid, "position": pos, "user_id": o["user_id"], **address(o["address"]),
                           "status": o["status"], **{f: _dumps(o.get(f)) if f in JSON_COLUMNS["orders"] else o.get(f)
                                                    for f in ORDER_OPTIONAL}})

@@ -13,15 +13,15 @@ plain strings.
 """
 from __future__ import annotations
 
+from functools import partial
+
 from sqlalchemy import Boolean, Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text, func
 
+from evalsuite.domains.tau2 import rows
+from evalsuite.domains.tau2.rows import CLUSTERED
 from evalsuite.worlds.types import ExactNumber
 
 metadata = MetaData()
-
-# WITHOUT ROWID: rows are stored in primary-key order, so a lookup by key or by
-# (owner, position) prefix is one B-tree descent with no second rowid lookup.
-_CLUSTERED = {"sqlite_with_rowid": False}
 
 ADDRESS_FIELDS = ("address1", "address2", "city", "country", "state", "zip")
 
@@ -35,7 +35,7 @@ products = Table(
     Column("product_id", String, primary_key=True),
     Column("position", Integer, nullable=False),
     Column("name", String, nullable=False),
-    **_CLUSTERED,
+    **CLUSTERED,
 )
 
 variants = Table(
@@ -47,7 +47,7 @@ variants = Table(
     Column("price", Float, nullable=False),
     Column("options", Text, nullable=False),
     Index("ix_variants_product", "product_id", "position"),
-    **_CLUSTERED,
+    **CLUSTERED,
 )
 
 users = Table(
@@ -58,7 +58,7 @@ users = Table(
     Column("last_name", String, nullable=False),
     Column("email", String, nullable=False),
     *_address(),
-    **_CLUSTERED,
+    **CLUSTERED,
 )
 # The find_user_* tools match lower(...) = ? and take matches in db order; these indexes serve exactly those
 # expressions, in position order (no sort step).
@@ -75,7 +75,7 @@ payment_methods = Table(
     Column("last_four", String),  # credit_card only
     Column("balance", Float),  # gift_card only
     Index("ix_payment_methods_user", "user_id", "position"),
-    **_CLUSTERED,
+    **CLUSTERED,
 )
 
 user_orders = Table(
@@ -83,7 +83,7 @@ user_orders = Table(
     Column("user_id", String, ForeignKey("users.user_id"), primary_key=True),
     Column("position", Integer, primary_key=True),
     Column("order_id", String, nullable=False),
-    **_CLUSTERED,
+    **CLUSTERED,
 )
 
 orders = Table(
@@ -100,7 +100,7 @@ orders = Table(
     Column("exchange_price_difference", ExactNumber),
     Column("return_items", Text),
     Column("return_payment_method_id", String),
-    **_CLUSTERED,
+    **CLUSTERED,
 )
 
 order_items = Table(
@@ -112,7 +112,7 @@ order_items = Table(
     Column("name", String, nullable=False),
     Column("price", Float, nullable=False),
     Column("options", Text, nullable=False),
-    **_CLUSTERED,
+    **CLUSTERED,
 )
 
 fulfillments = Table(
@@ -121,7 +121,7 @@ fulfillments = Table(
     Column("position", Integer, primary_key=True),
     Column("tracking_ids", Text, nullable=False),
     Column("item_ids", Text, nullable=False),
-    **_CLUSTERED,
+    **CLUSTERED,
 )
 
 payments = Table(
@@ -131,16 +131,14 @@ payments = Table(
     Column("transaction_type", String, nullable=False),
     Column("amount", Float, nullable=False),
     Column("payment_method_id", String, nullable=False),
-    **_CLUSTERED,
+    **CLUSTERED,
 )
 
 # The seven order fields absent from db.json; tau2 reads absent as null.
 ORDER_OPTIONAL = ("cancel_reason", "exchange_items", "exchange_new_items", "exchange_payment_method_id",
                   "exchange_price_difference", "return_items", "return_payment_method_id")
 
-# plain str, not SQLAlchemy's quoted_name (a str subclass pydantic serializes down a slow path)
-COLUMNS: dict[str, tuple[str, ...]] = {name: tuple(str(c.name) for c in t.columns)
-                                       for name, t in metadata.tables.items()}
+COLUMNS = rows.table_columns(metadata)
 # Text columns holding JSON (json.dumps defaults, so equal values are equal text).
 JSON_COLUMNS: dict[str, frozenset[str]] = {
     "variants": frozenset({"options"}), "order_items": frozenset({"options"}),
@@ -148,12 +146,4 @@ JSON_COLUMNS: dict[str, frozenset[str]] = {
     "orders": frozenset({"exchange_items", "exchange_new_items", "return_items"}),
 }
 
-
-def select_sql(table: str, where: str = "", order: str = "") -> str:
-    """`SELECT <all columns in table order> FROM table [WHERE …] [ORDER BY …]` as plain SQL."""
-    sql = f'SELECT {", ".join(COLUMNS[table])} FROM {table}'
-    if where:
-        sql += f" WHERE {where}"
-    if order:
-        sql += f" ORDER BY {order}"
-    return sql
+select_sql = partial(rows.select_sql, COLUMNS)  # select_sql(table, where="", order="")

@@ -9,14 +9,12 @@ which would otherwise dominate gold replay.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
+from evalsuite.domains.tau2.rows import Row, key, one, scalars
 from evalsuite.domains.tau2_retail import convert
 from evalsuite.domains.tau2_retail.schema import select_sql
-from evalsuite.worlds.domain import ToolContext, ToolError
-
-Row = dict[str, Any]
+from evalsuite.worlds.domain import ToolContext
 
 _SQL = {
     "order": select_sql("orders", "order_id = ?"),
@@ -38,31 +36,8 @@ def rows(ctx: ToolContext, query: str, *params: Any) -> list[Row]:
     return ctx.rows(_SQL[query], params)
 
 
-def scalars(ctx: ToolContext, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-    return [r[0] for r in ctx.db.execute(sql, params)]
-
-
-def write(ctx: ToolContext, sql: str, params: Sequence[Any] | Sequence[Sequence[Any]], many: bool = False) -> None:
-    if many:
-        ctx.rows_written += max(ctx.db.executemany(sql, params).rowcount, 0)
-    else:
-        ctx.run(sql, params)
-
-
-def key(value: Any) -> str | None:
-    """tau2 looks ids up in dicts: an unhashable id is a TypeError, any other non-string id is just absent."""
-    if isinstance(value, (list, dict)):
-        raise TypeError(f"unhashable type: '{type(value).__name__}'")
-    return value if isinstance(value, str) else None
-
-
 def _one(ctx: ToolContext, query: str, message: str, *params: Any) -> Row:
-    if any(p is None for p in params):
-        raise ToolError(message)
-    found = rows(ctx, query, *params)
-    if not found:
-        raise ToolError(message)
-    return found[0]
+    return one(ctx, _SQL[query], params, message)
 
 
 # ---- shared lookups: each raises tau2's exact message ------------------------------------------

@@ -1,37 +1,26 @@
 """The retail tools, behaving as TOOLS_SPEC.md §2 and §4 describe (checks, effects, errors, quirks).
 
-Tools take raw keyword arguments: tau2 neither coerces nor validates, so a
-wrong type flows through and fails the way Python fails on it, and a wrong
-keyword is Python's TypeError naming `RetailTools.<tool>()`. Every write tool
+Tools take raw keyword arguments (see evalsuite.domains.tau2.tools): a wrong
+type flows through and fails the way Python fails on it. Every write tool
 finishes all its checks before its first write. Errors are raised as
-ToolError(<tau2's exception text>); `tool_message` renders a trace event the
-way tau2 shows it to the agent ("Error: " + text, or the result).
+ToolError(<tau2's exception text>).
 """
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from evalsuite.core.records import Role, TraceEvent
-from evalsuite.domains.tau2_retail import calculator, convert, store
+from evalsuite.domains.tau2.rows import Row, scalars, write
+from evalsuite.domains.tau2.tools import add_generic_tools, agent_role, python_error, registrar
+from evalsuite.domains.tau2_retail import convert, store
 from evalsuite.domains.tau2_retail.schema import ADDRESS_FIELDS, metadata
 from evalsuite.worlds.domain import Domain, ToolContext, ToolError
 
 DOMAIN = Domain(name="tau2_retail", version="1.0.0", metadata=metadata)
 CANCEL_REASONS = ("no longer needed", "ordered by mistake")
-
-
-def _tool(kind: Literal["read", "write", "generic"]) -> Callable:
-    """Register a tool; its qualname makes Python's argument errors read as tau2's do."""
-
-    def register(fn: Callable) -> Callable:
-        fn.__qualname__ = f"RetailTools.{fn.__name__}"
-        return DOMAIN.tool(kind)(fn)
-
-    return register
+_tool = registrar(DOMAIN, "RetailTools")
 
 
 class UserAddress(BaseModel):
@@ -52,11 +41,6 @@ def _address(**fields: Any) -> dict[str, str]:
         raise ToolError(str(exc)) from exc
 
 
-def _python_error(exc: Exception) -> ToolError:
-    """An exception Python raised on a badly typed argument, reported with tau2's text."""
-    return ToolError(str(exc))
-
-
 # ---- read tools ----------------------------------------------------------------------------------
 
 @_tool("read")
@@ -65,9 +49,9 @@ def find_user_id_by_email(ctx: ToolContext, /, email):
     try:
         want = email.lower()
     except AttributeError as exc:
-        raise _python_error(exc) from exc
+        raise python_error(exc) from exc
     # SQLite's lower() equals Python's on ASCII, and every stored email is ASCII (spec §1).
-    found = store.scalars(ctx, "SELECT user_id FROM users WHERE lower(email) = ? ORDER BY position LIMIT 1", (want,))
+    found = scalars(ctx, "SELECT user_id FROM users WHERE lower(email) = ? ORDER BY position LIMIT 1", (want,))
     if not found:
         raise ToolError("User not found")
     return found[0]
@@ -85,7 +69,7 @@ def find_user_id_by_name_zip(ctx: ToolContext, /, first_name, last_name, zip):  
             if last.lower() == last_name.lower() and user_zip == zip:
                 return user_id
     except AttributeError as exc:
-        raise _python_error(exc) from exc
+        raise python_error(exc) from exc
     raise ToolError("User not found")
 
 
@@ -121,22 +105,7 @@ def list_all_product_types(ctx: ToolContext, /):
     return json.dumps(dict(names), sort_keys=True)
 
 
-# ---- generic tools -------------------------------------------------------------------------------
-
-@_tool("generic")
-def calculate(ctx: ToolContext, /, expression):
-    """Evaluate an arithmetic expression (digits, + - * / ( ) . and spaces), rounded to 2 decimals.
-    Arguments: expression (str)."""
-    try:
-        return calculator.calculate(expression)
-    except (ArithmeticError, SyntaxError, RecursionError, MemoryError) as exc:  # tau2 reports any exception's text
-        raise _python_error(exc) from exc
-
-
-@_tool("generic")
-def transfer_to_human_agents(ctx: ToolContext, /, summary):
-    """Transfer the user to a human agent, with a summary of the issue. Arguments: summary (str)."""
-    return "Transfer successful"
+add_generic_tools(_tool)
 
 
 # ---- write tools ---------------------------------------------------------------------------------
@@ -184,7 +153,7 @@ def cancel_pending_order(ctx: ToolContext, /, order_id, reason):
     # Deviation: tau2 keeps earlier gift-card credits if a later lookup fails; our call is one transaction.
     _set_balances(ctx, balances)
     _append_payments(ctx, oid, len(history), [("refund", e["amount"], e["payment_method_id"]) for e in history])
-    store.write(ctx, "UPDATE orders SET status = 'cancelled', cancel_reason = ? WHERE order_id = ?", (reason, oid))
+    write(ctx, "UPDATE orders SET status = 'cancelled', cancel_reason = ? WHERE order_id = ?", (reason, oid))
     return store.order_entity(ctx, oid)
 
 
@@ -243,10 +212,10 @@ def modify_pending_order_items(ctx: ToolContext, /, order_id, item_ids, new_item
         current[pos] = new
         touched.add(pos)
     # tau2 quirk (§4.14, §7): every modified line takes the price and options of the LAST pair's variant.
-    store.write(ctx, "UPDATE order_items SET item_id = ?, price = ?, options = ? WHERE order_id = ? AND position = ?",
+    write(ctx, "UPDATE order_items SET item_id = ?, price = ?, options = ? WHERE order_id = ? AND position = ?",
                 [(current[p], last_variant["price"], last_variant["options"], oid, lines[p]["position"])
                  for p in sorted(touched)], many=True)
-    store.write(ctx, "UPDATE orders SET status = 'pending (item modified)' WHERE order_id = ?", (oid,))
+    write(ctx, "UPDATE orders SET status = 'pending (item modified)' WHERE order_id = ?", (oid,))
     return store.order_entity(ctx, oid)
 
 
@@ -268,7 +237,7 @@ def exchange_delivered_order_items(ctx: ToolContext, /, order_id, item_ids, new_
     method = store.get_payment_method(ctx, order["user_id"], payment_method_id)
     if store.is_gift_card(method) and method["balance"] < diff:
         raise ToolError("Insufficient gift card balance to pay for the price difference")
-    store.write(ctx, "UPDATE orders SET status = 'exchange requested', exchange_items = ?, exchange_new_items = ?, "
+    write(ctx, "UPDATE orders SET status = 'exchange requested', exchange_items = ?, exchange_new_items = ?, "
                      "exchange_payment_method_id = ?, exchange_price_difference = ? WHERE order_id = ?",
                 (json.dumps(sorted(item_ids)), json.dumps(sorted(new_item_ids)), method["id"], diff, oid))
     return store.order_entity(ctx, oid)
@@ -290,7 +259,7 @@ def return_delivered_order_items(ctx: ToolContext, /, order_id, item_ids, paymen
         if method["id"] != history[0]["payment_method_id"]:
             raise ToolError("Payment method should be the original payment method")
     _check_counts(item_ids, [i["item_id"] for i in store.rows(ctx, "order_items", oid)], "Some item not found")
-    store.write(ctx, "UPDATE orders SET status = 'return requested', return_items = ?, return_payment_method_id = ? "
+    write(ctx, "UPDATE orders SET status = 'return requested', return_items = ?, return_payment_method_id = ? "
                      "WHERE order_id = ?", (json.dumps(sorted(item_ids)), method["id"], oid))
     return store.order_entity(ctx, oid)
 
@@ -304,11 +273,11 @@ def _check_counts(item_ids: Any, order_item_ids: list[str], message: str) -> Non
             if item_ids.count(item_id) > order_item_ids.count(item_id):
                 raise ToolError(message.format(item_id))
     except AttributeError as exc:
-        raise _python_error(exc) from exc
+        raise python_error(exc) from exc
 
 
-def _price_difference(ctx: ToolContext, lines: list[store.Row], item_ids: Any, new_item_ids: Any,
-                      distinct: bool) -> tuple[float | int, store.Row | None]:
+def _price_difference(ctx: ToolContext, lines: list[Row], item_ids: Any, new_item_ids: Any,
+                      distinct: bool) -> tuple[float | int, Row | None]:
     """Validate each (old, new) pair against the order as it was; sum new - old from the integer 0, unrounded."""
     diff: float | int = 0
     variant = None
@@ -327,31 +296,20 @@ def _price_difference(ctx: ToolContext, lines: list[store.Row], item_ids: Any, n
 
 def _set_address(ctx: ToolContext, table: str, key_column: str, key: str, new: dict[str, str]) -> None:
     sets = ", ".join(f"{f} = ?" for f in ADDRESS_FIELDS)
-    store.write(ctx, f"UPDATE {table} SET {sets} WHERE {key_column} = ?", (*(new[f] for f in ADDRESS_FIELDS), key))
+    write(ctx, f"UPDATE {table} SET {sets} WHERE {key_column} = ?", (*(new[f] for f in ADDRESS_FIELDS), key))
 
 
 def _append_payments(ctx: ToolContext, order_id: str, start: int, entries: list[tuple[str, float, str]]) -> None:
-    store.write(ctx, "INSERT INTO payments (order_id, position, transaction_type, amount, payment_method_id) "
+    write(ctx, "INSERT INTO payments (order_id, position, transaction_type, amount, payment_method_id) "
                      "VALUES (?, ?, ?, ?, ?)",
                 [(order_id, start + i, *e) for i, e in enumerate(entries)], many=True)
 
 
 def _set_balances(ctx: ToolContext, balances: dict[str, float]) -> None:
-    store.write(ctx, "UPDATE payment_methods SET balance = ? WHERE id = ?",
+    write(ctx, "UPDATE payment_methods SET balance = ? WHERE id = ?",
                 [(b, method_id) for method_id, b in balances.items()], many=True)
 
 
-# ---- the agent's role and tau2's rendering of a call ---------------------------------------------
+# ---- the agent's role --------------------------------------------------------------------------
 
-ROLE = Role(name="retail_agent",
-            read_tools=sorted(t.name for t in DOMAIN.tools.values() if t.kind == "read"),
-            write_tools=sorted(t.name for t in DOMAIN.tools.values() if t.kind == "write"))
-DOMAIN.roles[ROLE.name] = ROLE
-
-
-def tool_message(event: TraceEvent) -> str:
-    """The tool message tau2 shows for this call: "Error: <text>" on failure, else the result
-    (strings as they are, entities as JSON)."""
-    if event.outcome != "ok":
-        return f"Error: {event.error}"
-    return event.result if isinstance(event.result, str) else json.dumps(event.result)
+ROLE = agent_role(DOMAIN, "retail_agent")

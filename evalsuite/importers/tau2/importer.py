@@ -1,58 +1,33 @@
-"""Import and audit τ²-bench retail: source tables, rights, versioned policy, world, tasks, suite spec.
+"""Import and audit a τ²-bench domain (retail, airline): source tables, rights, versioned policy, world, tasks, suite.
 
-`import_tau2_retail(src, out)` reads tau2's data files (db.json, tasks.json,
+`import_tau2(source, src, out)` reads tau2's data files (db.json, tasks.json,
 split_tasks.json, policy.md, LICENSE), checks them against the pinned
 snapshot, and writes everything a suite needs. Every gold trajectory is
 replayed in the built world: the rows it changes become the task's goal
 state, the reference must pass that goal with our grader, and any gold action
-that fails is reported (tau2 skips such actions silently in its logs).
+that fails is reported (tau2 skips such actions silently in its logs). What
+differs between domains is the `Tau2Source` (evalsuite.importers.tau2.sources).
 """
 from __future__ import annotations
 
-import datetime as dt
 import json
 import shutil
 from pathlib import Path
 
-import pyarrow as pa
 from pydantic import BaseModel
-from sqlalchemy import Boolean, Float, Integer
 
 from evalsuite.core.records import Policy, Simulator, SuiteRef, TaskRecord
-from evalsuite.domains.tau2_retail import DOMAIN, build_world, tau2_hash
-from evalsuite.domains.tau2_retail.convert import from_nested, to_nested
 from evalsuite.grading.grader import grade_trial
 from evalsuite.importers.gold import GoldReplayError
 from evalsuite.importers.source_files import pinned_files
-from evalsuite.importers.suite_folder import (
-    IMPORTED_USES,
-    replay_reference,
-    write_parquet,
-    write_rights,
-    write_suite,
-    written_files,
-)
+from evalsuite.importers.suite_folder import replay_reference, write_parquet, write_rights, write_suite, written_files
 from evalsuite.importers.tau2.policy import clause_ids, versioned_policy
+from evalsuite.importers.tau2.sources import LICENSE_REF, SOURCE_COMMIT, Tau2Source
 from evalsuite.importers.tau2.tasks import task_record
 from evalsuite.sourcing.policies import load_policy
-from evalsuite.sourcing.rights import RightsManifest
 from evalsuite.sourcing.spec import Acceptance
 from evalsuite.tasks.taskfile import write_tasks
 from evalsuite.worlds.world import World
-
-SUITE = "tau2_retail"
-SUITE_VERSION = "1.0.0"
-LICENSE_REF = "MIT (Copyright (c) 2025 Sierra Research; LICENSE)"
-PINNED_SHA256 = {  # README.md of the third-party folder
-    "db.json": "413a65160adbdb5fde0ffc0015c49b6d70250b10c18128de169b597af7766765",
-    "tasks.json": "8e03ebce7901bd6218e7a7dc3105faa9324091a68058f7fe61c65262868812e8",
-    "split_tasks.json": "ed0580ec52575b63fbf76568af42490da6ee7783ecb4aa81af46961291358f20",
-    "policy.md": "2c9652afbce57d6e087768d37cda64d31c53d50b3e3225cfdb791bac66466467",
-    "LICENSE": "e67c5aa0074dfcaefd3c3a1aedb94cb539234aecd15d5a972574e3200e6252fe",
-}
-POLICY_EFFECTIVE_FROM = dt.date(2026, 8, 18)  # the upstream HEAD the snapshot was taken from
-DEFAULT_SIMULATOR = Simulator(model="gpt-4.1-2025-04-14", version="tau2-bench user simulator @a2c02472",
-                              temperature=0.0)
 
 
 class Tau2InputError(ValueError):
@@ -77,30 +52,31 @@ class ImportReport(BaseModel):
     files: list[str]
 
 
-def import_tau2_retail(src: Path, out: Path, simulator: Simulator = DEFAULT_SIMULATOR,
-                       pinned: dict[str, str] | None = PINNED_SHA256) -> ImportReport:
+def import_tau2(source: Tau2Source, src: Path, out: Path, simulator: Simulator | None = None) -> ImportReport:
     """Write source/, rights.yaml, LICENSE, policy.md, world.sqlite, tasks.jsonl, suite.yaml, import_report.json."""
-    src, out = Path(src), Path(out)
-    sha = pinned_files(src, PINNED_SHA256, pinned, Tau2InputError, "tau2")
+    src, out, simulator = Path(src), Path(out), simulator or source.simulator
+    sha = pinned_files(src, source.pinned_sha256, source.pinned_sha256, Tau2InputError, "tau2")
     out.mkdir(parents=True, exist_ok=True)
     db = json.loads((src / "db.json").read_text())
-    rows = from_nested(db)
-    write_parquet(DOMAIN, rows, out / "source", _arrow_type)
-    write_rights(out, MANIFEST, RIGHTS_HEADER)
+    rows = source.from_nested(db)
+    write_parquet(source.domain, rows, out / "source", source.arrow_type)
+    write_rights(out, source.manifest, source.rights_header)
     shutil.copyfile(src / "LICENSE", out / "LICENSE")
     policy_md = (src / "policy.md").read_text()
-    (out / "policy.md").write_text(versioned_policy(
-        policy_md, doc="tau2_retail_policy", version=SUITE_VERSION, effective_from=POLICY_EFFECTIVE_FROM,
-        params={"source": "sierra-research/tau2-bench data/tau2/domains/retail/policy.md",
-                "source_commit": "a2c024725189473d2d7cea3a5cfdbcc67478e41f", "source_sha256": sha["policy.md"]}))
+    params = {"source": f"sierra-research/tau2-bench data/tau2/domains/{source.upstream}/policy.md",
+              "source_commit": SOURCE_COMMIT, "source_sha256": sha["policy.md"]}
+    if source.policy_note:
+        params["effective_from_note"] = source.policy_note
+    (out / "policy.md").write_text(versioned_policy(policy_md, doc=f"{source.suite}_policy", version=source.version,
+                                                    effective_from=source.policy_effective_from, params=params))
     policy = load_policy(out / "policy.md").as_policy()
-    world = build_world(db, out / "world.sqlite")
-    initial = tau2_hash.world_hash(world)
-    if initial != tau2_hash.INITIAL_HASH:
-        raise ValueError(f"tau2 hash of the built world {initial} != tau2's initial hash {tau2_hash.INITIAL_HASH}")
-    tasks, report_bits = _tasks(src, world, policy, clause_ids(policy_md), simulator)
+    world = World.build(source.domain, rows, out / "world.sqlite")
+    initial = source.tau2_hash.world_hash(world)
+    if initial != source.tau2_hash.initial:
+        raise ValueError(f"tau2 hash of the built world {initial} != tau2's initial hash {source.tau2_hash.initial}")
+    tasks, report_bits = _tasks(source, src, world, policy, clause_ids(policy_md), simulator)
     write_tasks(out / "tasks.jsonl", tasks)
-    write_suite(out, SUITE, DOMAIN.name, sorted(rows), Acceptance(reference_trials=8), simulator)
+    write_suite(out, source.suite, source.domain.name, sorted(rows), Acceptance(reference_trials=8), simulator)
     report = ImportReport(out=str(out), source_sha256=sha, rows={t: len(r) for t, r in rows.items()},
                           initial_tau2_hash=initial, world_sha256=world.seed_sha256, tasks=len(tasks),
                           files=written_files(out), **report_bits)
@@ -108,16 +84,16 @@ def import_tau2_retail(src: Path, out: Path, simulator: Simulator = DEFAULT_SIMU
     return report
 
 
-def _tasks(src: Path, world: World, policy: Policy, clauses: dict[str, str],
+def _tasks(source: Tau2Source, src: Path, world: World, policy: Policy, clauses: dict[str, str],
            simulator: Simulator) -> tuple[list[TaskRecord], dict]:
     raw = json.loads((src / "tasks.json").read_text())
     split_of = _splits(json.loads((src / "split_tasks.json").read_text()), [str(t["id"]) for t in raw])
-    hasher = tau2_hash.Tau2Hasher(world)
-    suite = SuiteRef(name=SUITE, version=SUITE_VERSION)
+    hasher = source.tau2_hash.hasher(world)
+    suite = SuiteRef(name=source.suite, version=source.version)
     tasks, errors, hashes = [], [], {}
     for task in raw:
-        record, replay, end_hash = task_record(task, split_of[str(task["id"])], world, hasher, policy, clauses,
-                                               suite, simulator, LICENSE_REF)
+        record, replay, end_hash = task_record(source, task, split_of[str(task["id"])], world, hasher, policy,
+                                               clauses, suite, simulator, LICENSE_REF)
         verdict = grade_trial(replay.trial, " ".join(o.value for o in record.goal_state.required_outputs),
                                      record.goal_state, record.role, record.forbidden)
         if not verdict.passed:  # a goal its own reference fails is a derivation bug, never a task to ship
@@ -130,18 +106,18 @@ def _tasks(src: Path, world: World, policy: Policy, clauses: dict[str, str],
     return tasks, dict(
         splits=count(lambda t: t.split), categories=count(lambda t: t.category), gold_replay_errors=errors,
         empty_gold_tasks=[t.task_id for t in tasks if not t.solution_calls()],
-        noop_gold_tasks=[tid for tid, h in hashes.items() if h == tau2_hash.INITIAL_HASH],
+        noop_gold_tasks=[tid for tid, h in hashes.items() if h == source.tau2_hash.initial],
         gold_end_tau2_hash=hashes,
-        shared_gold_end_states=_shared(hashes),
+        shared_gold_end_states=_shared(hashes, source.tau2_hash.initial),
         tasks_with_upstream_issues=[str(t["id"]) for t in raw if t.get("issues")],
     )
 
 
-def _shared(hashes: dict[str, str]) -> list[list[str]]:
+def _shared(hashes: dict[str, str], initial: str) -> list[list[str]]:
     groups: dict[str, list[str]] = {}
     for tid, h in hashes.items():
         groups.setdefault(h, []).append(tid)
-    return [ids for h, ids in groups.items() if len(ids) > 1 and h != tau2_hash.INITIAL_HASH]
+    return [ids for h, ids in groups.items() if len(ids) > 1 and h != initial]
 
 
 def _splits(splits: dict[str, list[str]], ids: list[str]) -> dict[str, str]:
@@ -152,27 +128,8 @@ def _splits(splits: dict[str, list[str]], ids: list[str]) -> dict[str, str]:
     return {i: "train" if i in train else "test" for i in ids}
 
 
-_ARROW = {Integer: pa.int64(), Float: pa.float64(), Boolean: pa.bool_()}
-
-
-def _arrow_type(column) -> pa.DataType:
-    # JSON columns are text already; the int-or-float column is all null in the seed, so float64 loses nothing.
-    return next((t for k, t in _ARROW.items() if isinstance(column.type, k)),
-                pa.float64() if column.name == "exchange_price_difference" else pa.string())
-
-
-# tau2's generated users: they look personal (the personal-data scan flags them), so the manifest names them.
-SYNTHETIC = ["users.first_name", "users.last_name", "users.email", "users.address1", "users.address2",
-             "orders.address1", "orders.address2"]
-MANIFEST = RightsManifest(source=SUITE, license_ref=LICENSE_REF, licensor="Sierra Research",
-                          permitted_uses=IMPORTED_USES, expires=None, personal_data=False,
-                          deidentification_required=False, synthetic_columns=SYNTHETIC)
-RIGHTS_HEADER = ("# tau2-bench retail data, MIT license: the full text is in LICENSE beside this file.\n"
-                 "# No personal data: user names, emails and addresses in db.json are synthetic.\n")
-
-
-def export_state(out_dir: Path, task_id: str, dest: Path) -> str:
+def export_state(source: Tau2Source, out_dir: Path, task_id: str, dest: Path) -> str:
     """Write the state after task `task_id`'s gold actions as db.json-shaped JSON; returns its tau2 hash."""
-    rows = replay_reference(out_dir, DOMAIN, task_id, Tau2InputError).rows()
-    Path(dest).write_text(json.dumps(to_nested(rows), indent=4))
-    return tau2_hash.hash_rows(rows)
+    rows = replay_reference(out_dir, source.domain, task_id, Tau2InputError).rows()
+    Path(dest).write_text(json.dumps(source.to_nested(rows), indent=4))
+    return source.tau2_hash.hash_rows(rows)

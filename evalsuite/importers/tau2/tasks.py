@@ -1,4 +1,4 @@
-"""tau2 retail tasks (tasks.json entries) -> evalsuite TaskRecords, goal states derived by gold replay."""
+"""tau2 tasks (tasks.json entries of any τ² domain) -> evalsuite TaskRecords, goal states derived by gold replay."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -18,33 +18,15 @@ from evalsuite.core.records import (
     Trigger,
     UserScenario,
 )
-from evalsuite.domains.tau2_retail import ROLE, tau2_hash
+from evalsuite.domains.tau2.tau2_hash import Tau2Hasher
 from evalsuite.importers.gold import GoldReplay, replay_gold
+from evalsuite.importers.tau2.sources import Tau2Source
 from evalsuite.worlds.world import World
 
-# Which policy section governs each write tool (titles as tau2_policy derives them).
-SECTION_OF_TOOL = {
-    "modify_user_address": "General",
-    "cancel_pending_order": "Cancel pending order",
-    "modify_pending_order_address": "Modify pending order",
-    "modify_pending_order_payment": "Modify pending order / Modify payment",
-    "modify_pending_order_items": "Modify pending order / Modify items",
-    "return_delivered_order_items": "Return delivered order",
-    "exchange_delivered_order_items": "Exchange delivered order",
-}
-INFORMATION_SECTION = "General"  # "provide information about their own profile, orders, and related products"
-INTENT_OF_TOOL = {
-    "modify_user_address": "modify_user_address", "cancel_pending_order": "cancel",
-    "modify_pending_order_address": "modify_order_address", "modify_pending_order_payment": "modify_payment",
-    "modify_pending_order_items": "modify_items", "return_delivered_order_items": "return",
-    "exchange_delivered_order_items": "exchange",
-}
-SOURCE_REF = "sierra-research/tau2-bench@a2c024725189473d2d7cea3a5cfdbcc67478e41f:data/tau2/domains/retail/tasks.json"
 
-
-def category(actions: list[dict[str, Any]]) -> str:
+def category(source: Tau2Source, actions: list[dict[str, Any]]) -> str:
     """Intent label from the gold's write tools ("exchange+return"), else transfer / information / no_action."""
-    intents = sorted({INTENT_OF_TOOL[a["name"]] for a in actions if a["name"] in INTENT_OF_TOOL})
+    intents = sorted({source.intent_of_tool[a["name"]] for a in actions if a["name"] in source.intent_of_tool})
     if intents:
         return "+".join(intents)
     if any(a["name"] == "transfer_to_human_agents" for a in actions):
@@ -58,14 +40,17 @@ def scenario_text(instructions: Mapping[str, Any]) -> str:
     return "\n".join(f"{label}: {instructions[k]}" for label, k in parts if instructions.get(k) is not None)
 
 
-def _annotations(task: Mapping[str, Any], replay: GoldReplay, end_hash: str) -> list[str]:
+def _annotations(task: Mapping[str, Any], replay: GoldReplay, end_hash: str, initial: str) -> list[str]:
     crit = task["evaluation_criteria"]
-    notes = [f"NL assertion (judged by an LLM in tau2; not graded here): {a}" for a in crit.get("nl_assertions") or []]
-    notes.append(f"tau2 reward_basis: {', '.join(crit.get('reward_basis') or ['DB', 'COMMUNICATE'])}")
+    basis = crit.get("reward_basis") or ["DB", "COMMUNICATE"]
+    judged = ("judged by an LLM in tau2; not graded here" if "NL_ASSERTION" in basis
+              else "not in tau2's reward basis for this task; not graded")
+    notes = [f"NL assertion ({judged}): {a}" for a in crit.get("nl_assertions") or []]
+    notes.append(f"tau2 reward_basis: {', '.join(basis)}")
     notes.append(f"tau2 DB hash after the gold actions: {end_hash}")
     if not crit["actions"]:
         notes.append("empty gold action list: the expected end state is the seed state, so any write fails")
-    elif end_hash == tau2_hash.INITIAL_HASH:
+    elif end_hash == initial:
         notes.append("the gold actions leave the DB as seeded: an empty trajectory already matches")
     for e in replay.errors:
         notes.append(f"gold_replay_error {e.action_id} {e.tool} ({e.kind}): {e.error}; "
@@ -78,29 +63,29 @@ def _annotations(task: Mapping[str, Any], replay: GoldReplay, end_hash: str) -> 
     return notes
 
 
-def task_record(task: Mapping[str, Any], split: str, world: World, hasher: tau2_hash.Tau2Hasher,
+def task_record(source: Tau2Source, task: Mapping[str, Any], split: str, world: World, hasher: Tau2Hasher,
                 policy: Policy, clause_ids: Mapping[str, str], suite: SuiteRef, simulator: Simulator,
                 license_ref: str) -> tuple[TaskRecord, GoldReplay, str]:
     """The task, its gold replay (trial kept for checks) and tau2's hash of the gold end state."""
     tid = str(task["id"])
     crit = task["evaluation_criteria"]
     calls = [ToolCall(tool=a["name"], arguments=a["arguments"], action_id=a["action_id"]) for a in crit["actions"]]
-    clause_of_tool = {tool: clause_ids[title] for tool, title in SECTION_OF_TOOL.items()}
-    replay = replay_gold(world, ROLE, tid, calls, clause_of_tool)
+    clause_of_tool = {tool: clause_ids[title] for tool, title in source.section_of_tool.items()}
+    replay = replay_gold(world, source.role, tid, calls, clause_of_tool)
     end_hash = hasher.hash(replay.trial)
     instructions = task["user_scenario"]["instructions"]
     goal = GoalState(
         assertions=replay.assertions,
         unchanged_tables=replay.unchanged_tables,
         required_outputs=[RequiredOutput(name=f"communicate_info[{i}]", value=str(v),
-                                         clause=clause_ids[INFORMATION_SECTION])
+                                         clause=clause_ids[source.information_section])
                           for i, v in enumerate(crit.get("communicate_info") or [])],
-        annotations=_annotations(task, replay, end_hash),
+        annotations=_annotations(task, replay, end_hash, source.tau2_hash.initial),
     )
     record = TaskRecord(
-        task_id=tid, domain="tau2_retail", suite=suite, split=split, category=category(crit["actions"]),
+        task_id=tid, domain=source.domain.name, suite=suite, split=split, category=category(source, crit["actions"]),
         environment=Environment(image=world.domain.image, seed_snapshot="world.sqlite", seed_sha256=world.seed_sha256),
-        role=ROLE, policy=policy,
+        role=source.role, policy=policy,
         trigger=Trigger(type="conversation", text=instructions["reason_for_call"]),
         user_scenario=UserScenario(persona=task["user_scenario"].get("persona"),
                                    instructions=scenario_text(instructions), simulator=simulator),
@@ -108,7 +93,7 @@ def task_record(task: Mapping[str, Any], split: str, world: World, hasher: tau2_
         # What a correct agent tells the user: the facts tau2 expects it to communicate.
         reference_answer="; ".join(str(v) for v in crit.get("communicate_info") or []) or None,
         trial_protocol=TrialProtocol(trials=8, max_steps=max(40, 3 * len(calls))),
-        provenance=Provenance(source_record=f"{SOURCE_REF}#id={tid}",
+        provenance=Provenance(source_record=f"{source.source_ref}#id={tid}",
                               outcome_verified_by="gold actions replayed in the world; "
                                                   "the reference passes its derived goal state",
                               license_ref=license_ref),
