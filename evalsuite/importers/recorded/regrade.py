@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalsuite.core.records import TaskRecord, TraceEvent
-from evalsuite.grading.grader import Verdict
+from evalsuite.grading.grader import Check, Verdict, output_present
 from evalsuite.importers.peers import PeerCheck
 from evalsuite.importers.recorded.formats import RecordedTrial
 from evalsuite.importers.recorded.tasks import gold_writes
@@ -35,7 +35,7 @@ class Regraded:
 
 def regrade(world: World, task: TaskRecord, rec: RecordedTrial, agent: str, peer: PeerCheck | None) -> Regraded:
     """Replay and grade one recorded trial; no fault is injected (the recorded calls met none of ours)."""
-    result = run_trial(world, task, RecordedAgent(agent, rec.turns), rec.trial, faults=FaultPlan())
+    result = run_trial(world, task, RecordedAgent(agent, rec.turns, rec.unfinished), rec.trial, faults=FaultPlan())
     final = final_message(rec.turns)
     original = peer(task, _writes_replayed(world, task, rec.turns), final) if peer else None
     note = TrialNote(task_id=task.task_id, trial=rec.trial, recorded_task=rec.task_ref, recorded_reward=rec.reward,
@@ -118,7 +118,19 @@ def disagreement(note: TrialNote, result: TrialResult, rec: RecordedTrial, task:
     if state:
         return (f"the recorded grader missed an effect evalsuite's end-state checks see: {len(state)} fail "
                 f"({', '.join(_public(c.name) for c in state[:3])})")
+    said = _said_earlier(failed, task, rec)
+    if said:
+        return (f"evalsuite's output check {said} reads the final message only, where the value is not; the recorded "
+                "agent said it in an earlier message (the original's check reads every message)")
     return f"evalsuite's {_public(failed[0].name)} check fails" if failed else "evalsuite fails the trial"
+
+
+def _said_earlier(failed: Sequence[Check], task: TaskRecord, rec: RecordedTrial) -> str | None:
+    """The first failing output check whose value some earlier message of the recorded agent holds."""
+    values = {f"output {o.name}": o.value for o in task.goal_state.required_outputs}
+    said = [t.text or "" for t in rec.turns if not t.is_call and t.actor == "agent"]
+    return next((c.name.removeprefix("output ") for c in failed if c.name in values
+                 and any(output_present(values[c.name], text) for text in said)), None)
 
 
 def _public(name: str) -> str:
