@@ -49,7 +49,7 @@ def collect(paths: list[Path]) -> Sources:
         if (path / "manifest.json").is_file():
             _add_release(out, Release(path))
         elif is_run_folder(path) or is_scorecard_folder(path):
-            for folder in ([path] if is_run_folder(path) else [path, *imported_runs(path)]):
+            for folder in _runs_in(path):
                 _add_run(out, read_source(folder))
         else:
             raise SiteError(f"{path}: neither a release folder (manifest.json), a run folder ({RUN_JSON}) "
@@ -57,6 +57,15 @@ def collect(paths: list[Path]) -> Sources:
     if not out.releases and not out.runs:
         raise SiteError("nothing to publish: name at least one release or run folder")
     return out
+
+
+def _runs_in(path: Path) -> list[Path]:
+    """A run folder; a scorecard folder and the recorded runs imported under it (those alone while the release's
+    agents are not scored yet)."""
+    if is_run_folder(path):
+        return [path]
+    imported = imported_runs(path)
+    return imported if imported and not (path / SCORECARD_JSON).is_file() else [path, *imported]
 
 
 def _add_run(out: Sources, run: RunSource) -> None:
