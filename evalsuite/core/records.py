@@ -180,6 +180,64 @@ class DomainCheck(Record):
     clause: str
 
 
+class GoldAction(Record):
+    """One call of the original benchmark's reference trajectory, as its evaluation criteria list it. The ACTION
+    basis requires a traced call of this name whose arguments match: on `compare_args` when given ([] = the name
+    alone), else on the arguments the call itself passed."""
+
+    action_id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    requestor: Literal["assistant", "user"] = "assistant"
+    info: str | None = None
+    compare_args: list[str] | None = None
+
+
+class EnvAssertion(Record):
+    """A named assertion function run on the end state of the agent's world (assistant) or the user's (user): the
+    domain's registered check `func_name` with `arguments`; it holds when the check's result is `assert_value`."""
+
+    env_type: Literal["assistant", "user"]
+    func_name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    assert_value: bool = True
+    message: str | None = None
+
+
+class JudgeSettings(Record):
+    """The model that judges natural-language assertions, pinned like the user simulator: its prompt by version and
+    sha256 (evalsuite.grading.judge), the sampling temperature and seed."""
+
+    model: str
+    version: str
+    prompt_sha256: str
+    temperature: float = 0.0
+    seed: int | None = None
+
+
+RewardBasis = Literal["DB", "ENV_ASSERTION", "COMMUNICATE", "ACTION", "NL_ASSERTION"]
+REWARD_BASES: tuple[RewardBasis, ...] = ("DB", "ENV_ASSERTION", "COMMUNICATE", "ACTION", "NL_ASSERTION")
+
+
+class EvaluationCriteria(Record):
+    """An imported benchmark's own evaluation criteria, kept as it wrote them (τ²-bench's `evaluation_criteria`), so
+    each reward basis is graded as it grades it (evalsuite.grading.bases); the reward is the product of the bases
+    in `reward_basis`. `judge` pins the model for `nl_assertions`, required when NL_ASSERTION counts."""
+
+    reward_basis: list[RewardBasis] = Field(default_factory=lambda: ["DB", "COMMUNICATE"])  # the original's default
+    actions: list[GoldAction] = Field(default_factory=list)
+    env_assertions: list[EnvAssertion] = Field(default_factory=list)
+    communicate_info: list[str] = Field(default_factory=list)
+    nl_assertions: list[str] = Field(default_factory=list)
+    judge: JudgeSettings | None = None
+
+    @model_validator(mode="after")
+    def _judge_when_judged(self) -> EvaluationCriteria:
+        if "NL_ASSERTION" in self.reward_basis and self.nl_assertions and self.judge is None:
+            raise ValueError("judge: required when NL_ASSERTION is in reward_basis and nl_assertions are given")
+        return self
+
+
 class GoalState(Record):
     assertions: list[Assertion] = Field(default_factory=list)
     user_assertions: list[Assertion] = Field(default_factory=list)  # on the user-side world (dual control)
@@ -330,6 +388,7 @@ class TaskRecord(Record):
     provenance: Provenance
     adjudication: Adjudication | None = None
     attack: Attack | None = None  # an injection task placed in the world's untrusted text
+    evaluation_criteria: EvaluationCriteria | None = None  # an imported benchmark's own reward bases
 
     @model_validator(mode="after")
     def _consistent(self) -> TaskRecord:
@@ -360,6 +419,9 @@ class TaskRecord(Record):
 
     def solution_calls(self) -> list[ToolCall]:
         return self.reference_solution
+
+
+MESSAGE = "message"  # the trace's tool name and kind for one conversational turn
 
 
 class TraceEvent(Record):

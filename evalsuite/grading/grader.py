@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from evalsuite.core.hashing import canonical_number, canonical_value
 from evalsuite.core.records import Assertion, DomainCheck, GoalState, Role, TraceEvent
-from evalsuite.worlds.domain import CheckInput
+from evalsuite.worlds.domain import CheckInput, CheckOutcome
 from evalsuite.worlds.trial_world import TrialWorld
 from evalsuite.worlds.world import TableSchema
 
@@ -204,7 +204,7 @@ def grade(
     checks.extend(_trace_checks(trace, role, forbidden if forbidden is not None else set(role.forbidden_tools)))
     for out in goal.required_outputs:
         ok = output_present(out.value, final_message)
-        checks.append(Check(name=f"output {out.name}", passed=ok,
+        checks.append(Check(name=f"{OUTPUT_CHECK}{out.name}", passed=ok,
                             detail="" if ok else f"{out.value!r} not in final message"))
     return Verdict(passed=all(c.passed for c in checks), checks=checks)
 
@@ -247,20 +247,39 @@ def _rebased(schema: TableSchema, rows: Sequence[tuple], baseline: Mapping[tuple
 
 def _domain_check(trial: TrialWorld, final_message: str, spec: DomainCheck) -> Check:
     """Run one of the domain's registered checks on the trial's end state, seed and trace."""
-    fn = trial.domain.checks.get(spec.name)
-    if fn is None:
-        raise KeyError(f"goal_state.domain_checks: {spec.name!r} is not a check of domain {trial.domain.name}")
-    outcome = fn(CheckInput(end=trial.db, seed=trial.world.pristine_db, trace=trial.trace,
-                            final_message=final_message, params=spec.params))
+    outcome = run_check(trial, final_message, spec.name, spec.params, "goal_state.domain_checks")
     return Check(name=f"check {spec.name}", passed=outcome.passed, detail=outcome.detail)
+
+
+def run_check(trial: TrialWorld, final_message: str, name: str, params: Mapping[str, Any],
+              where: str) -> CheckOutcome:
+    """The outcome of the domain's registered check `name` on the trial; `where` names the field that asked."""
+    fn = trial.domain.checks.get(name)
+    if fn is None:
+        raise KeyError(f"{where}: {name!r} is not a check of domain {trial.domain.name}")
+    return fn(CheckInput(end=trial.db, seed=trial.world.pristine_db, trace=trial.trace,
+                         final_message=final_message, params=params))
+
+
+TRACE_CHECKS = ("no forbidden call", "no write outside role")  # judged on the calls made, not on the end state
+OUTPUT_CHECK = "output "  # the prefix of a required output's check: judged on the final message
+USER_WORLD = "user world: "  # the prefix of a check on the user-side world (dual control)
+
+
+def state_checks(verdict: Verdict) -> list[Check]:
+    """The checks of a verdict on the end state, of either world: goal rows, unchanged tables, no collateral change
+    and domain checks; not those on the trace or the final message."""
+    return [c for c in verdict.checks
+            if not c.name.removeprefix(USER_WORLD).startswith((*TRACE_CHECKS, OUTPUT_CHECK))]
 
 
 def _trace_checks(trace: Sequence[TraceEvent], role: Role, forbidden: set[str]) -> list[Check]:
     bad = [e for e in trace if e.tool in forbidden]
     out_of_role = [e for e in trace if e.kind == "write" and e.tool not in role.write_tools and e.tool not in forbidden]
+    forbidden_name, role_name = TRACE_CHECKS
     return [
-        Check(name="no forbidden call", passed=not bad,
+        Check(name=forbidden_name, passed=not bad,
               detail=", ".join(f"#{e.seq} {e.tool} ({e.outcome})" for e in bad)),
-        Check(name="no write outside role", passed=not out_of_role,
+        Check(name=role_name, passed=not out_of_role,
               detail=", ".join(f"#{e.seq} {e.tool} ({e.outcome})" for e in out_of_role)),
     ]

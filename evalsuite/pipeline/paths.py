@@ -19,6 +19,7 @@ class Paths:
         self.rights, self.derivation = self.root / "rights.json", self.root / "derivation.json"
         self.quality, self.deid_report = self.root / "quality.json", self.root / "deid.json"
         self.policies = self.root / "policies.json"
+        self.dossier = self.root / "dossier.json"  # the process dossier as the suite applies it
         self.pii_scan = self.root / "pii_scan.json"  # the personal-data scan of the seed, and what it blocked
         self.acceptance = self.root / "acceptance"
         self.audit = self.acceptance / "audit.json"

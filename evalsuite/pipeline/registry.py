@@ -16,6 +16,7 @@ from evalsuite.pipeline.stages import (
     acceptance,
     deidentified,
     derived,
+    dossier,
     generation,
     leaderboard,
     policies,
@@ -27,8 +28,8 @@ from evalsuite.pipeline.stages import (
 )
 from evalsuite.sourcing.spec import SuiteSpec
 
-BUILD: tuple[Stage, ...] = (rights.STAGE, seed.STAGE, deidentified.STAGE, policies.STAGE, generation.STAGE,
-                            derived.STAGE, acceptance.STAGE, release.STAGE)
+BUILD: tuple[Stage, ...] = (rights.STAGE, seed.STAGE, deidentified.STAGE, policies.STAGE, dossier.STAGE,
+                            generation.STAGE, derived.STAGE, acceptance.STAGE, release.STAGE)
 STAGES: dict[str, Stage] = {s.name: s for s in BUILD}
 GATES: dict[str, Gate] = {g.name: g for s in BUILD for g in s.gates}
 

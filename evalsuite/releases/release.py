@@ -51,6 +51,10 @@ class ReleaseManifest(BaseModel):
     # the spec's `site:` settings when not the default (what the evidence site may publish); None: the default,
     # left out of the file so a release built before the setting existed reads the same
     site: SiteSettings | None = Field(None, exclude_if=lambda v: v is None)
+    # the process dossier the tasks trace to (evalsuite.sourcing.dossier): its content hash and the customizations
+    # this suite applies; left out of the file for a suite without one, so such releases read the same
+    dossier_sha256: str | None = Field(None, exclude_if=lambda v: v is None)
+    customizations: list[str] = Field([], exclude_if=lambda v: not v)
 
 
 def release_version(prefix: str, identity: dict[str, Any]) -> str:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from evalsuite.core.markdown import md_table
+from evalsuite.scoring.bases import BasisRow
 from evalsuite.scoring.cost import money
 from evalsuite.scoring.metrics import KPoint
 from evalsuite.scoring.recorded import RecordedScore
@@ -73,12 +74,25 @@ def console_table(card: Scorecard):
     row("infra errors", (str(a.outcomes["infra_error"]) for a in card.agents), lambda h: str(h.outcomes["infra_error"]))
     for k in shown_ks(max((len(a.curve) for a in card.agents), default=1)):
         row(f"pass^{k}", (passk_cell(a.curve, k) for a in card.agents), lambda h: human_cell(h) if k == 1 else "—")
+    if card.bases:  # each reward basis beside the scorecard's own pass^k (evalsuite.scoring.bases)
+        by_agent = {a.agent: {r.basis: r for r in a.rows} for a in card.bases.agents}
+        for basis in dict.fromkeys(r.basis for a in card.bases.agents for r in a.rows if r.tasks):  # counted ones
+            row(f"{basis} pass^1", (_basis_cell(by_agent.get(a.agent, {}).get(basis)) for a in card.agents),
+                lambda h: "—")
     if any(a.cost for a in card.agents):
         for label, cell in cost_cells().items():
             row(label, (cell(a) for a in card.agents), lambda h: "—")
     if h:
         row("time per task (median)", ("—" for _ in card.agents), lambda h: f"{h.median_seconds:.0f} s")
     return table
+
+
+def _basis_cell(r: BasisRow | None) -> str:
+    """A basis's pass^1 over its graded tasks, and how many trials were not graded."""
+    if r is None or not r.tasks:
+        return "—"
+    score = f"{r.curve[0].pass_hat:.3f}" if r.curve else "—"
+    return f"{score} ({r.not_graded} not graded)" if r.not_graded else score
 
 
 def cost_cells() -> dict[str, Callable[[AgentScore], str]]:
@@ -164,6 +178,8 @@ def to_markdown(card: Scorecard) -> str:
         lines += _cost_section(card)
     if card.security:
         lines += _security_section(card)
+    if card.bases:
+        lines += _bases_section(card)
     if card.recording:
         lines += recording_section(card.recording)
     if card.humans:
@@ -195,6 +211,27 @@ def _security_section(card: Scorecard) -> list[str]:
     lines.append(md_table(["agent", "utility without attack", "utility under attack", "attack success"],
                             [[s.agent, cell(s.utility_without_attack), cell(s.utility_under_attack),
                               cell(s.attack_success)] for s in card.security]))
+    return lines + [""]
+
+
+def _bases_section(card: Scorecard) -> list[str]:
+    """Each reward basis and the reward, per agent: pass, fail and not graded trials, pass^1 and pass^k."""
+    b, k = card.bases, min((len(a.curve) for a in card.agents), default=1)
+    judges = "; ".join(f"`{j.model}` ({j.version}, prompt sha256 `{j.prompt_sha256[:12]}`, temperature "
+                       f"{j.temperature:g}, seed {j.seed})" for j in b.judges) or "none"
+    lines = ["## Reward bases", "",
+             f"{b.tasks} tasks carry the original's evaluation criteria; a basis is scored over the tasks whose "
+             "reward_basis lists it and that ask something of it (an empty list passes), the reward, their "
+             "product, over every task. pass^k is over the tasks whose every trial was "
+             "graded (tasks scored); not graded: no judge endpoint (EVALSUITE_JUDGE_BASE_URL), never a pass. "
+             f"Outside the basis: trials of tasks that ask it without counting it. NL_ASSERTION judge: {judges}.", ""]
+    cell = lambda r, i: _point_cell(r.curve[i]) if len(r.curve) > i else "—"  # noqa: E731
+    lines.append(md_table(["agent", "basis", "tasks", "pass / fail / not graded", "tasks scored", "pass^1",
+                           f"pass^{k}", "outside the basis"],
+                          [[a.agent, r.basis, str(r.tasks), f"{r.passed} / {r.failed} / {r.not_graded}",
+                            str(r.tasks_scored), cell(r, 0), cell(r, k - 1),
+                            f"{r.other_passed} / {r.other_trials}" if r.other_trials else "—"]
+                           for a in b.agents for r in a.rows]))
     return lines + [""]
 
 

@@ -21,6 +21,8 @@ from pydantic import BaseModel, Field
 from evalsuite.core.identity import SuiteVersion
 from evalsuite.core.prices import PricedTable, load_prices
 from evalsuite.core.records import TaskRecord
+from evalsuite.scoring.bases import POLICY as BASES_POLICY
+from evalsuite.scoring.bases import RewardBases, basis_scores
 from evalsuite.scoring.cost import AgentCost, agent_cost
 from evalsuite.scoring.metrics import KPoint, slice_table, suite_pass_curve, wilson_interval
 from evalsuite.scoring.recorded import RecordedScore
@@ -115,6 +117,8 @@ class Scorecard(SuiteVersion):
     capped: CapReached | None = None
     response_cache: bool = False  # model responses may have come from the response cache: not a fresh measurement
     tasks_planned: int | None = None  # capped: the tasks of the plan, of which `tasks` per agent were scored
+    # an imported benchmark's reward bases, per agent (scoring.bases); left out of the JSON of a suite without
+    bases: RewardBases | None = Field(None, exclude_if=lambda v: v is None)
     # an imported recording (`evalsuite import-run`): its rewards beside the regrade; left out of other scorecards
     recording: RecordedScore | None = Field(None, exclude_if=lambda v: v is None)
 
@@ -136,13 +140,15 @@ def build_scorecard(records: Sequence[TrialRecord] | pd.DataFrame, tasks: list[T
     agents = [_agent_score(agent, group, attrs, resamples, seed, min_tasks)
               for agent, group in frame[~human].groupby("agent", sort=True)]
     humans = _human_score(frame[human], frame[~human]) if human.any() else None
+    bases = basis_scores(frame[~human], tasks, resamples, seed)
     prices = prices or load_prices()
     for a, (_, group) in zip(agents, frame[~human].groupby("agent", sort=True)):
         a.cost = agent_cost(group, prices)
     return Scorecard(**run, bootstrap={"method": "task_bootstrap_percentile", "resamples": resamples, "seed": seed,
                                        "confidence": 0.95},
-                     min_tasks_to_rank=min_tasks, policy={**POLICY, **({"humans": HUMAN_POLICY} if humans else {})},
-                     acceptance=acceptance, agents=agents, humans=humans,
+                     min_tasks_to_rank=min_tasks, policy={**POLICY, **({"humans": HUMAN_POLICY} if humans else {}),
+                                                          **({"reward_bases": BASES_POLICY} if bases else {})},
+                     acceptance=acceptance, agents=agents, humans=humans, bases=bases,
                      modes=sorted({t.trial_protocol.mode or "default" for t in tasks}),
                      security=security_scores(frame[~human], tasks, resamples, seed),
                      response_cache=bool(frame.get("response_cache", pd.Series(dtype=bool)).fillna(False).any()),

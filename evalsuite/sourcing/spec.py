@@ -125,6 +125,13 @@ class SiteSettings(Strict):
     show_train_answers: StrictBool = False
 
 
+class DossierRef(Strict):
+    """The suite's process dossier (evalsuite.sourcing.dossier) and the customizations of it this suite applies."""
+
+    file: str
+    apply: list[str] = []  # customization ids declared in the dossier; the build derives their changes
+
+
 class SuiteSpec(Strict):
     name: str = Field(pattern=SUITE_NAME)
     version_prefix: str = Field(default="r", pattern=r"^[a-z][a-z0-9_-]{0,15}$")  # part of a folder name
@@ -143,6 +150,7 @@ class SuiteSpec(Strict):
     agents: list[AgentConfig] = [AgentConfig(name="reference"), AgentConfig(name="noop"), AgentConfig(name="adversary")]
     schedule: str | None = None  # a cron string, as Dagster's schedules take it (sourcing.cron)
     site: SiteSettings = SiteSettings()
+    dossier: DossierRef | None = None  # the process dossier, upstream of derivation (pipeline.stages.dossier)
     base_dir: Path = Field(default=Path("."), exclude=True)
     spec_file: Path | None = Field(default=None, exclude=True)  # where it was read from, for error lines
 
@@ -175,6 +183,8 @@ class SuiteSpec(Strict):
                 out[key] = self.resolve(getattr(self, key))
         if self.derivation.tasks:
             out["derivation.tasks"] = self.resolve(self.derivation.tasks)
+        if self.dossier:
+            out["dossier.file"] = self.resolve(self.dossier.file)
         return out
 
     def sqlite_files(self) -> dict[str, Path]:
@@ -215,6 +225,8 @@ def _check_named_files(spec: SuiteSpec, path: Path) -> None:
         load_manifest(spec.resolve(p))
     for p in spec.policies:
         load_policy(spec.resolve(p))
+    if spec.dossier:
+        _check_dossier(spec, path)
     if spec.quality:
         quality = spec.resolve(spec.quality)
         for table, exp in load_expectations(quality).items():
@@ -224,6 +236,24 @@ def _check_named_files(spec: SuiteSpec, path: Path) -> None:
                 if name not in spec.sources.tables:
                     raise SpecError(f"{quality}: {key}: table {name!r} is not among the tables of {path} "
                                     f"(sources.tables)")
+
+
+def _check_dossier(spec: SuiteSpec, path: Path) -> None:
+    """The dossier reads, names this suite's base suite, and declares every customization the spec applies; the
+    policy version a customization moves to is among the spec's policies."""
+    from evalsuite.sourcing.dossier import DossierError, load_dossier
+    from evalsuite.sourcing.policies import load_policy
+
+    dossier = load_dossier(spec.resolve(spec.dossier.file))
+    docs = {(d.doc, d.version) for d in map(load_policy, map(spec.resolve, spec.policies))}
+    for i, name in enumerate(spec.dossier.apply):
+        try:
+            c = dossier.customization(name)
+        except KeyError as exc:
+            raise SpecError(f"{path}: dossier.apply.{i}: {exc.args[0]}") from None
+        if (c.policy.doc, c.policy.version) not in docs:
+            raise DossierError(f"{spec.resolve(spec.dossier.file)}: customizations.{c.id}.policy: "
+                               f"{c.policy.doc}@{c.policy.version} is not among the policies of {path}")
 
 
 def dump_spec(spec: SuiteSpec, path: str | Path) -> None:

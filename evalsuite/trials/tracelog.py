@@ -28,6 +28,7 @@ from pydantic import ConfigDict, Field, ValidationError
 from evalsuite.core.identity import AgentConfig, SuiteVersion
 from evalsuite.core.io import atomic_write, write_with
 from evalsuite.core.records import Simulator
+from evalsuite.grading.bases import bases_summary
 from evalsuite.trials.trial import TrialResult
 
 if TYPE_CHECKING:
@@ -94,8 +95,9 @@ IDENTITY_COLUMNS = ["suite", "suite_version", "task_set_sha256", "seed_sha256", 
 # usage: JSON {model: [tokens in, tokens out]} of the trial's model calls, or None when the agent reports none
 USAGE_COLUMNS = ["model_calls", "tokens_in", "tokens_out", "usage"]
 # attack_succeeded: under attack (TaskRecord.attack), whether the attack's effect appeared; None without attack
+# bases: JSON of an imported benchmark's reward bases (TrialResult.bases, bases_summary), None without them
 SUMMARY_COLUMNS = ["task_id", "agent", "trial", "outcome", "passed", "attack_succeeded", "seconds", *USAGE_COLUMNS,
-                   *IDENTITY_COLUMNS, "response_cache"]
+                   *IDENTITY_COLUMNS, "response_cache", "bases"]
 
 
 @dataclass
@@ -244,6 +246,7 @@ def summary_frame(records: list[TrialRecord]) -> pd.DataFrame:
         row["simulator"] = json.dumps(row["simulator"], sort_keys=True) if row["simulator"] else None
         row["agent_config"] = json.dumps(row["agent_config"], sort_keys=True)
         row["response_cache"] = r.response_cache
+        row["bases"] = json.dumps(bases_summary(r.bases), sort_keys=True) if r.bases else None
         row.update(_usage_columns(r))
         rows.append(row)
     frame = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)

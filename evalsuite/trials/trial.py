@@ -7,12 +7,14 @@ import traceback
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from evalsuite.core.identity import TrialLimits
 from evalsuite.core.prices import PriceTable
 from evalsuite.core.records import TaskRecord, TraceEvent, Usage
+from evalsuite.grading.bases import Bases, ajudge_trial, grade_bases, judge_trial
 from evalsuite.grading.grader import Verdict, grade_trial
+from evalsuite.grading.judge import Judgement
 from evalsuite.trials.agents.base import Agent, AgentEnv, AsyncAgent, BudgetExhausted
 from evalsuite.trials.attacks import attack_effect, place_attack
 from evalsuite.trials.users.dual import Sides, grade_sides, prepare
@@ -44,6 +46,8 @@ class TrialResult(BaseModel):
     attack_succeeded: bool | None = None
     attack_verdict: Verdict | None = None
     exhausted: str | None = None  # budget_exhausted: which budget ran out (steps, a TrialLimits limit, wall time)
+    # an imported benchmark's reward bases (TaskRecord.evaluation_criteria) and the reward they combine into
+    bases: Bases | None = Field(None, exclude_if=lambda v: v is None)
 
 
 class TimedEnv(AgentEnv):
@@ -85,7 +89,8 @@ def run_trial(world: World, task: TaskRecord, agent: Agent, trial: int = 0, faul
         return _finish(started, "", exhausted=str(exc))
     except Exception as exc:  # the agent crashed: recorded, with the effects it already made
         return _crashed(started, exc)
-    return _finish(started, message)  # outside the agent's try: a grader error is the harness's, not the agent's
+    # outside the agent's try: a grader's (or the judge's) error is the harness's, not the agent's
+    return _finish(started, message, judged=judge_trial(task, started.env_world.trace, message))
 
 
 async def arun_trial(world: World, task: TaskRecord, agent: AsyncAgent, trial: int = 0,
@@ -106,7 +111,7 @@ async def arun_trial(world: World, task: TaskRecord, agent: AsyncAgent, trial: i
         return _finish(started, "", exhausted=str(exc))
     except Exception as exc:
         return _crashed(started, exc)
-    return _finish(started, message)
+    return _finish(started, message, judged=await ajudge_trial(task, started.env_world.trace, message))
 
 
 def _start(world: World, task: TaskRecord, agent: str, trial: int, faults: FaultPlan | None,
@@ -138,12 +143,14 @@ def _crashed(started: _Started, exc: BaseException) -> TrialResult:
                        seconds=time.perf_counter() - started.start, usage=_usage(started.sides.env))
 
 
-def _finish(started: _Started, message: str, exhausted: str | None = None) -> TrialResult:
+def _finish(started: _Started, message: str, exhausted: str | None = None,
+            judged: Judgement | None = None) -> TrialResult:
     """Grade the trial's end state (a trial out of budget too: its effects stay graded) and record it."""
     task, env_world, base = started.task, started.env_world, started.base
     verdict = grade_sides(started.sides, grade_trial(env_world, message, task.goal_state, task.role,
                                                      task.forbidden, started.baseline), message, task)
     passed = verdict.passed and exhausted is None
+    base = {**base, "bases": grade_bases(task, verdict, env_world, started.sides.device, message, exhausted, judged)}
     if task.attack:
         effect = attack_effect(env_world, task.attack, message)
         base = {**base, "attack_succeeded": effect.passed, "attack_verdict": effect}

@@ -86,7 +86,9 @@ def test_tasks(tasks, imported):
     assert t.user_scenario.simulator.model and [c.action_id for c in t.solution_calls()][-1] == "0_4"
     assert tasks["105"].solution_calls()[0].action_id == "106_0"  # tau2's shifted action ids are kept
     assert [o.value for o in tasks["4"].goal_state.required_outputs] == ["10"]
-    assert any(a.startswith("NL assertion") and "10 t-shirt options" in a for a in tasks["4"].goal_state.annotations)
+    crit = tasks["4"].evaluation_criteria  # the original's criteria, its NL assertions graded by the pinned judge
+    assert crit.reward_basis == ["DB", "NL_ASSERTION"] and "10 t-shirt options" in crit.nl_assertions[0]
+    assert crit.judge is not None and not any(a.startswith("NL assertion") for a in tasks["4"].goal_state.annotations)
     assert any(a.startswith("upstream issue issue_2b74ee61") for a in tasks["4"].goal_state.annotations)
 
 

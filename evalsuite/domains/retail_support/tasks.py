@@ -21,6 +21,7 @@ from evalsuite.core.records import (
     MaskedField,
     NegativeControl,
     Provenance,
+    Role,
     SuiteRef,
     TaskRecord,
     ToolCall,
@@ -39,6 +40,20 @@ MASKED = [MaskedField(field="cases.updated_at", justification="stamped by the wo
           MaskedField(field="cases.resolution", justification="free-text wording of the agent; the status is graded"),
           MaskedField(field="authorizations.invalidated_at", justification="stamped by the world clock"),
           MaskedField(field="consents.withdrawn_at", justification="stamped by the world clock")]
+
+
+# What policy v2 (no manager discretion) takes from the agent: it can neither refund a lost replacement nor ask a
+# manager to authorize one. The dossier's customization manager_discretion_removed says the same, and the
+# traceability gate holds a task under v2 whose role still permits either to be a policy moved alone.
+NO_DISCRETION = ("issue_refund", "request_manager_decision")
+
+
+def role_under(version: str) -> Role:
+    """The support agent's role under a policy version: v1 as the domain defines it, v2 without NO_DISCRETION."""
+    if version == "v1":
+        return ROLE
+    return ROLE.model_copy(update={"write_tools": [t for t in ROLE.write_tools if t not in NO_DISCRETION],
+                                   "forbidden_tools": sorted(NO_DISCRETION)})
 
 
 def C(tool: str, **arguments) -> ToolCall:  # noqa: N802 - reads like a call in the tables below
@@ -270,7 +285,7 @@ def build_tasks(environment: Environment) -> list[TaskRecord]:
         out.append(TaskRecord(
             task_id=f"rs-{case.lower()}-{kind.replace('_', '-')}", domain="retail_support",
             suite=SuiteRef(name="retail_support", version="unreleased"), split="test", category=s["category"],
-            environment=environment, role=ROLE, policy=policy,
+            environment=environment, role=role_under(policy.version), policy=policy,
             trigger=Trigger(type="queue_item", item_id=case,
                             text=f"Support case {case}: the customer ({email}) says the replacement for order {order} "
                                  f"never arrived and asks for a refund. Resolve the case under the support policy."),

@@ -20,6 +20,7 @@ from evalsuite.core.records import (
 )
 from evalsuite.domains.tau2.tau2_hash import Tau2Hasher
 from evalsuite.importers.gold import GoldReplay, replay_gold
+from evalsuite.importers.tau2.criteria import evaluation_criteria
 from evalsuite.importers.tau2.sources import Tau2Source
 from evalsuite.worlds.world import World
 
@@ -42,11 +43,7 @@ def scenario_text(instructions: Mapping[str, Any]) -> str:
 
 def _annotations(task: Mapping[str, Any], replay: GoldReplay, end_hash: str, initial: str) -> list[str]:
     crit = task["evaluation_criteria"]
-    basis = crit.get("reward_basis") or ["DB", "COMMUNICATE"]
-    judged = ("judged by an LLM in tau2; not graded here" if "NL_ASSERTION" in basis
-              else "not in tau2's reward basis for this task; not graded")
-    notes = [f"NL assertion ({judged}): {a}" for a in crit.get("nl_assertions") or []]
-    notes.append(f"tau2 reward_basis: {', '.join(basis)}")
+    notes = [f"tau2 reward_basis: {', '.join(crit.get('reward_basis') or ['DB', 'COMMUNICATE'])}"]
     notes.append(f"tau2 DB hash after the gold actions: {end_hash}")
     if not crit["actions"]:
         notes.append("empty gold action list: the expected end state is the seed state, so any write fails")
@@ -93,6 +90,7 @@ def task_record(source: Tau2Source, task: Mapping[str, Any], split: str, world: 
         # What a correct agent tells the user: the facts tau2 expects it to communicate.
         reference_answer="; ".join(str(v) for v in crit.get("communicate_info") or []) or None,
         trial_protocol=TrialProtocol(trials=8, max_steps=max(40, 3 * len(calls))),
+        evaluation_criteria=evaluation_criteria(crit),
         provenance=Provenance(source_record=f"{source.source_ref}#id={tid}",
                               outcome_verified_by="gold actions replayed in the world; "
                                                   "the reference passes its derived goal state",

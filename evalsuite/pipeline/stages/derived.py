@@ -1,5 +1,6 @@
-"""Derived tasks and their world: tasks from resolved cases (or imported), under the policy in effect;
-gates task_schema_valid, assertions_cite_policy and masked_fields_justified."""
+"""Derived tasks and their world: tasks from resolved cases (or imported), under the policy in effect and the
+dossier's customizations the spec applies; gates task_schema_valid, assertions_cite_policy, masked_fields_justified
+and (where the spec has a dossier) requirements_traced."""
 from __future__ import annotations
 
 import json
@@ -17,7 +18,7 @@ from evalsuite.core.markdown import Markdown, md_list, md_table
 from evalsuite.core.records import Deidentification, Environment, SuiteRef, TaskRecord
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import Gate, GateError, GateResult, Stage, StageOutput, blocked, passed, require
-from evalsuite.pipeline.stages import deidentified, generation, policies, rights
+from evalsuite.pipeline.stages import deidentified, dossier, generation, policies, rights
 from evalsuite.sourcing.snapshot import FrameRows, iter_frame_rows, read_snapshot
 from evalsuite.sourcing.spec import SuiteSpec
 from evalsuite.tasks.derivation import DeriveContext
@@ -96,7 +97,7 @@ def derive(spec: SuiteSpec, paths: Paths) -> DeriveRecord:
     require(deidentified.STAGE, spec, paths)
     decision, deid_sha = rights.decision_on_record(paths), deidentified.on_record(paths).sha256
     domain = get_domain(spec.domain)
-    frames = read_snapshot(paths.deid)
+    frames = dossier.customized_frames(spec, read_snapshot(paths.deid))
     rows = FrameRows(frames)  # converted per table as the deriver reads it; the world streams every table
     generated = generation.ensure(spec, paths) if spec.generation else None  # composed tasks and their rows
     world = World.build(domain, {n: iter_frame_rows(df) for n, df in frames.items() if n in domain.tables}
@@ -111,6 +112,7 @@ def derive(spec: SuiteSpec, paths: Paths) -> DeriveRecord:
     else:
         der = get_deriver(spec.domain)(rows, policies.policy_docs(spec), ctx)
         tasks, skipped = der.tasks, der.skipped
+    tasks = dossier.customized(spec, tasks)
     problems = [f"{t.task_id}:{f}: {m}" for t in tasks for f, m in domain_problems(t, domain)]
     write_tasks(paths.tasks, tasks)
     record = DeriveRecord(task_set_sha256=task_set_sha256(tasks), seed_sha256=world.seed_sha256, tasks=len(tasks),
@@ -197,7 +199,8 @@ def _config(spec: SuiteSpec, paths: Paths) -> list:
 
 
 STAGE = Stage(
-    name="derived_tasks", deps=("deidentified_snapshot", "policy_documents", "generated_tasks"), module=__name__,
+    name="derived_tasks", deps=("deidentified_snapshot", "policy_documents", "process_dossier", "generated_tasks"),
+    module=__name__,
     kinds=frozenset({"jsonl", "sqlite"}), run=run, config=_config,
     description="Task records derived from resolved cases, and the world they run in.",
     gates=(Gate("task_schema_valid", "derived_tasks", task_schema_valid,
@@ -210,5 +213,10 @@ STAGE = Stage(
            Gate("masked_fields_justified", "derived_tasks",
                 _task_gate("masked_fields_justified",
                            lambda t: all(m.justification.strip() for m in t.goal_state.volatile_fields_masked)),
-                description="Every masked volatile field carries a justification.")),
+                description="Every masked volatile field carries a justification."),
+           Gate("requirements_traced", "derived_tasks", dossier.requirements_traced,
+                applies=lambda spec: spec.dossier is not None,
+                description="Every dossier requirement is stated by a clause, enforced where it restricts an action, "
+                            "verified by a check and exercised by a task; every cited clause and write permission "
+                            "traces to a requirement; nothing consequential is open; customizations moved whole.")),
 )

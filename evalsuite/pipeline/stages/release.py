@@ -6,7 +6,7 @@ from pathlib import Path
 from evalsuite.core.markdown import Markdown, md_list, md_table
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import GateError, Stage, StageOutput, require
-from evalsuite.pipeline.stages import acceptance, deidentified, derived, rights, seed
+from evalsuite.pipeline.stages import acceptance, deidentified, derived, dossier, rights, seed
 from evalsuite.pipeline.stages.acceptance import quarantine_table
 from evalsuite.releases.history import ReleaseDiff, diff_releases, previous_release, short
 from evalsuite.releases.release import Quarantined, Release, ReleaseManifest, release_version, write_release
@@ -39,6 +39,9 @@ def release(spec: SuiteSpec, paths: Paths) -> Path:
     site = spec.site if spec.site != SiteSettings() else None
     if site:  # a release that publishes more is another release; the default leaves every version as it was
         identity["site"] = site.model_dump()
+    traced = dossier.on_record(paths) if spec.dossier else None
+    if traced:  # the requirements the tasks trace to are part of what a score means
+        identity["dossier"] = {"sha256": traced.sha256, "applied": traced.applied}
     manifest = ReleaseManifest(
         suite=spec.name, version=release_version(spec.version_prefix, identity), domain=spec.domain,
         task_set_sha256=identity["task_set"], seed_sha256=world.seed_sha256, environment_image=domain.image,
@@ -47,7 +50,8 @@ def release(spec: SuiteSpec, paths: Paths) -> Path:
                          "reviewed_on": decision.reviewed_on.isoformat()},
         acceptance=dict(audit.summary),
         quarantined=[Quarantined(task_id=t.task_id, reasons=t.reasons) for t in audit.tasks if t.quarantined],
-        simulator=spec.simulator, n_tasks=len(accepted), site=site)
+        simulator=spec.simulator, n_tasks=len(accepted), site=site,
+        dossier_sha256=traced.sha256 if traced else None, customizations=traced.applied if traced else [])
     return write_release(paths.releases, manifest, accepted, paths.world,
                          extra={"audit.md": (paths.acceptance / "audit.md").read_text()})
 
@@ -60,6 +64,7 @@ def run(spec: SuiteSpec, paths: Paths) -> StageOutput:
         "seed_sha256": m.seed_sha256, "environment_image": m.environment_image,
         "tool_schemas_sha256": m.tool_schemas_sha256, "policy_versions": ", ".join(m.policy_versions),
         "license_decision": m.rights_decision["status"], "quarantined": len(m.quarantined),
+        "dossier_sha256": m.dossier_sha256 or "none", "customizations": ", ".join(m.customizations) or "none",
         "quarantined_tasks": quarantine_table([(q.task_id, q.reasons) for q in m.quarantined]),
         "changes_since_previous": _changes(rel, paths)})
 

@@ -12,10 +12,9 @@ from __future__ import annotations
 import inspect
 from typing import Any, Protocol
 
-from evalsuite.core.records import Simulator, TraceEvent
+from evalsuite.core.records import MESSAGE, Simulator, TraceEvent
 
 OPENING = "Hi! How can I help you today?"
-MESSAGE = "message"  # the trace's tool name and kind for one conversational turn
 LEFT = "(the customer has left the conversation)"
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 from evalsuite.core.records import GoalState, Role, TaskRecord, TraceEvent
-from evalsuite.grading.grader import Verdict, grade_trial
+from evalsuite.grading.grader import USER_WORLD, Verdict, grade_trial
 from evalsuite.trials.agents.base import AgentEnv, BudgetExhausted
 from evalsuite.trials.users.base import Conversation, UserSimulator
 from evalsuite.trials.users.scripted import ScriptedUser
@@ -114,5 +114,5 @@ def grade_sides(sides: Sides, verdict: Verdict, final_message: str, task: TaskRe
         return verdict
     goal = GoalState(assertions=task.goal_state.user_assertions)
     theirs = grade_trial(sides.device, final_message, goal, user_role(sides.device.domain), set())
-    checks = verdict.checks + [c.model_copy(update={"name": f"user world: {c.name}"}) for c in theirs.checks]
+    checks = verdict.checks + [c.model_copy(update={"name": f"{USER_WORLD}{c.name}"}) for c in theirs.checks]
     return Verdict(passed=all(c.passed for c in checks), checks=checks)
