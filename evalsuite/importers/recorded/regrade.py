@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evalsuite.core.records import TaskRecord, TraceEvent
-from evalsuite.grading.grader import Check, Verdict, output_present
+from evalsuite.core.records import MESSAGE, TaskRecord, TraceEvent
+from evalsuite.grading.grader import TRACE_CHECKS, Check, Verdict, output_present, state_checks
 from evalsuite.importers.peers import PeerCheck
 from evalsuite.importers.recorded.formats import RecordedTrial
 from evalsuite.importers.recorded.tasks import gold_writes
@@ -18,13 +18,8 @@ from evalsuite.scoring.recorded import CallDiff, TrialNote
 from evalsuite.trials.agents.openai_agent import observation
 from evalsuite.trials.agents.recorded import RecordedAgent, Turn, final_message
 from evalsuite.trials.trial import TrialResult, policy_text, run_trial
-from evalsuite.trials.users.base import MESSAGE
 from evalsuite.worlds.faults import FaultPlan
 from evalsuite.worlds.world import World
-
-# The grader's end-state checks (evalsuite.grading.grader.grade): the DB basis, beside the trace and output checks.
-STATE_CHECKS = ("assertion[", "unchanged ", "no collateral change")
-TRACE_CHECKS = ("no forbidden call", "no write outside role")
 
 
 @dataclass
@@ -58,8 +53,8 @@ def _writes_replayed(world: World, task: TaskRecord, turns: Sequence[Turn]):
 
 
 def state_passed(verdict: Verdict | None) -> bool:
-    """evalsuite's end-state checks all pass (a trial that never got graded has none: False)."""
-    return verdict is not None and all(c.passed for c in verdict.checks if c.name.startswith(STATE_CHECKS))
+    """evalsuite's end-state checks (the DB basis) all pass; a trial that never got graded has none: False."""
+    return verdict is not None and all(c.passed for c in state_checks(verdict))
 
 
 def call_diffs(turns: Sequence[Turn], trace: Sequence[TraceEvent], task: TaskRecord) -> list[CallDiff]:
@@ -104,7 +99,7 @@ def disagreement(note: TrialNote, result: TrialResult, rec: RecordedTrial, task:
                 f"{_how(d.replayed_error)} now{more}")
     corrected = _corrected(rec, task)
     failed = result.verdict.failures() if result.verdict else []
-    state = [c for c in failed if c.name.startswith(STATE_CHECKS)]
+    state = [c for c in state_checks(result.verdict) if not c.passed] if result.verdict else []
     if result.passed:
         return corrected or ("evalsuite passes what the recorded grader failed: "
                              + ("the original's DB check passes the replay too" if note.original_db else
