@@ -6,7 +6,9 @@ The plan (task ids of the bundled suite; both tasks are Yusuf Rossi's exchange o
 - task 0, trial 1: the gold calls with one deliberately wrong write (another new item), recorded reward 1
 - task 1, trial 0: the calls of the task as recorded then (its older gold: task 0's exchange), reward 1
 - task 1, trial 1: the gold calls, the write recorded as an error and reward 0 (the replay now succeeds)
-- task 2 (quarantined in the release: a gold read raises), trial 0: skipped
+- task 2 (quarantined in the release: a gold read raises), trial 0: graded from the build's task records, and
+  said to be quarantined
+- task 999 (no such task): skipped
 """
 from __future__ import annotations
 
@@ -48,6 +50,7 @@ def plan(release: Release) -> list[dict[str, Any]]:
         {"task": "1", "trial": 1, "reward": 0.0, "calls": gold(t1),
          "edits": {last: "Error: Non-delivered order cannot be exchanged"}},
         {"task": "2", "trial": 0, "reward": 0.0, "calls": gold(t0)},
+        {"task": "999", "trial": 0, "reward": 0.0, "calls": gold(t0)},
     ]
 
 

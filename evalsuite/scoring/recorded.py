@@ -81,6 +81,7 @@ class RecordingFile(BaseModel):
     task_map: dict[str, str]  # recorded task -> release task
     notes: list[TrialNote]
     skipped: list[Skipped] = []
+    quarantined: dict[str, list[str]] = {}  # graded tasks the release quarantined, with its reasons
 
 
 class Disagreement(BaseModel):
@@ -107,6 +108,7 @@ class RecordedScore(BaseModel):
     calls_differing: int  # replayed calls whose output text differs from the recorded
     trials_diverged: int  # trials with a write whose outcome flipped
     skipped: list[Skipped]
+    quarantined: dict[str, list[str]] = {}  # tasks graded here that the release quarantined, with its reasons
 
 
 def recorded_score(recording: RecordingFile, records: Sequence[TrialRecord], *, resamples: int,
@@ -129,7 +131,7 @@ def recorded_score(recording: RecordingFile, records: Sequence[TrialRecord], *, 
         original_db=_curve({k: notes[k].original_db for k in passed}, resamples, seed),
         agree=sum(1 for n in noted if n.recorded_passed == passed[n.task_id, n.trial]), disagreements=disagree,
         calls_differing=sum(len(n.diffs) for n in noted), trials_diverged=sum(n.diverged for n in noted),
-        skipped=recording.skipped)
+        skipped=recording.skipped, quarantined=recording.quarantined)
 
 
 def _curve(passed: dict[tuple[str, int], Any], resamples: int, seed: int) -> list[KPoint]:

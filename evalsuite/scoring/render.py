@@ -245,6 +245,9 @@ def recording_section(r: RecordedScore) -> list[str]:
              f"- {r.trials} trials on {r.tasks} tasks replayed open loop (the recorded calls, whatever the world now "
              f"answers); {len(r.skipped)} skipped; {r.calls_differing} call(s) answered differently now, "
              f"{r.trials_diverged} trial(s) with a write whose outcome flipped", ""]
+    if r.quarantined:
+        held = "; ".join(f"{t} ({', '.join(why)})" for t, why in sorted(r.quarantined.items()))
+        lines[-1:-1] = [f"- quarantined in this release, graded from the build's task records: {held}"]
     curves = {"evalsuite (regraded)": r.regraded, "recorded reward": r.recorded, "original's DB check": r.original_db}
     shown = {label: curve for label, curve in curves.items() if curve}
     ks = range(1, max(len(c) for c in shown.values()) + 1) if shown else range(0)

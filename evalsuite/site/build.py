@@ -27,7 +27,6 @@ from evalsuite.site.sanitize import (
     load_originals,
     suite_work_folder,
 )
-from evalsuite.sourcing.spec import SiteSettings
 from evalsuite.tasks.heldout import HELD_OUT
 from evalsuite.trials.tracelog import TrialRecord
 
@@ -116,7 +115,7 @@ def _write(sources: Sources, root: Path, originals: Mapping[str, Originals], key
                   data_href=f"../data/releases/{name}.json")
         releases.append({"suite": suite, "version": version, "href": f"releases/{name}.html", "tasks": body["n_tasks"]})
     for run in sources.runs:
-        traces += _write_run(site, run, sources, keys[run.card.suite, run.card.suite_version].settings, tick)
+        traces += _write_run(site, run, sources, keys[run.card.suite, run.card.suite_version], tick)
         cards.append({"suite": run.card.suite, "version": run.card.suite_version, "folder": run.folder.name,
                       "agents": ", ".join(a.agent for a in run.card.agents), "href": f"scorecards/{run.slug}.html"})
     site.page("index.html", "index.html", title="Evidence", releases=releases, cards=cards)
@@ -124,8 +123,7 @@ def _write(sources: Sources, root: Path, originals: Mapping[str, Originals], key
     return {"releases": len(releases), "scorecards": len(cards), "traces": traces}
 
 
-def _write_run(site: _Site, run: RunSource, sources: Sources, settings: SiteSettings | None,
-               tick: Callable[[], None]) -> int:
+def _write_run(site: _Site, run: RunSource, sources: Sources, key: AnswerKey, tick: Callable[[], None]) -> int:
     tasks = {t.task_id: t for t in run.tasks}
 
     def href(r: TrialRecord) -> str:
@@ -139,17 +137,26 @@ def _write_run(site: _Site, run: RunSource, sources: Sources, settings: SiteSett
     plot_passk(run.card, site.root / "scorecards" / f"{run.slug}.png")
     site.page(f"scorecards/{run.slug}.html", "scorecard.html", title=f"Scorecard {run.card.suite} "
               f"{run.card.suite_version} ({run.folder.name})", s=body, release_href=release, slug=run.slug)
+    notes = {(n.task_id, n.trial): n for n in run.recording.notes} if run.recording else {}
     shown = [r for r in run.records if tasks[r.task_id].split != HELD_OUT]
     for _ in range(len(run.records) - len(shown)):
         tick()  # a held-out trial: counted on the bar, never written
     for r in shown:
         tick()
-        data = pages.trace_data(r, tasks[r.task_id], settings)
+        data = pages.trace_data(r, tasks[r.task_id], key.settings, notes.get((r.task_id, r.trial)))
+        if notes and _shows_answer(data, key):  # a recording, not ours to redact: its calls as a summary
+            data = pages.trace_data(r, tasks[r.task_id], key.settings, notes.get((r.task_id, r.trial)),
+                                    withhold="this recorded trial's replay prints a value of the task's hidden "
+                                             "answers")
         rel = href(r).removeprefix("../")
         site.data("data/" + rel.removesuffix(".html") + ".json", data)
         site.page(rel, "trace.html", title=f"Trace {r.task_id} · {r.agent} · trial {r.trial}", t=data,
                   scorecard_href=f"{'../' * 3}scorecards/{run.slug}.html")
     return len(shown)
+
+
+def _shows_answer(data: dict, key: AnswerKey) -> bool:
+    return next(key.values.index.finditer(json.dumps(data, ensure_ascii=False, default=str)), None) is not None
 
 
 def _manifest(root: Path) -> None:

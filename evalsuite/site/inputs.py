@@ -1,5 +1,6 @@
-"""What a site is built from: release folders, run folders (`evalsuite run`) and a release's scorecard folder
-(the Dagster graph's `runs/<suite>/<version>` with one run folder per agent under `agents/`)."""
+"""What a site is built from: release folders, run folders (`evalsuite run`, `evalsuite import-run`) and a release's
+scorecard folder (the Dagster graph's `runs/<suite>/<version>` with one run folder per agent under `agents/`; a
+recorded run imported there is published as a run of its own)."""
 from __future__ import annotations
 
 import hashlib
@@ -10,7 +11,8 @@ from pathlib import Path
 from evalsuite.core.records import TaskRecord
 from evalsuite.releases.release import Release
 from evalsuite.scoring import runlog
-from evalsuite.scoring.runlog import RUN_JSON, SCORECARD_JSON, is_run_folder, is_scorecard_folder
+from evalsuite.scoring.recorded import RecordingFile
+from evalsuite.scoring.runlog import RUN_JSON, SCORECARD_JSON, imported_runs, is_run_folder, is_scorecard_folder
 from evalsuite.scoring.scorecard import Scorecard
 from evalsuite.site.sanitize import SiteError
 from evalsuite.tasks.heldout import log_read
@@ -30,6 +32,7 @@ class RunSource:
     release_path: Path
     compare: list[dict] = field(default_factory=list)
     slug: str = ""  # its pages' file name stem, unique in the site (set by collect)
+    recording: RecordingFile | None = None  # an imported run's provenance and replay findings
 
 
 @dataclass
@@ -46,21 +49,34 @@ def collect(paths: list[Path]) -> Sources:
         if (path / "manifest.json").is_file():
             _add_release(out, Release(path))
         elif is_run_folder(path) or is_scorecard_folder(path):
-            run = read_source(path)
-            if any(r.folder.resolve() == run.folder.resolve() for r in out.runs):
-                continue  # named twice
-            stem = slug(f"{run.card.suite}-{run.card.suite_version}-{run.folder.name}")
-            taken = {r.slug for r in out.runs}
-            run.slug = next(f"{stem}{n or ''}" for n in range(len(taken) + 1) if f"{stem}{n or ''}" not in taken)
-            out.runs.append(run)
-            if (run.release_path / "manifest.json").is_file():
-                _add_release(out, Release(run.release_path))
+            for folder in _runs_in(path):
+                _add_run(out, read_source(folder))
         else:
             raise SiteError(f"{path}: neither a release folder (manifest.json), a run folder ({RUN_JSON}) "
                             f"nor a scorecard folder ({SCORECARD_JSON} and {runlog.AGENTS}/)")
     if not out.releases and not out.runs:
         raise SiteError("nothing to publish: name at least one release or run folder")
     return out
+
+
+def _runs_in(path: Path) -> list[Path]:
+    """A run folder; a scorecard folder and the recorded runs imported under it (those alone while the release's
+    agents are not scored yet)."""
+    if is_run_folder(path):
+        return [path]
+    imported = imported_runs(path)
+    return imported if imported and not (path / SCORECARD_JSON).is_file() else [path, *imported]
+
+
+def _add_run(out: Sources, run: RunSource) -> None:
+    if any(r.folder.resolve() == run.folder.resolve() for r in out.runs):
+        return  # named twice
+    stem = slug(f"{run.card.suite}-{run.card.suite_version}-{run.folder.name}")
+    taken = {r.slug for r in out.runs}
+    run.slug = next(f"{stem}{n or ''}" for n in range(len(taken) + 1) if f"{stem}{n or ''}" not in taken)
+    out.runs.append(run)
+    if (run.release_path / "manifest.json").is_file():
+        _add_release(out, Release(run.release_path))
 
 
 def slug(text: str) -> str:
@@ -84,4 +100,4 @@ def read_source(folder: Path) -> RunSource:
     card = run.scorecard
     log_read(run.tasks, PURPOSE, f"{card.suite}/{card.suite_version} run {folder.name}")  # read to be left out
     return RunSource(folder=folder, card=card, records=run.records, tasks=run.tasks,
-                     release_path=Path(run.meta.release), compare=run.compare)
+                     release_path=Path(run.meta.release), compare=run.compare, recording=run.recording)

@@ -12,6 +12,7 @@ from evalsuite.core.hashing import file_sha256
 from evalsuite.core.records import TaskRecord
 from evalsuite.releases.release import Release
 from evalsuite.scoring.compare import Comparison, verdict_text
+from evalsuite.scoring.recorded import RecordedScore, TrialNote
 from evalsuite.scoring.render import human_cell, human_label, interval_cell, passk_cell, shown_ks
 from evalsuite.site.answers import public_checks, shows_answers, withheld
 from evalsuite.site.inputs import RunSource
@@ -101,7 +102,38 @@ def scorecard_page(run: RunSource, trace_href) -> dict[str, Any]:
         "trials": _trial_rows(run.records, held, trace_href),
         "held_out_trials": sum(r.task_id in held for r in run.records),
         "held_out_tasks": len(held),
+        "recording": _recording(card.recording, held),
     }
+
+
+def _recording(r: RecordedScore | None, held: set[str]) -> dict[str, Any] | None:
+    """An imported recording: where it came from, pass^k regraded beside recorded, the disagreements (a held-out
+    task's only as a count)."""
+    if r is None:
+        return None
+    p = r.provenance
+    curves = {"evalsuite (regraded)": r.regraded, "recorded reward": r.recorded, "original's DB check": r.original_db}
+    shown = {label: c for label, c in curves.items() if c}
+    ks = list(range(1, max((len(c) for c in shown.values()), default=0) + 1))
+    return {"provenance": {"recording": p.file, "sha256": p.sha256, "format": p.format, "source": p.source,
+                           "licence": p.license, "model": p.model},
+            "summary": f"{r.trials} trials on {r.tasks} tasks replayed open loop; {r.agree} agree, "
+                       f"{len(r.disagreements)} disagree; {r.calls_differing} call(s) answered differently now, "
+                       f"{r.trials_diverged} trial(s) with a write whose outcome flipped; {len(r.skipped)} skipped",
+            "ks": ks, "rows": [{"label": label, "cells": [passk_cell(c, k) for k in ks]} for label, c in shown.items()],
+            "disagreements": [d.model_dump() for d in r.disagreements if d.task_id not in held],
+            "held_out_disagreements": sum(d.task_id in held for d in r.disagreements),
+            "skipped": [s.model_dump() for s in r.skipped]}
+
+
+def _with_recording(out: dict[str, Any], note: TrialNote) -> dict[str, Any]:
+    diffs = {d.seq: d for d in note.diffs}
+    steps = [s | ({"recorded_output": diffs[s["seq"]].recorded, "recorded_error": diffs[s["seq"]].recorded_error}
+                  if s["seq"] in diffs else {}) for s in out["steps"]]
+    recorded = {"recorded_task": note.recorded_task, "recorded_reward": note.recorded_reward,
+                "original_db_check": note.original_db, "calls_answered_differently": len(note.diffs),
+                "disagreement": note.reason}
+    return out | {"steps": steps, "other": out["other"] | {"recording": recorded}}
 
 
 def _comparisons(raw: list[dict]) -> list[dict]:
@@ -120,10 +152,13 @@ def _trial_rows(records: list[TrialRecord], held: set[str], trace_href) -> list[
     return sorted(rows, key=lambda x: (x["agent"], x["task_id"], x["trial"]))
 
 
-def trace_data(r: TrialRecord, task: TaskRecord, settings: SiteSettings | None = None) -> dict[str, Any]:
+def trace_data(r: TrialRecord, task: TaskRecord, settings: SiteSettings | None = None,
+               note: TrialNote | None = None, withhold: str | None = None) -> dict[str, Any]:
     """What the replay shows of one published trial: as recorded where the task's answers may be shown, else
     without them (evalsuite.site.answers): an answer-key baseline's trial as its outcome, call count and
-    checks, any other agent's as recorded with its checks by name and result."""
+    checks, any other agent's as recorded with its checks by name and result. A recorded trial (`note`) shows
+    beside each call the recording's output where the replay's differs, and the recorded reward; `withhold` says
+    why its calls are published as a summary only (a recorded trial whose page would print a hidden answer)."""
     if task.split == HELD_OUT:
         raise ValueError(f"{task.task_id}: a held-out task's trace is never published")
     body = r.model_dump(mode="json")
@@ -143,10 +178,12 @@ def trace_data(r: TrialRecord, task: TaskRecord, settings: SiteSettings | None =
         "calls": len(r.trace),
         "withheld": None,
     }
+    if note is not None:
+        out = _with_recording(out, note)
     if shows_answers(task, settings):
         return out
     checks = {"verdict": {"passed": r.verdict.passed, "checks": public_checks(r.verdict)} if r.verdict else None}
-    why = withheld(r, task)
+    why = withhold or withheld(r, task)
     if why is None:
         attack = r.attack_verdict
         other = out["other"] | ({"attack_verdict": {"passed": attack.passed, "checks": public_checks(attack)}}

@@ -7,7 +7,8 @@
 - Both build only a suite that was built on this instance before: loading a
   suite (`make ui` loads every bundled one) starts no run.
 - `<suite>__new_release` registers a newly released version (and the spec's
-  agent configs) as dynamic partitions and requests one trial run per agent.
+  agent configs, and any recorded run imported into its runs folder) as dynamic
+  partitions and requests one trial run per agent.
 - `evalsuite_automation` evaluates the assets' AutomationConditions (scorecards
   once every agent's traces are in; nothing past a gate that has not passed).
 """
@@ -17,6 +18,7 @@ import json
 import dagster as dg
 
 from evalsuite.pipeline.drop_folder import drop_folder_changes, drop_folder_digest, drop_folder_state
+from evalsuite.pipeline.stages.trials import imported_agents
 from evalsuite_dagster.suite.graph import SuiteGraph
 
 SENSOR_INTERVAL = 30  # seconds
@@ -96,7 +98,7 @@ def release_trials(g: SuiteGraph, instance: dg.DagsterInstance) -> dg.SensorResu
     if event is None or event.asset_materialization is None:
         return dg.SensorResult(skip_reason="no release yet")
     version = event.asset_materialization.metadata["version"].value
-    agents = [a.name for a in g.spec.agents]
+    agents = [a.name for a in g.spec.agents] + imported_agents(g.paths, version)  # recorded runs: read, not run
     known = set(instance.get_dynamic_partitions(g.agents.name))
     known_version = instance.has_dynamic_partition(g.versions.name, version)
     adds = [] if known_version else [g.versions.build_add_request([version])]

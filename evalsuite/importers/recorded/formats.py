@@ -36,6 +36,9 @@ class RecordedTrial(BaseModel):
     user_id: str | None = None  # τ-bench: whose task it is (how its tasks are matched)
     instruction: str | None = None  # τ-bench: the user's instruction (ditto)
     user_calls: int = 0  # tool calls the user made on their own device (dual control): not replayed
+    # how the recorded trial ended when neither the agent nor the user stopped it (max steps, too many errors):
+    # evalsuite counts it as it counts its own, budget_exhausted, and so does the original (reward 0)
+    unfinished: str | None = None
 
 
 class Recording(BaseModel):
@@ -96,6 +99,7 @@ class PlainTrial(_Loose):
     trial: int | None = None
     reward: float | None = None
     messages: list[OpenAIMessage]
+    stopped: bool = True  # false: the trial ended without the agent or the user stopping (max steps, errors)
 
 
 def _plain(data: Any) -> Recording:
@@ -106,7 +110,8 @@ def _plain(data: Any) -> Recording:
         task = str(t.task_id)
         index = t.trial if t.trial is not None else seen.get(task, 0)  # by order in the file when not given
         seen[task] = index + 1
-        out.append(RecordedTrial(task_ref=task, trial=index, reward=t.reward, turns=openai_turns(t.messages)))
+        out.append(RecordedTrial(task_ref=task, trial=index, reward=t.reward, turns=openai_turns(t.messages),
+                                 unfinished=None if t.stopped else "stopped: false"))
     return Recording(format="openai_messages", model=None, trials=out)
 
 
@@ -140,7 +145,16 @@ def _tau_bench(data: Any) -> Recording:
     return Recording(format="tau_bench_trajectories", model=None, trials=[RecordedTrial(
         task_ref=str(t.task_id), trial=t.trial, reward=t.reward, turns=openai_turns(t.traj),
         gold_writes=[ToolCall(tool=a.name, arguments=a.kwargs) for a in t.info.task.actions],
-        user_id=t.info.task.user_id, instruction=t.info.task.instruction) for t in trials])
+        user_id=t.info.task.user_id, instruction=t.info.task.instruction, unfinished=_tau_bench_end(t.traj))
+        for t in trials])
+
+
+def _tau_bench_end(traj: list[OpenAIMessage]) -> str | None:
+    """τ-bench ends a conversation when the user says ###STOP### or the agent transfers to a human; any other end
+    is its step limit or an error."""
+    stop = any(m.role == "user" and "###STOP###" in (m.content or "") for m in traj)
+    transfer = any(c.function.name == "transfer_to_human_agents" for m in traj for c in m.tool_calls or [])
+    return None if stop or transfer else f"no ###STOP### from the user and no transfer; last message: {traj[-1].role}"
 
 
 # ---- τ²-bench results -------------------------------------------------------------------------------------
@@ -167,6 +181,7 @@ class _Tau2Reward(_Loose):
 class _Tau2Simulation(_Loose):
     task_id: str
     trial: int | None = None
+    termination_reason: str = "agent_stop"
     reward_info: _Tau2Reward | None = None
     messages: list[_Tau2Message]
 
@@ -199,6 +214,9 @@ class Tau2Results(_Loose):
     simulations: list[_Tau2Simulation]
 
 
+STOPS = ("agent_stop", "user_stop")  # τ²'s ends by a stop; the others (max_steps, too_many_errors) are not
+
+
 def _tau2(data: Any) -> Recording:
     results = Tau2Results.model_validate(data)
     gold = {t.id: [ToolCall(tool=a.name, arguments=a.arguments) for a in t.evaluation_criteria.actions]
@@ -211,7 +229,9 @@ def _tau2(data: Any) -> Recording:
         turns, user_calls = _tau2_turns(sim.messages)
         out.append(RecordedTrial(task_ref=sim.task_id, trial=index, turns=turns, user_calls=user_calls,
                                  reward=sim.reward_info.reward if sim.reward_info else None,
-                                 gold_writes=gold.get(sim.task_id)))
+                                 gold_writes=gold.get(sim.task_id),
+                                 unfinished=None if sim.termination_reason in STOPS else
+                                 f"termination_reason: {sim.termination_reason}"))
     return Recording(format="tau2_results", model=results.info.agent_info.llm, trials=out)
 
 

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evalsuite.core.records import TaskRecord, TraceEvent
-from evalsuite.grading.grader import Verdict
+from evalsuite.core.records import MESSAGE, TaskRecord, TraceEvent
+from evalsuite.grading.grader import TRACE_CHECKS, Check, Verdict, output_present, state_checks
 from evalsuite.importers.peers import PeerCheck
 from evalsuite.importers.recorded.formats import RecordedTrial
 from evalsuite.importers.recorded.tasks import gold_writes
@@ -18,13 +18,8 @@ from evalsuite.scoring.recorded import CallDiff, TrialNote
 from evalsuite.trials.agents.openai_agent import observation
 from evalsuite.trials.agents.recorded import RecordedAgent, Turn, final_message
 from evalsuite.trials.trial import TrialResult, policy_text, run_trial
-from evalsuite.trials.users.base import MESSAGE
 from evalsuite.worlds.faults import FaultPlan
 from evalsuite.worlds.world import World
-
-# The grader's end-state checks (evalsuite.grading.grader.grade): the DB basis, beside the trace and output checks.
-STATE_CHECKS = ("assertion[", "unchanged ", "no collateral change")
-TRACE_CHECKS = ("no forbidden call", "no write outside role")
 
 
 @dataclass
@@ -35,7 +30,7 @@ class Regraded:
 
 def regrade(world: World, task: TaskRecord, rec: RecordedTrial, agent: str, peer: PeerCheck | None) -> Regraded:
     """Replay and grade one recorded trial; no fault is injected (the recorded calls met none of ours)."""
-    result = run_trial(world, task, RecordedAgent(agent, rec.turns), rec.trial, faults=FaultPlan())
+    result = run_trial(world, task, RecordedAgent(agent, rec.turns, rec.unfinished), rec.trial, faults=FaultPlan())
     final = final_message(rec.turns)
     original = peer(task, _writes_replayed(world, task, rec.turns), final) if peer else None
     note = TrialNote(task_id=task.task_id, trial=rec.trial, recorded_task=rec.task_ref, recorded_reward=rec.reward,
@@ -58,8 +53,8 @@ def _writes_replayed(world: World, task: TaskRecord, turns: Sequence[Turn]):
 
 
 def state_passed(verdict: Verdict | None) -> bool:
-    """evalsuite's end-state checks all pass (a trial that never got graded has none: False)."""
-    return verdict is not None and all(c.passed for c in verdict.checks if c.name.startswith(STATE_CHECKS))
+    """evalsuite's end-state checks (the DB basis) all pass; a trial that never got graded has none: False."""
+    return verdict is not None and all(c.passed for c in state_checks(verdict))
 
 
 def call_diffs(turns: Sequence[Turn], trace: Sequence[TraceEvent], task: TaskRecord) -> list[CallDiff]:
@@ -91,7 +86,9 @@ def _parsed(text: str) -> Any:
 
 def disagreement(note: TrialNote, result: TrialResult, rec: RecordedTrial, task: TaskRecord) -> str:
     """Why evalsuite's verdict is not the recorded reward's, most specific first: the replay's effects diverged,
-    the task changed since the recording, or one grader sees what the other does not."""
+    the task changed since the recording, or one grader sees what the other does not. It names checks, calls and
+    argument names, never a value the goal expects: the evidence site publishes it beside tasks whose answers
+    stay hidden."""
     if result.outcome == "budget_exhausted":
         return f"evalsuite's trial budget ran out on the replay ({result.exhausted})"
     flipped = [d for d in note.diffs if d.flipped and d.write]
@@ -101,43 +98,60 @@ def disagreement(note: TrialNote, result: TrialResult, rec: RecordedTrial, task:
         return (f"replay diverged: #{d.seq} {d.tool} {_how(d.recorded_error)} when recorded, "
                 f"{_how(d.replayed_error)} now{more}")
     corrected = _corrected(rec, task)
+    failed = result.verdict.failures() if result.verdict else []
+    state = [c for c in state_checks(result.verdict) if not c.passed] if result.verdict else []
     if result.passed:
         return corrected or ("evalsuite passes what the recorded grader failed: "
                              + ("the original's DB check passes the replay too" if note.original_db else
                                 "on a check evalsuite does not make"))
-    failed = result.verdict.failures() if result.verdict else []
     if note.original_db is False:
         return corrected or ("the original's own DB check fails the replayed calls too: the recorded reward does not "
-                             f"follow from them ({_first(failed, STATE_CHECKS)})")
+                             f"follow from them ({len(state)} of evalsuite's end-state checks fail)")
     trace = [c for c in failed if c.name.startswith(TRACE_CHECKS)]
     if trace:
         return f"the recorded grader missed what evalsuite's {trace[0].name} check sees: {trace[0].detail}"
-    state = [c for c in failed if c.name.startswith(STATE_CHECKS)]
     if state:
-        return f"the recorded grader missed an effect evalsuite's {state[0].name} check sees: {state[0].detail}"
-    return f"evalsuite's {failed[0].name} check fails: {failed[0].detail}" if failed else "evalsuite fails the trial"
+        return (f"the recorded grader missed an effect evalsuite's end-state checks see: {len(state)} fail "
+                f"({', '.join(_public(c.name) for c in state[:3])})")
+    said = _said_earlier(failed, task, rec)
+    if said:
+        return (f"evalsuite's output check {said} reads the final message only, where the value is not; the recorded "
+                "agent said it in an earlier message (the original's check reads every message)")
+    return f"evalsuite's {_public(failed[0].name)} check fails" if failed else "evalsuite fails the trial"
+
+
+def _said_earlier(failed: Sequence[Check], task: TaskRecord, rec: RecordedTrial) -> str | None:
+    """The first failing output check whose value some earlier message of the recorded agent holds."""
+    values = {f"output {o.name}": o.value for o in task.goal_state.required_outputs}
+    said = [t.text or "" for t in rec.turns if not t.is_call and t.actor == "agent"]
+    return next((c.name.removeprefix("output ") for c in failed if c.name in values
+                 and any(output_present(values[c.name], text) for text in said)), None)
+
+
+def _public(name: str) -> str:
+    """A check's name without the row key an assertion matched on (a new row's key can be an answer)."""
+    return name.split(" {")[0] if name.startswith("assertion[") else name
 
 
 def _corrected(rec: RecordedTrial, task: TaskRecord) -> str | None:
-    """How the task's gold writes changed since the recording, when the recording carries its task's gold."""
+    """How the task's gold writes changed since the recording (tools and argument names, no values), when the
+    recording carries its task's gold."""
     if rec.gold_writes is None:
         return None
     then, now = gold_writes(rec.gold_writes, task.domain), gold_writes(task.reference_solution, task.domain)
     if then == now:
         return None
-    changed = next((i for i, (a, b) in enumerate(zip(then, now)) if a != b), min(len(then), len(now)))
-    return (f"task corrected since the recording: its gold writes differ from write #{changed + 1} "
-            f"(recorded: {_call(then, changed)}; now: {_call(now, changed)})")
+    if [t for t, _ in then] != [t for t, _ in now]:
+        return (f"task corrected since the recording: its gold writes were {_tools(then)}, now {_tools(now)}")
+    i = next(i for i, (a, b) in enumerate(zip(then, now)) if a != b)
+    old, new = json.loads(then[i][1]), json.loads(now[i][1])
+    keys = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    return f"task corrected since the recording: gold write #{i + 1} ({now[i][0]}) now has other {', '.join(keys)}"
 
 
-def _call(calls: list[tuple[str, str]], i: int) -> str:
-    return f"{calls[i][0]} {calls[i][1]}" if i < len(calls) else "none"
+def _tools(calls: list[tuple[str, str]]) -> str:
+    return ", ".join(t for t, _ in calls) or "none"
 
 
 def _how(error: bool) -> str:
     return "an error" if error else "ok"
-
-
-def _first(checks, prefixes: tuple[str, ...]) -> str:
-    hit = next((c for c in checks if c.name.startswith(prefixes)), None)
-    return f"{hit.name}: {hit.detail}" if hit else "evalsuite's end-state checks fail as well"

@@ -17,6 +17,7 @@ from evalsuite.core.hashing import file_sha256
 from evalsuite.core.home import home_dir
 from evalsuite.core.identity import AgentConfig, identity_sha256, trial_seed
 from evalsuite.core.io import staged_dir
+from evalsuite.core.records import TaskRecord
 from evalsuite.importers.peers import peer_grader
 from evalsuite.importers.recorded.formats import Recording, RecordingError, read_recording
 from evalsuite.importers.recorded.regrade import regrade
@@ -28,6 +29,7 @@ from evalsuite.scoring.recorded import Provenance, RecordingFile, Skipped
 from evalsuite.scoring.runlog import (
     AGENTS,
     SUMMARY,
+    TASKS,
     TRACES,
     RunMeta,
     is_imported,
@@ -36,6 +38,7 @@ from evalsuite.scoring.runlog import (
     write_run_tasks,
 )
 from evalsuite.scoring.scorecard import Scorecard
+from evalsuite.tasks.taskfile import read_tasks, task_set_sha256
 from evalsuite.trials.jobs import Stamp, stamp_result
 from evalsuite.trials.tracelog import TrialRecord, write_summary, write_traces
 
@@ -51,20 +54,22 @@ class Origin(BaseModel):
 def import_run(path: Path, release: Release, out: Path | None = None, origin: Origin | None = None,
                agent: str | None = None, resamples: int = 2000, bootstrap_seed: int = 0) -> tuple[Scorecard, Path]:
     """Read, replay, regrade and score the recording at `path` into the run folder `out` (replaced if it holds
-    an earlier import, refused if it holds another run); by default the home's runs/<suite>/<version>/agents/<agent>,
-    where the Dagster graph finds a release's runs. The agent is named recorded:<model> unless named."""
+    an earlier import, refused if it holds another run); by default runs/<suite>/<version>/agents/<agent> in the
+    home the release was built in, where the Dagster graph finds a release's runs. The agent is named
+    recorded:<model> unless named."""
     path, origin = Path(path), origin or Origin()
     recording = read_recording(path)
     provenance = _provenance(path, recording, origin)
     config = AgentConfig(name=agent or f"recorded:{provenance.model}", kind="recorded", model=provenance.model,
                          recording=provenance.sha256)
     m = release.manifest
-    out = Path(out) if out else home_dir() / "runs" / m.suite / m.version / AGENTS / config.name
+    out = Path(out) if out else _home_of(release) / "runs" / m.suite / m.version / AGENTS / config.name
     if out.exists() and any(out.iterdir()) and not is_imported(out):
         raise RecordingError(f"{out}: holds something other than an imported run; use a new --out")
-    tasks = release.tasks()
-    found, missing = match_tasks(recording, tasks)
     quarantined = {q.task_id: q.reasons for q in release.manifest.quarantined}
+    held_back = quarantined_tasks(release)  # graded too, and said to be, when the build's records are at hand
+    tasks = release.tasks() + held_back
+    found, missing = match_tasks(recording, tasks)
     skipped = [Skipped(recorded_task=t.task_ref, trial=t.trial, reason=_unmatched(missing[t.task_ref], t.task_ref,
                                                                                    quarantined))
                for t in recording.trials if t.task_ref in missing]
@@ -90,7 +95,8 @@ def import_run(path: Path, release: Release, out: Path | None = None, origin: Or
                    resamples=resamples, bootstrap_seed=bootstrap_seed, acceptance=release.manifest.acceptance,
                    plan={config.name: min(counts.values())})
     recorded = RecordingFile(provenance=provenance, task_map={t.task_ref: found[t.task_ref] for t in kept},
-                             notes=notes, skipped=skipped)
+                             notes=notes, skipped=skipped,
+                             quarantined={t.task_id: quarantined[t.task_id] for t in ran if t.task_id in quarantined})
     out.parent.mkdir(parents=True, exist_ok=True)
     with staged_dir(out) as tmp:  # the folder appears whole, scorecard included, or not at all
         _write(tmp, meta, ran, records, recorded)
@@ -98,7 +104,29 @@ def import_run(path: Path, release: Release, out: Path | None = None, origin: Or
     return card, out
 
 
-def _write(folder: Path, meta: RunMeta, tasks, records: list[TrialRecord], recording: RecordingFile) -> None:
+def quarantined_tasks(release: Release) -> list[TaskRecord]:
+    """The tasks the release quarantined, from the task file of the build that made it (`<home>/suites/<suite>/
+    tasks.jsonl`), when that file is the one the release was made from: its accepted tasks hash to the release's
+    task set. A quarantined task is still a task the recording ran; its trials are graded and marked so."""
+    m = release.manifest
+    path = release.path.resolve().parents[2] / "suites" / m.suite / TASKS
+    if not m.quarantined or not path.is_file():
+        return []
+    held = {q.task_id for q in m.quarantined}
+    built = read_tasks(path)
+    if task_set_sha256([t for t in built if t.task_id not in held]) != m.task_set_sha256:
+        return []  # the suite was rebuilt since: its tasks are not this release's
+    stamp = {"version": m.version, "task_set_sha256": m.task_set_sha256}
+    return [t.model_copy(update={"suite": t.suite.model_copy(update=stamp)}) for t in built if t.task_id in held]
+
+
+def _home_of(release: Release) -> Path:
+    """The home a release was built in (<home>/releases/<suite>/<version>), else EVALSUITE_HOME's."""
+    return release.path.parents[2] if release.path.parent.parent.name == "releases" else home_dir()
+
+
+def _write(folder: Path, meta: RunMeta, tasks: list[TaskRecord], records: list[TrialRecord],
+           recording: RecordingFile) -> None:
     write_meta(folder, meta)
     write_run_tasks(folder, tasks)
     write_traces(folder / TRACES, records)

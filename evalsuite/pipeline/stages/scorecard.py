@@ -1,4 +1,5 @@
-"""The scorecard of one release: every agent of the spec that has traces for it, with the pass^k table and plot."""
+"""The scorecard of one release: every agent of the spec that has traces for it, with the pass^k table and plot;
+recorded runs imported into the release (their own task sets, never pooled) listed beside it with theirs."""
 from __future__ import annotations
 
 from urllib.parse import quote
@@ -12,7 +13,15 @@ from evalsuite.releases.release import Release, ReleaseError
 from evalsuite.scoring.compare import pairwise
 from evalsuite.scoring.compare import to_markdown as compare_markdown
 from evalsuite.scoring.render import cost_cells, passk_cell, passk_svg
-from evalsuite.scoring.runlog import COMPARE_JSON, TRACES, read_records, write_scorecard
+from evalsuite.scoring.runlog import (
+    COMPARE_JSON,
+    SCORECARD_MD,
+    TRACES,
+    imported_runs,
+    read_records,
+    read_scorecard,
+    write_scorecard,
+)
 from evalsuite.scoring.scorecard import Scorecard, build_scorecard
 from evalsuite.sourcing.spec import SuiteSpec
 
@@ -82,4 +91,18 @@ def run(spec: SuiteSpec, paths: Paths, version: str) -> StageOutput:
         **agent_scores(card), "cost": cost_table(card), **cost_scores(card),
         "pass^k_plot_full": image_markdown(files["png"], "pass^k"),
         "paired_comparison": Markdown(compare_markdown(pairs) if pairs else "one agent: nothing to compare"),
-        "scorecard": files["md"], "plot": files["png"]})
+        "scorecard": files["md"], "plot": files["png"], **recorded_runs(paths.runs / version)})
+
+
+def recorded_runs(folder) -> dict[str, Markdown]:
+    """Each imported recording of the release: its model, licence, pass^1 regraded and recorded, disagreements."""
+    rows = []
+    for run in imported_runs(folder):
+        r = read_scorecard(run).recording
+        rows.append([run.name, r.provenance.model, r.provenance.license, f"{r.tasks} / {r.trials}",
+                     passk_cell(r.regraded, 1), passk_cell(r.recorded, 1) if r.recorded else "—",
+                     str(len(r.disagreements)), str(run / SCORECARD_MD)])
+    if not rows:
+        return {}
+    return {"recorded_runs": md_table(["agent", "model", "licence", "tasks / trials", "pass^1 regraded",
+                                       "pass^1 recorded", "disagreements", "scorecard"], rows)}

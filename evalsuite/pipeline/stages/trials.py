@@ -3,19 +3,22 @@
 Every kind of agent config runs here: baselines, `openai` (OpenAI-compatible endpoints, whose settings and key
 come in as an Endpoint, never through the config) and `mcp` (an external program). A trial the endpoint or the
 program fails is an infra_error record: kept, counted in `outcomes` and in the scorecard, never dropped.
+A recorded run (`evalsuite import-run` into the release's runs folder) is an agent of the release too: nothing runs,
+its folder is read and reported with its provenance, its regraded and recorded pass^k and its disagreements.
 """
 from __future__ import annotations
 
 from collections import Counter
 
 from evalsuite.core.hashing import json_sha256
+from evalsuite.core.markdown import Markdown
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import StageOutput
 from evalsuite.releases.release import Release
-from evalsuite.releases.runs import run_release
+from evalsuite.releases.runs import rescore, run_release
 from evalsuite.scoring.cost import money
-from evalsuite.scoring.render import capped_line
-from evalsuite.scoring.runlog import TRACES, read_records
+from evalsuite.scoring.render import capped_line, recording_section
+from evalsuite.scoring.runlog import SCORECARD_MD, TRACES, imported_runs, is_imported, read_records
 from evalsuite.sourcing.spec import SuiteSpec
 from evalsuite.trials.agents.endpoint import Endpoint, endpoint
 from evalsuite.trials.harness import default_workers
@@ -25,6 +28,8 @@ from evalsuite.trials.settings import EngineSettings
 def run(spec: SuiteSpec, paths: Paths, version: str, agent: str, workers: int | None = None,
         model_endpoint: Endpoint | None = None, engine: EngineSettings | None = None) -> StageOutput:
     configs = {a.name: a for a in spec.agents}
+    if agent not in configs and is_imported(paths.agent_run(version, agent)):
+        return imported(paths, version, agent)
     if agent not in configs:
         raise ValueError(f"agent {agent!r} is not among the agents of suite {spec.name}")
     rel = Release(paths.release(spec.name, version))
@@ -42,6 +47,27 @@ def run(spec: SuiteSpec, paths: Paths, version: str, agent: str, workers: int | 
         "outcomes": dict(Counter(r.outcome for r in records)), "infra_errors": a.outcomes["infra_error"],
         "pass^1": round(a.curve[0].pass_hat, 4), **_cost(a.cost),
         "identity_sha256": a.identity_sha256, "traces": out / TRACES, **_capped(card)})
+
+
+def imported_agents(paths: Paths, version: str) -> list[str]:
+    """The recorded runs imported into a release's runs folder, by agent name."""
+    return [p.name for p in imported_runs(paths.runs / version)]
+
+
+def imported(paths: Paths, version: str, agent: str) -> StageOutput:
+    """A recorded run as a trial run's metadata: nothing is run; what the import found, with its provenance."""
+    out = paths.agent_run(version, agent)
+    card, records = rescore(out), read_records(out)
+    r = card.recording
+    p = r.provenance
+    digest = json_sha256([card.agents[0].identity_sha256, sorted((t.task_id, t.trial, t.outcome) for t in records)])
+    return StageOutput(digest, {
+        "agent": agent, "kind": "recorded", "suite_version": version, "trials": len(records), "tasks": r.tasks,
+        "recording": p.file, "recording_sha256": p.sha256, "source": p.source, "license": p.license, "model": p.model,
+        "format": p.format, "pass^1 regraded": round(r.regraded[0].pass_hat, 4),
+        **({"pass^1 recorded": round(r.recorded[0].pass_hat, 4)} if r.recorded else {}),
+        "disagreements": len(r.disagreements), "recorded_run": Markdown("\n".join(recording_section(r))),
+        "identity_sha256": card.agents[0].identity_sha256, "traces": out / TRACES, "scorecard": out / SCORECARD_MD})
 
 
 def _capped(card) -> dict:

@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from evalsuite.core.records import TaskRecord
-from evalsuite.trials.agents.base import AgentEnv
+from evalsuite.trials.agents.base import AgentEnv, BudgetExhausted
 
 
 class Turn(BaseModel):
@@ -32,11 +32,14 @@ class Turn(BaseModel):
 
 
 class RecordedAgent:
-    """Plays one recorded trial back; it ends with the last message the recorded agent said."""
+    """Plays one recorded trial back; it ends with the last message the recorded agent said, or, when the
+    recording ended without the agent or the user stopping (`unfinished` says how), out of budget, as a live
+    trial that ran out of steps ends."""
 
-    def __init__(self, name: str, turns: list[Turn]):
+    def __init__(self, name: str, turns: list[Turn], unfinished: str | None = None):
         self.name = name
         self.turns = turns
+        self.unfinished = unfinished
 
     def run(self, task: TaskRecord, env: AgentEnv) -> str:
         for turn in self.turns:
@@ -44,6 +47,8 @@ class RecordedAgent:
                 env.call(turn.tool or "", turn.arguments)
             elif env.user is not None:  # a queue task has no transcript: its messages are only the last one
                 env.user.recorded(turn.actor, turn.text or "")
+        if self.unfinished:
+            raise BudgetExhausted(f"the recorded trial ended without a stop ({self.unfinished})")
         return final_message(self.turns)
 
 
