@@ -65,7 +65,8 @@ def agent_measures(group: pd.DataFrame) -> AgentMeasures | None:
     usage = rows["model_calls"].notna()
     return AgentMeasures(
         trials=len(rows), tasks=int(rows["task_id"].nunique()), trials_unmeasured=len(group) - len(rows),
-        outcome=_share(rows["obligations_met"].astype(bool), rows), grounded=_share(rows["grounded"].astype(bool), rows),
+        outcome=_share(rows["obligations_met"].astype(bool), rows),
+        grounded=_share(rows["grounded"].astype(bool), rows),
         no_authority_violation=_share(rows["authority_violations"] == 0, rows),
         authority_violations=int(rows["authority_violations"].sum()),
         handoff=Handoffs(tasks_admitting=int(rows.loc[admits, "task_id"].nunique()), handed_off=int(handed.sum()),
