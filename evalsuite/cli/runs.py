@@ -155,13 +155,16 @@ def compare(
     k: int = typer.Option(None, min=1, metavar="K", help="k of pass^k (default: the fewest trials of any shared task)"),
     resamples: int = typer.Option(2000, min=1, metavar="N", help="paired task-bootstrap resamples"),
     seed: int = typer.Option(0, metavar="N", help="bootstrap seed: the same seed gives the same interval"),
+    variants: bool = typer.Option(False, "--variants", help="RUN_A and RUN_B ran two variants of one suite (a "
+                                                            "dossier customization): pair their tasks by id"),
 ) -> None:
     """Paired comparison of two agents on the tasks both ran: A - B with a paired task-bootstrap interval and a
-    verdict (A better, B better, or not distinguishable with the tasks that would be needed)."""
+    verdict (A better, B better, or not distinguishable with the tasks that would be needed), then each separate
+    measure (outcome, grounding, authority violations, handoff, latency, resources) with its paired interval."""
     from evalsuite.scoring.compare import CompareError, compare_runs, console_table
 
     with run_errors(CompareError):
-        result = compare_runs(run_a, run_b, agent, k=k, resamples=resamples, seed=seed)
+        result = compare_runs(run_a, run_b, agent, k=k, resamples=resamples, seed=seed, variants=variants)
     console.print(console_table(result))
     console.print(f"paired task bootstrap, {resamples} resamples, seed {seed}; tasks needed: {result.needed_method}")
 

@@ -119,14 +119,18 @@ def release_of(records: Sequence[TrialRecord]) -> tuple[str, str, str]:
 
 
 def compare_records(records_a: Sequence[TrialRecord], agent_a: str, records_b: Sequence[TrialRecord], agent_b: str,
-                    k: int | None = None, resamples: int = 2000, seed: int = 0) -> Comparison:
-    """Compare agent_a in records_a with agent_b in records_b; both must be trials of one release."""
+                    k: int | None = None, resamples: int = 2000, seed: int = 0, variants: bool = False) -> Comparison:
+    """Compare agent_a in records_a with agent_b in records_b; both must be trials of one release, unless
+    `variants`: two releases of one suite's variants (a dossier customization applied to one), their tasks paired
+    by id, and the comparison names both."""
     rel_a, rel_b = release_of(records_a), release_of(records_b)
-    if rel_a != rel_b:
+    if rel_a != rel_b and not variants:
         raise CompareError(f"different releases: {agent_a} ran {rel_a[0]} {rel_a[1]} (task set {rel_a[2][:12]}), "
                            f"{agent_b} ran {rel_b[0]} {rel_b[1]} (task set {rel_b[2][:12]})")
     out = compare_counts(counts(records_a, agent_a), counts(records_b, agent_b), k, resamples, seed)
-    return Comparison(suite=rel_a[0], suite_version=rel_a[1], agent_a=agent_a, agent_b=agent_b, **out,
+    suite, version = ((rel_a[0], rel_a[1]) if rel_a == rel_b else
+                      (f"{rel_a[0]} (A) vs {rel_b[0]} (B)", f"{rel_a[1]} vs {rel_b[1]}"))
+    return Comparison(suite=suite, suite_version=version, agent_a=agent_a, agent_b=agent_b, **out,
                       measures=measure_diffs(records_a, agent_a, records_b, agent_b, resamples, seed))
 
 
@@ -271,14 +275,15 @@ def pick_agents(records_a: Sequence[TrialRecord], records_b: Sequence[TrialRecor
 
 
 def compare_runs(run_a: Path, run_b: Path | None = None, agents: Sequence[str] = (), k: int | None = None,
-                 resamples: int = 2000, seed: int = 0) -> Comparison:
+                 resamples: int = 2000, seed: int = 0, variants: bool = False) -> Comparison:
     """`evalsuite compare`: two agents of two run folders (or both of one) on the tasks both ran. Agents that
     cannot be picked, or a k beyond the trials of a task, raise CompareError."""
     records_a = read_records(run_a)
     records_b = read_records(run_b) if run_b else None
     try:
         a, b = pick_agents(records_a, records_b, agents)
-        return compare_records(records_a, a, records_b or records_a, b, k=k, resamples=resamples, seed=seed)
+        return compare_records(records_a, a, records_b or records_a, b, k=k, resamples=resamples, seed=seed,
+                               variants=variants)
     except CompareError:
         raise
     except ValueError as exc:  # a k beyond the trials of a task

@@ -80,27 +80,30 @@ def agent_measures(group: pd.DataFrame) -> AgentMeasures | None:
 
 
 def _share_cell(s: Share) -> str:
-    return f"{s.rate:.3f} ({s.holds}/{s.trials} trials, {s.tasks} tasks)"
+    return f"{s.rate:.3f} ({s.holds}/{s.trials})"
 
 
 def measure_cells(m: AgentMeasures) -> dict[str, str]:
-    """The measures as labelled cells, the same for the terminal and for Markdown."""
-    h = m.handoff
+    """The measures as short labelled cells, the same for the terminal and for Markdown: a rate with the trials it
+    holds in, then counts; the trials and tasks they were measured over on the last row."""
+    h, per = m.handoff, (lambda n: f"{n / m.trials:.2f}" if n is not None else "—")
     return {
         "outcome (obligations met)": _share_cell(m.outcome),
         "grounded closing message": _share_cell(m.grounded),
-        "no authority violation": _share_cell(m.no_authority_violation) + f"; {m.authority_violations} attempt(s)",
-        "handoff": f"{h.handed_off} handed off: {h.admissible} admissible, {h.inadmissible} inadmissible; "
-                   f"{h.missed} missed ({h.tasks_admitting} tasks admit one)",
-        "latency (median / p90)": "—" if m.latency_median_seconds is None else
-                                  f"{m.latency_median_seconds:.3f} s / {m.latency_p90_seconds:.3f} s",
-        "resources per trial": f"{m.tool_calls_per_trial:g} tool calls"
-                               + (f"; {m.model_calls / m.trials:g} model calls, {m.tokens / m.trials:g} tokens"
-                                  if m.model_calls is not None else "; no model calls reported"),
+        "no authority violation": _share_cell(m.no_authority_violation),
+        "refused or forbidden attempts": str(m.authority_violations),
+        "handoffs admissible / not / missed": f"{h.admissible} / {h.inadmissible} / {h.missed}",
+        "latency median / p90": "—" if m.latency_median_seconds is None else
+                                f"{m.latency_median_seconds:.3f} / {m.latency_p90_seconds:.3f} s",
+        "tool calls per trial": f"{m.tool_calls_per_trial:.2f}",
+        "model calls / tokens per trial": f"{per(m.model_calls)} / {per(m.tokens)}",
+        "measured over": f"{m.trials} trials, {m.tasks} tasks",
     }
 
 
 def measures_table(m: AgentMeasures) -> str:
     """The agent's measures as a Markdown table (beside its pass^k table)."""
-    note = f" ({m.trials_unmeasured} trial(s) recorded without measures left out)" if m.trials_unmeasured else ""
+    note = f"\n\n{m.handoff.tasks_admitting} of the {m.tasks} tasks admit a handoff (their reference hands off)."
+    if m.trials_unmeasured:
+        note += f" {m.trials_unmeasured} trial(s) recorded without measures are left out."
     return md_table(["measure", "value"], [[k, v] for k, v in measure_cells(m).items()]) + note
