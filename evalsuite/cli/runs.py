@@ -56,8 +56,8 @@ def run(
     source: Path = typer.Argument(..., metavar="SOURCE", help="a release folder (with manifest.json) or a suite spec "
                                                                "(.yaml)"),
     agent: list[str] = typer.Option(..., "--agent", metavar="AGENT", callback=_known_agents,
-                                    help="agent to score: reference, noop, adversary, openai:MODEL or mcp:COMMAND; "
-                                         "repeat for several"),
+                                    help="agent to score: reference, noop, adversary, workflow, openai:MODEL, "
+                                         "workflow:MODEL or mcp:COMMAND; repeat for several"),
     trials: int = typer.Option(None, min=1, metavar="N", help="trials per task (default: each task's trial protocol)"),
     out: Path = typer.Option(None, metavar="FOLDER", help="run folder (default: runs/<suite>/<version>); rerunning "
                                                           "resumes it"),
