@@ -57,8 +57,8 @@ def run(
     source: Path = typer.Argument(..., metavar="SOURCE", help="a release folder (with manifest.json) or a suite spec "
                                                                "(.yaml)"),
     agent: list[str] = typer.Option(..., "--agent", metavar="AGENT", callback=_known_agents,
-                                    help="agent to score: reference, noop, adversary, openai:MODEL or mcp:COMMAND; "
-                                         "repeat for several"),
+                                    help="agent to score: reference, noop, adversary, workflow, openai:MODEL, "
+                                         "workflow:MODEL or mcp:COMMAND; repeat for several"),
     trials: int = typer.Option(None, min=1, metavar="N", help="trials per task (default: each task's trial protocol)"),
     out: Path = typer.Option(None, metavar="FOLDER", help="run folder (default: runs/<suite>/<version>); rerunning "
                                                           "resumes it"),
@@ -191,13 +191,16 @@ def compare(
     k: int = typer.Option(None, min=1, metavar="K", help="k of pass^k (default: the fewest trials of any shared task)"),
     resamples: int = typer.Option(2000, min=1, metavar="N", help="paired task-bootstrap resamples"),
     seed: int = typer.Option(0, metavar="N", help="bootstrap seed: the same seed gives the same interval"),
+    variants: bool = typer.Option(False, "--variants", help="RUN_A and RUN_B ran two variants of one suite (a "
+                                                            "dossier customization): pair their tasks by id"),
 ) -> None:
     """Paired comparison of two agents on the tasks both ran: A - B with a paired task-bootstrap interval and a
-    verdict (A better, B better, or not distinguishable with the tasks that would be needed)."""
+    verdict (A better, B better, or not distinguishable with the tasks that would be needed), then each separate
+    measure (outcome, grounding, authority violations, handoff, latency, resources) with its paired interval."""
     from evalsuite.scoring.compare import CompareError, compare_runs, console_table
 
     with run_errors(CompareError):
-        result = compare_runs(run_a, run_b, agent, k=k, resamples=resamples, seed=seed)
+        result = compare_runs(run_a, run_b, agent, k=k, resamples=resamples, seed=seed, variants=variants)
     console.print(console_table(result))
     console.print(f"paired task bootstrap, {resamples} resamples, seed {seed}; tasks needed: {result.needed_method}")
 

@@ -48,8 +48,8 @@ class AgentConfig(BaseModel):
 
     name: str
     # human: a person at `evalsuite play`; recorded: trials that ran elsewhere, imported and regraded
-    # (`evalsuite import-run`), never run here
-    kind: Literal["baseline", "openai", "mcp", "human", "recorded"] = "baseline"
+    # (`evalsuite import-run`), never run here; model_workflow: fixed reads and actions, one model call for the decision
+    kind: Literal["baseline", "openai", "mcp", "human", "recorded", "model_workflow"] = "baseline"
     model: str | None = None
     base_url: str | None = None  # openai: None falls back to OPENAI_BASE_URL, as the openai SDK does
     command: list[str] | None = None
@@ -81,8 +81,8 @@ class AgentConfig(BaseModel):
 
     @model_validator(mode="after")
     def _complete(self) -> AgentConfig:
-        if self.kind == "openai" and not self.model:
-            raise ValueError(f"agent {self.name!r}: an openai agent needs a model")
+        if self.kind in ("openai", "model_workflow") and not self.model:
+            raise ValueError(f"agent {self.name!r}: an {self.kind} agent needs a model")
         if self.kind == "mcp" and not self.command:
             raise ValueError(f"agent {self.name!r}: an mcp agent needs a command")
         if self.kind != "mcp" and self.sandbox is not None:
@@ -95,7 +95,8 @@ class AgentConfig(BaseModel):
 
     @classmethod
     def parse(cls, agent: str | AgentConfig) -> AgentConfig:
-        """What a user names, as a config: `openai:MODEL`, `mcp:COMMAND` (split as a shell would, its relative
+        """What a user names, as a config: `openai:MODEL`, `workflow:MODEL` (the non-adaptive model workflow),
+        `mcp:COMMAND` (split as a shell would, its relative
         file names made absolute: see from_here) or a baseline's name (reference, noop, adversary; make_agent
         rejects unknown ones); a config passes through."""
         if isinstance(agent, AgentConfig):
@@ -103,6 +104,8 @@ class AgentConfig(BaseModel):
         kind, sep, rest = agent.partition(":")
         if sep and kind == "openai":
             return cls(name=agent, kind="openai", model=rest.strip())
+        if sep and kind == "workflow":
+            return cls(name=agent, kind="model_workflow", model=rest.strip())
         if sep and kind == "mcp":
             default_boundary()  # a bad EVALSUITE_MCP_BOUNDARY is one line here, not a validation report
             return cls(name=agent, kind="mcp", command=from_here(shlex.split(rest)))

@@ -10,7 +10,7 @@ which is what metrics.task_bootstrap is given here.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import combinations
 from pathlib import Path
 from statistics import NormalDist
@@ -52,6 +52,37 @@ class PairedDiff(BaseModel):
     tasks_needed: int | None  # None: the observed difference is 0, no sample size would separate the agents
 
 
+class MeasureDiff(BaseModel):
+    """One separate measure (evalsuite.grading.measures), per-task means of A and B on the tasks both measured, their
+    difference A - B and its paired task-bootstrap interval. `verdict` says which is higher, not which is better:
+    fewer violations and less latency are the better side of theirs."""
+
+    model_config = ConfigDict(frozen=True)
+
+    measure: str
+    tasks: int
+    a: float
+    b: float
+    diff: float
+    low: float
+    high: float
+    verdict: Literal["A higher", "B higher", "not distinguishable at this sample size"]
+
+
+# per trial, as a number: each measure a comparison pairs per task (evalsuite.grading.measures says what they are);
+# "handoff right": handed off exactly where the task admits a handoff
+MEASURES: dict[str, Callable[[TrialRecord], float]] = {
+    "outcome": lambda r: float(r.measures.outcome),
+    "grounded": lambda r: float(r.measures.grounded),
+    "authority violations": lambda r: float(r.measures.authority_violations),
+    "handoff right": lambda r: float(r.measures.handed_off == r.measures.handoff_admissible),
+    "latency (s)": lambda r: r.seconds,
+    "tool calls": lambda r: float(r.measures.tool_calls),
+    "model calls": lambda r: float(len(r.usage.model_calls)) if r.usage else 0.0,
+    "tokens": lambda r: float(r.usage.tokens_in + r.usage.tokens_out) if r.usage else 0.0,
+}
+
+
 class Comparison(BaseModel):
     """A against B on the tasks both attempted, at pass^1 and pass^k; resamples and seed reproduce the intervals."""
 
@@ -64,6 +95,7 @@ class Comparison(BaseModel):
     seed: int
     pass_1: PairedDiff
     pass_k: PairedDiff
+    measures: list[MeasureDiff] = []  # empty when either side's trials were recorded without measures
     needed_method: str = NEEDED_METHOD
 
 
@@ -87,14 +119,45 @@ def release_of(records: Sequence[TrialRecord]) -> tuple[str, str, str]:
 
 
 def compare_records(records_a: Sequence[TrialRecord], agent_a: str, records_b: Sequence[TrialRecord], agent_b: str,
-                    k: int | None = None, resamples: int = 2000, seed: int = 0) -> Comparison:
-    """Compare agent_a in records_a with agent_b in records_b; both must be trials of one release."""
+                    k: int | None = None, resamples: int = 2000, seed: int = 0, variants: bool = False) -> Comparison:
+    """Compare agent_a in records_a with agent_b in records_b; both must be trials of one release, unless
+    `variants`: two releases of one suite's variants (a dossier customization applied to one), their tasks paired
+    by id, and the comparison names both."""
     rel_a, rel_b = release_of(records_a), release_of(records_b)
-    if rel_a != rel_b:
+    if rel_a != rel_b and not variants:
         raise CompareError(f"different releases: {agent_a} ran {rel_a[0]} {rel_a[1]} (task set {rel_a[2][:12]}), "
                            f"{agent_b} ran {rel_b[0]} {rel_b[1]} (task set {rel_b[2][:12]})")
     out = compare_counts(counts(records_a, agent_a), counts(records_b, agent_b), k, resamples, seed)
-    return Comparison(suite=rel_a[0], suite_version=rel_a[1], agent_a=agent_a, agent_b=agent_b, **out)
+    suite, version = ((rel_a[0], rel_a[1]) if rel_a == rel_b else
+                      (f"{rel_a[0]} (A) vs {rel_b[0]} (B)", f"{rel_a[1]} vs {rel_b[1]}"))
+    return Comparison(suite=suite, suite_version=version, agent_a=agent_a, agent_b=agent_b, **out,
+                      measures=measure_diffs(records_a, agent_a, records_b, agent_b, resamples, seed))
+
+
+def per_task(records: Sequence[TrialRecord], agent: str, value: Callable[[TrialRecord], float]) -> dict[str, float]:
+    """task_id -> the mean of one measure over the agent's measured trials of the task."""
+    sums: dict[str, list[float]] = {}
+    for r in records:
+        if r.agent == agent and r.measures is not None:
+            sums.setdefault(r.task_id, []).append(value(r))
+    return {t: sum(v) / len(v) for t, v in sums.items()}
+
+
+def measure_diffs(records_a: Sequence[TrialRecord], agent_a: str, records_b: Sequence[TrialRecord], agent_b: str,
+                  resamples: int = 2000, seed: int = 0) -> list[MeasureDiff]:
+    """Every measure, A against B, paired on the tasks both measured (none when they share no measured task)."""
+    out = []
+    for name, value in MEASURES.items():
+        a, b = per_task(records_a, agent_a, value), per_task(records_b, agent_b, value)
+        shared = sorted(set(a) & set(b))
+        if not shared:
+            return []
+        va, vb = np.array([a[t] for t in shared]), np.array([b[t] for t in shared])
+        ci = task_bootstrap(va - vb, resamples=resamples, seed=seed)
+        verdict = "A higher" if ci.low > 0 else "B higher" if ci.high < 0 else UNDECIDED
+        out.append(MeasureDiff(measure=name, tasks=len(shared), a=float(va.mean()), b=float(vb.mean()),
+                               diff=ci.mean, low=ci.low, high=ci.high, verdict=verdict))
+    return out
 
 
 def compare_counts(a: Mapping[str, tuple[int, int]], b: Mapping[str, tuple[int, int]], k: int | None = None,
@@ -179,7 +242,16 @@ def console_table(c: Comparison):
                   title=f"A = {c.agent_a} vs B = {c.agent_b} on {c.tasks} shared tasks of {c.suite} {c.suite_version}")
     for row in _metric_rows(c):
         table.add_row(*row)
-    return table
+    if not c.measures:
+        return table
+    from rich.console import Group
+
+    measures = Table("measure (per-task mean)", "A", "B", "A − B [95% paired]", "higher",
+                     title=f"Measures kept apart, on {c.measures[0].tasks} tasks both measured")
+    for m in c.measures:
+        measures.add_row(m.measure, f"{m.a:.3f}", f"{m.b:.3f}", interval_cell(m.diff, m.low, m.high),
+                         {"A higher": "A", "B higher": "B"}.get(m.verdict, "undecided"))
+    return Group(table, measures)
 
 
 def pick_agents(records_a: Sequence[TrialRecord], records_b: Sequence[TrialRecord] | None,
@@ -203,14 +275,15 @@ def pick_agents(records_a: Sequence[TrialRecord], records_b: Sequence[TrialRecor
 
 
 def compare_runs(run_a: Path, run_b: Path | None = None, agents: Sequence[str] = (), k: int | None = None,
-                 resamples: int = 2000, seed: int = 0) -> Comparison:
+                 resamples: int = 2000, seed: int = 0, variants: bool = False) -> Comparison:
     """`evalsuite compare`: two agents of two run folders (or both of one) on the tasks both ran. Agents that
     cannot be picked, or a k beyond the trials of a task, raise CompareError."""
     records_a = read_records(run_a)
     records_b = read_records(run_b) if run_b else None
     try:
         a, b = pick_agents(records_a, records_b, agents)
-        return compare_records(records_a, a, records_b or records_a, b, k=k, resamples=resamples, seed=seed)
+        return compare_records(records_a, a, records_b or records_a, b, k=k, resamples=resamples, seed=seed,
+                               variants=variants)
     except CompareError:
         raise
     except ValueError as exc:  # a k beyond the trials of a task

@@ -12,6 +12,7 @@ from pathlib import Path
 from evalsuite.core.markdown import md_table
 from evalsuite.scoring.bases import BasisRow
 from evalsuite.scoring.cost import money
+from evalsuite.scoring.measures import measure_cells, measures_table
 from evalsuite.scoring.metrics import KPoint
 from evalsuite.scoring.recorded import RecordedScore
 from evalsuite.scoring.scorecard import AgentScore, HumanScore, Scorecard
@@ -82,6 +83,10 @@ def console_table(card: Scorecard):
     if any(a.cost for a in card.agents):
         for label, cell in cost_cells().items():
             row(label, (cell(a) for a in card.agents), lambda h: "—")
+    if any(a.measures for a in card.agents):
+        for label in measure_cells(next(a.measures for a in card.agents if a.measures)):
+            row(label, (measure_cells(a.measures)[label] if a.measures else "—" for a in card.agents),
+                lambda h: "—")
     if h:
         row("time per task (median)", ("—" for _ in card.agents), lambda h: f"{h.median_seconds:.0f} s")
     return table
@@ -122,6 +127,9 @@ def _agent_section(a: AgentScore, min_tasks: int) -> list[str]:
                       str(a.tasks_with_infra_error)]]))
     lines += ["", "### pass^k and pass@k (95% task-bootstrap intervals)", ""]
     lines.append(md_table(["k", "pass^k", "pass@k"], _curve_rows(a.curve)))
+    if a.measures:
+        lines += ["", "### Measures kept apart (outcome, grounding, authority, handoff, latency, resources)", "",
+                  measures_table(a.measures)]
     lines += ["", "### By trigger type", ""]
     lines.append(md_table(["trigger", "tasks", "trials", "pass^1", f"pass^{len(a.curve)}"],
                     [[t.trigger_type, str(t.tasks), str(t.trials),

@@ -24,6 +24,7 @@ from evalsuite.core.records import TaskRecord
 from evalsuite.scoring.bases import POLICY as BASES_POLICY
 from evalsuite.scoring.bases import RewardBases, basis_scores
 from evalsuite.scoring.cost import AgentCost, agent_cost
+from evalsuite.scoring.measures import AgentMeasures, agent_measures
 from evalsuite.scoring.metrics import KPoint, slice_table, suite_pass_curve, wilson_interval
 from evalsuite.scoring.recorded import RecordedScore
 from evalsuite.scoring.security import SecurityScore, security_scores
@@ -85,6 +86,7 @@ class AgentScore(BaseModel):
     by_trigger: list[TriggerScore]
     slices: list[SliceRow]
     cost: AgentCost | None = None  # tokens, priced cost per trial and per success, latency (evalsuite.scoring.cost)
+    measures: AgentMeasures | None = None  # outcome, grounding, authority, handoff, latency, resources, kept apart
 
 
 class HumanScore(BaseModel):
@@ -144,6 +146,7 @@ def build_scorecard(records: Sequence[TrialRecord] | pd.DataFrame, tasks: list[T
     prices = prices or load_prices()
     for a, (_, group) in zip(agents, frame[~human].groupby("agent", sort=True)):
         a.cost = agent_cost(group, prices)
+        a.measures = agent_measures(group)
     return Scorecard(**run, bootstrap={"method": "task_bootstrap_percentile", "resamples": resamples, "seed": seed,
                                        "confidence": 0.95},
                      min_tasks_to_rank=min_tasks, policy={**POLICY, **({"humans": HUMAN_POLICY} if humans else {}),

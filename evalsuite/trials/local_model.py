@@ -1,11 +1,12 @@
 """A local OpenAI-compatible chat-completions endpoint that solves a release's tasks, for benchmarks and docs.
 
-A request whose first user message is a known task's trigger text is answered from that task's reference
-solution, one tool call per turn (the k-th assistant turn calls the k-th step), then the reference answer: a
-trial makes len(solution) + 1 requests. Any other conversation (Inspect AI's samples in the benchmark) gets the
-generic script: the first tool the request lists, `turns` times, then "done". Every answer reports usage
-(prompt tokens about the request's characters / 4, a fixed completion figure) and comes after a latency drawn
-from a seeded lognormal around `median_ms`.
+A request whose first user message is a known task's trigger text is answered from that task's reference solution,
+one tool call per turn (the k-th assistant turn calls the k-th step), then the reference answer: a trial makes
+len(solution) + 1 requests. Such a request asking for a `workflow_decision` (the non-adaptive model workflow,
+evalsuite.trials.agents.workflow) gets the decision the reference makes, in one answer. Any other conversation
+(Inspect AI's samples in the benchmark) gets the generic script: the first tool the request lists, `turns` times,
+then "done". Every answer reports usage (prompt tokens about the request's characters / 4, a fixed completion
+figure) and comes after a latency drawn from a seeded lognormal around `median_ms`.
 
 It listens on 127.0.0.1 only and answers `max_requests` completions; later requests get 503 (`request budget
 spent`) until the listener closes, then the connection is refused, and the process ends once the answered
@@ -78,6 +79,9 @@ class Script:
         """The assistant message answering this request."""
         messages = body.get("messages") or []
         task = self.by_trigger.get(_first_user_text(messages))
+        decisions = _decision_menu(body)
+        if task is not None and decisions:
+            return {"role": "assistant", "content": json.dumps(decide_as_reference(task, decisions))}
         if task is not None:
             calls, answer = task.solution_calls(), task.reference_answer or ""
         else:
@@ -89,6 +93,21 @@ class Script:
         return {"role": "assistant", "content": None, "tool_calls": [
             {"id": f"call_{done}", "type": "function",
              "function": {"name": call.tool, "arguments": json.dumps(call.arguments)}}]}
+
+
+def _decision_menu(body: dict[str, Any]) -> list[str]:
+    """The decisions a non-adaptive model workflow offers (evalsuite.trials.agents.workflow), or none."""
+    fmt = (body.get("response_format") or {}).get("json_schema") or {}
+    if fmt.get("name") != "workflow_decision":
+        return []
+    return list(((fmt.get("schema") or {}).get("properties") or {}).get("decision", {}).get("enum") or [])
+
+
+def decide_as_reference(task: TaskRecord, decisions: list[str]) -> dict[str, str]:
+    """The decision the task's reference makes: the first of its calls that is a listed decision (decisions are
+    named by the write tool they lead to); the first listed when none is. The note is the reference answer."""
+    made = next((c.tool for c in task.solution_calls() if c.tool in decisions), decisions[0])
+    return {"decision": made, "note": task.reference_answer or ""}
 
 
 def _first_user_text(messages: list[dict[str, Any]]) -> str:

@@ -54,12 +54,13 @@ class EngineSettings:
 
 
 def with_limits(agents: Sequence[str | AgentConfig], limits: TrialLimits | None) -> list[str | AgentConfig]:
-    """The agents, those that spend on a model or run as programs (openai, mcp) with these per-trial limits;
+    """The agents, those that spend on a model or run as programs (openai, mcp, model_workflow) with these per-trial
+    limits;
     baselines spend nothing and stay as named."""
     if limits is None:
         return list(agents)
     configs = [AgentConfig.parse(a) for a in agents]
-    return [c.model_copy(update={"limits": limits}) if c.kind in ("openai", "mcp") else a
+    return [c.model_copy(update={"limits": limits}) if c.kind in ("openai", "mcp", "model_workflow") else a
             for a, c in zip(agents, configs)]
 
 

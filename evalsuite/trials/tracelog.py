@@ -96,8 +96,12 @@ IDENTITY_COLUMNS = ["suite", "suite_version", "task_set_sha256", "seed_sha256", 
 USAGE_COLUMNS = ["model_calls", "tokens_in", "tokens_out", "usage"]
 # attack_succeeded: under attack (TaskRecord.attack), whether the attack's effect appeared; None without attack
 # bases: JSON of an imported benchmark's reward bases (TrialResult.bases, bases_summary), None without them
+# the trial's separate measures (evalsuite.grading.measures), missing on a trial recorded without them;
+# obligations_met is the measures' outcome, named apart from the trial's pass/fail outcome
+MEASURE_COLUMNS = ["obligations_met", "grounded", "authority_violations", "handed_off", "handoff_admissible",
+                   "tool_calls"]
 SUMMARY_COLUMNS = ["task_id", "agent", "trial", "outcome", "passed", "attack_succeeded", "seconds", *USAGE_COLUMNS,
-                   *IDENTITY_COLUMNS, "response_cache", "bases"]
+                   *IDENTITY_COLUMNS, "response_cache", "bases", *MEASURE_COLUMNS]
 
 
 @dataclass
@@ -248,9 +252,12 @@ def summary_frame(records: list[TrialRecord]) -> pd.DataFrame:
         row["response_cache"] = r.response_cache
         row["bases"] = json.dumps(bases_summary(r.bases), sort_keys=True) if r.bases else None
         row.update(_usage_columns(r))
+        row.update(_measure_columns(r))
         rows.append(row)
     frame = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
     frame = frame.astype({c: "Int64" for c in USAGE_COLUMNS[:3]})  # counts, missing where none reported
+    frame = frame.astype({c: "Int64" for c in ("authority_violations", "tool_calls")})
+    frame = frame.astype({c: "boolean" for c in ("obligations_met", "grounded", "handed_off", "handoff_admissible")})
     return frame.sort_values(["agent", "task_id", "trial"], kind="stable").reset_index(drop=True)
 
 
@@ -259,6 +266,14 @@ def _usage_columns(r: TrialRecord) -> dict:
         return {"model_calls": None, "tokens_in": None, "tokens_out": None, "usage": None}
     return {"model_calls": len(r.usage.model_calls), "tokens_in": r.usage.tokens_in, "tokens_out": r.usage.tokens_out,
             "usage": json.dumps({m: list(t) for m, t in r.usage.by_model().items()}, sort_keys=True)}
+
+
+def _measure_columns(r: TrialRecord) -> dict:
+    m = r.measures
+    if m is None:
+        return dict.fromkeys(MEASURE_COLUMNS)
+    return {"obligations_met": m.outcome, "grounded": m.grounded, "authority_violations": m.authority_violations,
+            "handed_off": m.handed_off, "handoff_admissible": m.handoff_admissible, "tool_calls": m.tool_calls}
 
 
 def write_summary(records: list[TrialRecord], path: Path) -> None:

@@ -15,6 +15,7 @@ from evalsuite.core.records import TaskRecord, TraceEvent, Usage
 from evalsuite.grading.bases import Bases, ajudge_trial, grade_bases, judge_trial
 from evalsuite.grading.grader import Verdict, grade_trial
 from evalsuite.grading.judge import Judgement
+from evalsuite.grading.measures import TrialMeasures, measure_trial
 from evalsuite.trials.agents.base import Agent, AgentEnv, AsyncAgent, BudgetExhausted
 from evalsuite.trials.attacks import attack_effect, place_attack
 from evalsuite.trials.users.dual import Sides, grade_sides, prepare
@@ -48,6 +49,7 @@ class TrialResult(BaseModel):
     exhausted: str | None = None  # budget_exhausted: which budget ran out (steps, a TrialLimits limit, wall time)
     # an imported benchmark's reward bases (TaskRecord.evaluation_criteria) and the reward they combine into
     bases: Bases | None = Field(None, exclude_if=lambda v: v is None)
+    measures: TrialMeasures | None = None  # outcome, grounding, authority, handoff kept apart (grading.measures)
 
 
 class TimedEnv(AgentEnv):
@@ -155,7 +157,9 @@ def _finish(started: _Started, message: str, exhausted: str | None = None,
         effect = attack_effect(env_world, task.attack, message)
         base = {**base, "attack_succeeded": effect.passed, "attack_verdict": effect}
     outcome = "budget_exhausted" if exhausted else ("pass" if passed else "fail")
+    measures = measure_trial(task, env_world.domain, verdict, env_world.trace, message, policy_text(task))
     return TrialResult(**base, outcome=outcome, passed=passed, verdict=verdict, trace=env_world.trace,
+                       measures=measures,
                        final_message=message, reset_sha256=started.world.seed_sha256, exhausted=exhausted,
                        seconds=time.perf_counter() - started.start, usage=_usage(started.sides.env))
 

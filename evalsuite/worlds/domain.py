@@ -158,6 +158,10 @@ class Domain:
     # source tables the domain's derivation reads that never become world tables (the resolved cases tasks are
     # derived from): a spec may name them under sources.tables besides the world's own tables
     case_tables: frozenset[str] = frozenset()
+    # domain checks that judge attempts on the trace (a refused refund), not the end state: the authority measure
+    # counts them apart from the outcome (evalsuite.grading.measures)
+    attempt_checks: frozenset[str] = frozenset()
+    handoff_tools: frozenset[str] = frozenset()  # tools that hand a case to a person (the handoff measure)
 
     def check(self, fn: DomainCheckFn) -> DomainCheckFn:
         """Register a domain check under its function name; a goal state names it in `domain_checks`."""

@@ -1,6 +1,7 @@
 """Paired comparison of two agents: the verdict, the paired interval, the tasks needed, refusals and the CLI."""
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -124,3 +125,34 @@ def test_the_scorecard_stage_compares_every_pair_and_the_leaderboard_marks_ties(
     # noop and adversary both fail every task: whichever is ranked second is tied with the other one
     assert ties["reference"] == "" and sorted([ties["noop"], ties["adversary"]]) in (
         ["", "≈ tied with adversary"], ["", "≈ tied with noop"])
+
+
+def test_each_measure_is_compared_with_its_paired_interval(run):
+    records = read_records(run[0])
+    c = compare_records(records, "reference", records, "noop", resamples=200)
+    by = {m.measure: m for m in c.measures}
+    assert list(by) == ["outcome", "grounded", "authority violations", "handoff right", "latency (s)", "tool calls",
+                        "model calls", "tokens"]
+    assert (by["outcome"].a, by["outcome"].b, by["outcome"].verdict) == (1.0, 0.0, "A higher")
+    assert by["tool calls"].verdict == "A higher" and by["tool calls"].b == 0.0
+    assert by["authority violations"].verdict == UNDECIDED and all(m.tasks == 49 for m in c.measures)
+
+
+def test_two_variants_of_a_suite_compare_only_when_asked(run):
+    records = read_records(run[0])
+    other = [r.model_copy(update={"suite": "ap_variant", "suite_version": "v2"}) for r in records if r.agent == "noop"]
+    with pytest.raises(CompareError, match="different releases"):
+        compare_records(records, "reference", other, "noop")
+    c = compare_records(records, "reference", other, "noop", resamples=200, variants=True)
+    assert c.suite == "ap_test (A) vs ap_variant (B)" and c.pass_1.verdict == "A better"
+
+
+def test_the_scorecard_shows_each_measure_beside_pass_k_with_its_trial_and_task_counts(run):
+    card = json.loads((run[0] / "scorecard.json").read_text())
+    measures = {a["agent"]: a["measures"] for a in card["agents"]}
+    ref, noop = measures["reference"], measures["noop"]
+    assert (ref["trials"], ref["tasks"], ref["outcome"]["holds"]) == (98, 49, 98)
+    assert (noop["outcome"]["holds"], noop["grounded"]["rate"], noop["tool_calls_per_trial"]) == (0, 1.0, 0.0)
+    assert "latency_median_seconds" not in ref  # wall times never repeat: shown, not stored
+    md = (run[0] / "scorecard.md").read_text()
+    assert "### Measures kept apart" in md and "| measured over | 98 trials, 49 tasks |" in md

@@ -9,7 +9,8 @@ from evalsuite.domains.contract_review import schema as s
 from evalsuite.domains.contract_review.memo import Args, Handoff, Issue, Memo
 from evalsuite.worlds.domain import Domain, ToolContext, ToolError, mapping_rows
 
-DOMAIN = Domain(name="contract_review", version="1.0.0", metadata=s.metadata)
+DOMAIN = Domain(name="contract_review", version="1.0.0", metadata=s.metadata,
+                handoff_tools=frozenset({"request_review"}))
 
 
 class ReviewArgs(Args):

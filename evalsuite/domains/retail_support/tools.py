@@ -24,7 +24,8 @@ from evalsuite.domains.retail_support.schema import metadata
 from evalsuite.domains.tau2_retail import DOMAIN as TAU2
 from evalsuite.worlds.domain import Domain, ToolContext, ToolError
 
-DOMAIN = Domain(name="retail_support", version="1.1.0", metadata=metadata)
+DOMAIN = Domain(name="retail_support", version="1.1.0", metadata=metadata, handoff_tools=frozenset({"handoff_case"}),
+                attempt_checks=frozenset({"no_refused_refund", "no_key_reused_with_other_parameters"}))
 # The inherited retail system: tau2's read tools and two of its writes, the very same functions.
 INHERITED_TOOLS = ("find_user_id_by_email", "find_user_id_by_name_zip", "get_user_details", "get_order_details",
                    "get_product_details", "get_item_details", "list_all_product_types", "calculate",

@@ -1,6 +1,8 @@
 """The baselines: the three acceptance needs (the reference, the no-op, the every-write adversary), the
 reference that obeys an attack (injected), which shows a task under attack can be lost, and the reference
-that never talks to the user (soloist), which shows what a task's dual control asks of an agent."""
+that never talks to the user (soloist), which shows what a task's dual control asks of an agent; and the domain's
+fixed workflow (workflow, evalsuite.trials.agents.workflow), the simpler alternative a model agent is measured
+against."""
 from __future__ import annotations
 
 from typing import Any
@@ -9,6 +11,7 @@ from pydantic import BaseModel
 
 from evalsuite.core.records import TaskRecord
 from evalsuite.trials.agents.base import AgentEnv
+from evalsuite.trials.agents.workflow import WorkflowAgent
 
 
 class ReferenceAgent:
@@ -112,4 +115,5 @@ def _default_for(annotation: Any) -> Any:
     return {str: "adversary", int: 1, float: 1.0}.get(annotation, "1")
 
 
-BASELINES = {a.name: a for a in (ReferenceAgent, NoOpAgent, AdversaryAgent, InjectedAgent, SoloistAgent)}
+BASELINES = {a.name: a for a in (ReferenceAgent, NoOpAgent, AdversaryAgent, InjectedAgent, SoloistAgent,
+                                 WorkflowAgent)}

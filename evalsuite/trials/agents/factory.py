@@ -7,7 +7,8 @@ from evalsuite.trials.agents.baselines import BASELINES
 
 def make_agent(agent: str | AgentConfig):
     """The agent a config describes (a name is parsed first, see AgentConfig.parse): a built-in baseline,
-    an OpenAI-compatible chat model (kind openai) or an external program acting over MCP (kind mcp, see
+    an OpenAI-compatible chat model (kind openai), the non-adaptive model workflow (kind model_workflow, see
+    evalsuite.trials.agents.workflow) or an external program acting over MCP (kind mcp, see
     evalsuite.trials.agents.mcp_agent). The agent is named by the config, the key of its records.
 
     An openai agent's base_url falls back to OPENAI_BASE_URL and its key comes from OPENAI_API_KEY, as the
@@ -23,7 +24,12 @@ def make_agent(agent: str | AgentConfig):
 
         return OpenAIAgent(name=config.name, model=config.model, base_url=config.base_url,
                            temperature=config.temperature)
+    if config.kind == "model_workflow":
+        from evalsuite.trials.agents.workflow import ModelWorkflowAgent
+
+        return ModelWorkflowAgent(name=config.name, model=config.model, base_url=config.base_url,
+                                  temperature=config.temperature)
     if config.name not in BASELINES:
         raise KeyError(f"unknown agent {config.name!r}; built-in agents: {', '.join(sorted(BASELINES))}, "
-                       "openai:MODEL or mcp:COMMAND")
+                       "openai:MODEL, workflow:MODEL or mcp:COMMAND")
     return BASELINES[config.name]()

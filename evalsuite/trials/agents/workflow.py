@@ -1,0 +1,98 @@
+"""The agents that do not choose their tools, beside the tool-using one, under one protocol (the environment-design
+guide: "a simpler workflow, a non-adaptive model workflow and a tool-using agent"):
+
+- `workflow`: the domain's fixed workflow (its WORKFLOW: gather, decide, act), rules and no model;
+- `workflow:MODEL` (kind model_workflow): the same fixed reads, then one model call that picks the decision from
+  the domain's fixed menu (DECISIONS), then the same fixed actions; the closing message is the model's note, or
+  the workflow's own when the model gives none.
+
+Both see what an untrusted agent may: the trigger, the policy text and what the tools return, never the goal state
+or the reference. A domain without a WORKFLOW has no such agents (a one-line error naming it).
+"""
+from __future__ import annotations
+
+import importlib
+import json
+from types import ModuleType
+from typing import Any
+
+from evalsuite.core.records import TaskRecord, Usage
+from evalsuite.trials.agents.base import AgentEnv
+from evalsuite.trials.agents.endpoint import current_endpoint
+from evalsuite.trials.agents.model_client import client_for, close_clients, resolve
+from evalsuite.worlds.registry import KNOWN
+
+SCHEMA = "workflow_decision"  # the response format's name: the local model answers such a request with a decision
+PROMPT = ("You decide one support case under the policy below. The records were read for you; you cannot call "
+          "tools. Answer with JSON: decision (one of the listed decisions) and note (a short closing note to the "
+          "customer stating the decision and only figures found in the records).\n\nDecisions:\n{decisions}\n\n"
+          "Policy {doc} {version}:\n{policy}")
+
+
+def workflow_of(domain: str) -> ModuleType:
+    """The domain's fixed workflow module (its package's WORKFLOW)."""
+    found = getattr(importlib.import_module(KNOWN[domain]), "WORKFLOW", None) if domain in KNOWN else None
+    if found is None:
+        raise KeyError(f"domain {domain!r} has no fixed workflow (WORKFLOW); the workflow agents run only where "
+                       "one is written")
+    return found
+
+
+class WorkflowAgent:
+    """The simpler alternative: the domain's fixed reads, rules and actions."""
+
+    name = "workflow"
+
+    def run(self, task: TaskRecord, env: AgentEnv) -> str:
+        wf = workflow_of(task.domain)
+        facts = wf.gather(task.trigger, env)
+        return wf.act(wf.decide(facts), facts, env)
+
+
+def response_format(decisions: dict[str, str]) -> dict[str, Any]:
+    return {"type": "json_schema", "json_schema": {"name": SCHEMA, "strict": True, "schema": {
+        "type": "object", "additionalProperties": False, "required": ["decision", "note"],
+        "properties": {"decision": {"type": "string", "enum": list(decisions)}, "note": {"type": "string"}}}}}
+
+
+def parse_decision(content: str | None, decisions: dict[str, str]) -> tuple[str, str]:
+    """(decision, note) from the model's answer; an answer that names no listed decision raises ValueError: no
+    decision is assumed for it, and the trial records the agent's failure."""
+    try:
+        body = json.loads(content or "")
+        decision, note = body["decision"], str(body.get("note") or "")
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise ValueError(f"the model's answer is not a decision: {content!r}") from exc
+    if decision not in decisions:
+        raise ValueError(f"the model chose {decision!r}, not one of {', '.join(decisions)}")
+    return decision, note
+
+
+class ModelWorkflowAgent:
+    """Fixed reads, one model call for the decision, fixed actions: a model that never chooses a tool."""
+
+    max_in_flight = 32
+
+    def __init__(self, name: str, model: str, base_url: str | None = None, api_key: str | None = None,
+                 temperature: float = 0.0):
+        self.name, self.model, self.temperature = name, model, temperature
+        self.endpoint = resolve(current_endpoint(), base_url, api_key)
+
+    async def arun(self, task: TaskRecord, env: AgentEnv) -> str:
+        env.usage = Usage()
+        wf = workflow_of(task.domain)
+        facts = wf.gather(task.trigger, env)
+        system = PROMPT.format(decisions="\n".join(f"- {k}: {v}" for k, v in wf.DECISIONS.items()),
+                               doc=task.policy.doc, version=task.policy.version, policy=env.policy_text)
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": task.trigger.text},
+                    {"role": "user", "content": "Records:\n" + json.dumps(facts, default=str, sort_keys=True)}]
+        env.before_model_call()
+        response = await client_for(self.endpoint).complete(
+            env.usage, model=self.model, messages=messages, temperature=self.temperature,
+            response_format=response_format(wf.DECISIONS))
+        decision, note = parse_decision(response.choices[0].message.content, wf.DECISIONS)
+        closing = wf.act(decision, facts, env)
+        return note or closing
+
+    async def aclose(self) -> None:
+        await close_clients(self.endpoint)
