@@ -104,7 +104,9 @@ def test_tasks(tasks, imported):
     assert (t.domain, t.category, t.trigger.type) == ("tau2_airline", "cancel+modify_flights", "conversation")
     assert t.trigger.text.startswith("You want to cancel your upcoming flights")
     assert [o.value for o in t.goal_state.required_outputs] == ["1628"]
-    assert any(a.startswith("NL assertion (not in tau2's reward basis") for a in t.goal_state.annotations)
+    crit = t.evaluation_criteria  # the original's criteria kept: NL assertions it writes but does not count
+    assert crit.reward_basis == ["DB", "COMMUNICATE"] and crit.nl_assertions and crit.judge is None
+    assert crit.communicate_info == ["1628"] and len(crit.actions) == len(t.solution_calls())
     assert "tau2 reward_basis: DB, COMMUNICATE" in t.goal_state.annotations
     assert any("by name only (compare_args [])" in a for a in tasks["13"].goal_state.annotations)
     assert sum(len(task.solution_calls()) for task in tasks.values()) == 142
