@@ -21,6 +21,7 @@ import json
 import math
 import os
 import random
+import signal
 import socket
 import subprocess
 import sys
@@ -245,6 +246,9 @@ def _main(folder: str) -> None:
     settings = LocalModelSettings.model_validate_json((Path(folder) / "settings.json").read_text())
     path = Path(folder) / "tasks.jsonl"
     tasks = read_tasks(path) if path.is_file() else []
+    # An ignored SIGTERM survives exec (a parent that ignores it passes that on); the SIGTERM that ends
+    # serve_local_model's context may come before uvicorn installs its handler, and must stop us then too.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     sock = loopback_listener(0)
     print(f"port {sock.getsockname()[1]}", flush=True)
     serve(tasks, settings, sock)

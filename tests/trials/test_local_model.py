@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import statistics
 import subprocess
@@ -155,3 +156,15 @@ def test_the_cli_serves_a_release_until_its_budget_is_spent(ap, tmp_path):
         if proc.poll() is None:
             proc.kill()
         proc.stdout.close()
+
+
+def test_it_stops_when_asked_even_if_its_parent_ignores_sigterm(ap):
+    """An ignored SIGTERM is inherited across exec (a test runner or a worker may ignore it); the endpoint must
+    still stop on the SIGTERM that ends its context, even one sent before its server installed its handlers."""
+    before = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        with serve_local_model(ap.tasks, max_requests=1, median_ms=0) as url:
+            port = _port(url)
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    assert _stopped(port)
