@@ -32,3 +32,10 @@ def get_user_domain(name: str) -> Domain | None:
     """The user-side domain of a dual-control domain package (its module-level USER_DOMAIN: the tables and
     tools on the user's own device), or None where only the agent acts."""
     return getattr(importlib.import_module(KNOWN[name]), "USER_DOMAIN", None) if name in KNOWN else None
+
+
+def get_link(name: str):
+    """The link step of a dual-control domain package (its module-level LINK: `link(agent_ctx, user_ctx)`, run
+    after every successful call on either world, e.g. τ²-bench telecom's sync of the line's state onto the
+    phone), or None."""
+    return getattr(importlib.import_module(KNOWN[name]), "LINK", None) if name in KNOWN else None
