@@ -44,7 +44,17 @@ def initialize(init: Initialization | None, agent: TrialWorld,
     and return each world's baseline (None when the task has no initialization)."""
     if init is None:
         return None, None
-    for i, call in enumerate(init.calls):
+    apply_calls(init.calls, agent, device)
+    _verify("agent", agent, init.sha256)
+    if device is not None and init.user_sha256 is not None:
+        _verify("user-side", device, init.user_sha256)
+    return baseline(agent), baseline(device) if device is not None else None
+
+
+def apply_calls(calls: list[ToolCall], agent: TrialWorld, device: TrialWorld | None) -> None:
+    """Run initialization calls, each on its side's world and followed by the link step (no hash checked: what an
+    importer runs to learn the hashes it records)."""
+    for i, call in enumerate(calls):
         world = device if call.actor == "user" else agent
         if world is None:
             raise InitializationError(f"initialization.calls.{i}: {call.tool} is the user's, but the domain "
@@ -52,10 +62,6 @@ def initialize(init: Initialization | None, agent: TrialWorld,
         _run(world, call, i)
         if world.after_ok is not None:
             world.after_ok()
-    _verify("agent", agent, init.sha256)
-    if device is not None and init.user_sha256 is not None:
-        _verify("user-side", device, init.user_sha256)
-    return baseline(agent), baseline(device) if device is not None else None
 
 
 def baseline(trial: TrialWorld) -> Baseline:
