@@ -401,6 +401,9 @@ class TaskRecord(Record):
     attack: Attack | None = None  # an injection task placed in the world's untrusted text
     evaluation_criteria: EvaluationCriteria | None = None  # an imported benchmark's own reward bases
     initialization: Initialization | None = None  # set-up after the reset, before the agent acts
+    # the policy the agent works under in another trial mode (τ²-bench telecom's solo policy for no_user): the same
+    # clause ids as `policy` wherever the goal state cites one
+    mode_policies: dict[Literal["no_user", "oracle_plan"], Policy] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _consistent(self) -> TaskRecord:
@@ -415,6 +418,11 @@ class TaskRecord(Record):
             if a.clause not in clauses:
                 raise ValueError(f"goal_state.user_assertions.{i}.clause: {a.clause!r} is not a clause of policy "
                                  f"{self.policy.doc} {self.policy.version}")
+        for mode, policy in self.mode_policies.items():
+            missing = sorted(self._cited() - policy.clause_ids)
+            if missing:
+                raise ValueError(f"mode_policies.{mode}: the goal state cites {missing[:3]}, not clauses of policy "
+                                 f"{policy.doc} {policy.version}")
         for field in ("domain_checks", "user_checks"):
             for i, c in enumerate(getattr(self.goal_state, field)):
                 if c.clause not in clauses:
@@ -425,6 +433,10 @@ class TaskRecord(Record):
         if self.trigger.type == "conversation" and self.user_scenario is None:
             raise ValueError("user_scenario: required for a conversation trigger")
         return self
+
+    def _cited(self) -> set[str]:
+        g = self.goal_state
+        return {c.clause for c in [*g.assertions, *g.user_assertions, *g.domain_checks, *g.user_checks]}
 
     @property
     def forbidden(self) -> set[str]:

@@ -48,13 +48,15 @@ class ModeComparison(BaseModel):
 
 
 def with_mode(tasks: Sequence[TaskRecord], mode: str) -> list[TaskRecord]:
-    """The same tasks under another trial mode (default is stored as unset, as tasks written before modes).
+    """The same tasks under another trial mode (default is stored as unset, as tasks written before modes), each
+    under its policy for that mode where it has one (TaskRecord.mode_policies).
 
     They are another task set: the release's task-set stamp is cleared, and they run under mode_identity."""
     if mode not in MODES:
         raise ValueError(f"trial mode {mode!r}: expected one of {', '.join(MODES)}")
     value = None if mode == "default" else mode
     return [t.model_copy(update={"trial_protocol": t.trial_protocol.model_copy(update={"mode": value}),
+                                 "policy": t.mode_policies.get(mode, t.policy),
                                  "suite": t.suite.model_copy(update={"task_set_sha256": None})}) for t in tasks]
 
 

@@ -90,3 +90,15 @@ def test_the_command_line_runs_a_release_in_each_mode_and_puts_them_side_by_side
     assert twice.exit_code == 2 and "one run folder per mode" in twice.output
     bad = cli.invoke(app, ["run", str(release), "--agent", "reference", "--mode", "solo"])
     assert bad.exit_code == 2 and "--mode" in bad.output
+
+
+def test_a_mode_with_its_own_policy_runs_under_it_and_a_policy_missing_a_cited_clause_is_refused(runs):
+    task = runs[0][0]
+    solo = task.policy.model_copy(update={"doc": "solo_policy", "version": "2"})
+    task = task.model_copy(update={"mode_policies": {"no_user": solo}})
+    assert with_mode([task], "no_user")[0].policy == solo
+    assert with_mode([task], "oracle_plan")[0].policy == task.policy  # no policy of its own: the task's
+    cited = task.goal_state.assertions[0].clause
+    bare = solo.model_copy(update={"clauses": [c for c in solo.clauses if c.id != cited]})
+    with pytest.raises(ValueError, match=rf"mode_policies.no_user: the goal state cites \['{cited}'\]"):
+        type(task).model_validate({**task.model_dump(), "mode_policies": {"no_user": bare.model_dump()}})
