@@ -6,7 +6,7 @@ from typing import Any, Protocol
 
 from evalsuite.core.identity import TrialLimits
 from evalsuite.core.prices import PriceTable
-from evalsuite.core.records import TaskRecord, TraceEvent, Usage
+from evalsuite.core.records import TaskRecord, ToolCall, TraceEvent, Usage
 from evalsuite.trials.budget import over_limit
 from evalsuite.worlds.trial_world import TrialWorld
 
@@ -84,3 +84,13 @@ class AsyncAgent(Protocol):
 def is_async(agent: Agent | AsyncAgent) -> bool:
     """Whether the agent's trials go to the trial engine (it has `async def arun`) rather than run one at a time."""
     return inspect.iscoroutinefunction(getattr(agent, "arun", None))
+
+
+def call_text(call: ToolCall) -> str:
+    """A call as τ²-bench's oracle plan writes one: `name(k=v, …)`, values in Python text form without quotes."""
+    return f"{call.tool}({', '.join(f'{k}={v}' for k, v in call.arguments.items())})"
+
+
+def step_request(call: ToolCall) -> str:
+    """What the reference says to ask the user for a step on their device, the call's arguments named."""
+    return f"Please {call.tool.replace('_', ' ')} on your phone" + (f": {call_text(call)}." if call.arguments else ".")

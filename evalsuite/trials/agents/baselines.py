@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from evalsuite.core.records import TaskRecord
-from evalsuite.trials.agents.base import AgentEnv
+from evalsuite.trials.agents.base import AgentEnv, step_request
 from evalsuite.trials.agents.workflow import WorkflowAgent
 
 
@@ -25,7 +25,7 @@ class ReferenceAgent:
             env.user.reply()  # greet; the user states their problem (only where a step needs the user at all)
         for call in calls:
             if call.actor == "user" and env.user is not None:  # dual control: a step on the user's device is asked for
-                env.user.reply(f"Please {call.tool.replace('_', ' ')} on your phone.")
+                env.user.reply(step_request(call))
             else:
                 env.call(call.tool, call.arguments)
         return task.reference_answer or ""

@@ -21,7 +21,7 @@ import json
 from typing import Any
 
 from evalsuite.core.records import TaskRecord, TraceEvent, Usage
-from evalsuite.trials.agents.base import AgentEnv
+from evalsuite.trials.agents.base import AgentEnv, call_text
 from evalsuite.trials.agents.endpoint import current_endpoint
 from evalsuite.trials.agents.model_client import ModelClient, client_for, close_clients, resolve
 
@@ -90,12 +90,12 @@ class OpenAIAgent:
 
 
 def _plan_text(plan: list | None) -> str:
-    """Oracle-plan mode: the required tool-call sequence, steps on the user's device marked as the user's."""
+    """Oracle-plan mode: the required tool-call sequence as τ²-bench words it, the user's steps as the user's."""
     if not plan:
         return ""
-    steps = [f"{i}. {'ask the user to run' if c.actor == 'user' else 'call'} {c.tool} {json.dumps(c.arguments)}"
-             for i, c in enumerate(plan, start=1)]
-    return "\n\nRequired steps, in order:\n" + "\n".join(steps)
+    steps = [f"[Step {i}] " + ("Instruct the user to perform" if c.actor == "user" else "Perform")
+             + f" the following action: {call_text(c)}." for i, c in enumerate(plan, start=1)]
+    return "\n\nResolution steps, in order:\n" + "\n".join(steps)
 
 
 def _observe(env: AgentEnv, call) -> str:
