@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from pydantic import BaseModel, model_serializer
+from pydantic import BaseModel, Field, model_serializer
 
 from evalsuite.audit.reviews import ReviewEntry, by_task, review_state
 from evalsuite.core.markdown import md_table
@@ -61,6 +61,8 @@ class TaskAudit(BaseModel):
 class AcceptanceReport(BaseModel):
     tasks: list[TaskAudit]
     summary: dict[str, int | float | bool]
+    # tasks and accepted tasks per sampling stratum (Provenance.stratum), for composed suites; empty otherwise
+    strata: list[dict[str, str | int]] = Field(default_factory=list, exclude_if=lambda v: not v)
 
     @property
     def accepted_ids(self) -> list[str]:
@@ -296,7 +298,25 @@ def run_acceptance(tasks: list[TaskRecord], settings: Acceptance, runner: Runner
         summary.update({"fault_plan_conditions": len(main) - total, "alternatives_and_controls": len(extra),
                         "alternatives_failing": sum(len(a.alternatives_failing) for a in audits),
                         "controls_passing": sum(len(a.controls_passing) for a in audits)})
-    return AcceptanceReport(tasks=audits, summary=summary)
+    return AcceptanceReport(tasks=audits, summary=summary, strata=strata(tasks, audits))
+
+
+def strata(tasks: Sequence[TaskRecord], audits: Sequence[TaskAudit]) -> list[dict[str, str | int]]:
+    """Per sampling stratum (the tasks' Provenance.stratum, in sorted order): its keys, tasks and accepted."""
+    quarantined = {a.task_id for a in audits if a.quarantined}
+    counts: dict[tuple, list[int]] = {}
+    for t in tasks:
+        if t.provenance.stratum is not None:
+            n = counts.setdefault(tuple(t.provenance.stratum.items()), [0, 0])
+            n[0] += 1
+            n[1] += t.task_id not in quarantined
+    return [{**dict(key), "tasks": n, "accepted": ok} for key, (n, ok) in sorted(counts.items(), key=repr)]
+
+
+def strata_table(rows: Sequence[Mapping[str, str | int]]) -> str:
+    """The strata as a Markdown table (columns: the stratum's keys, then tasks and accepted)."""
+    head = list(rows[0]) if rows else []
+    return md_table(head, [[r[h] for h in head] for r in rows])
 
 
 def audit_markdown(report: AcceptanceReport, title: str) -> str:
@@ -313,6 +333,9 @@ def audit_markdown(report: AcceptanceReport, title: str) -> str:
                   f"task's trial protocol), out of {s['reference_trials']}.", "",
                   md_table(["task", "condition", "reference passes"],
                            [[t.task_id, plan or "unfaulted", n] for t in faulted for plan, n in t.fault_plans.items()])]
+    if report.strata:
+        lines += ["", "## Strata", "", "Tasks and accepted tasks per sampling stratum.", "",
+                  strata_table(report.strata)]
     quarantined = [t for t in report.tasks if t.quarantined]
     if quarantined:
         lines += ["", "## Quarantined tasks", "",

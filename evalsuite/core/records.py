@@ -362,6 +362,9 @@ class Provenance(Record):
     license_ref: str
     deidentification: Deidentification | None = None
     case_resolved_on: dt.date | None = None
+    # the stratum a composed task was sampled from (intent, number of subtasks, persona): the acceptance report
+    # counts accepted tasks per stratum
+    stratum: dict[str, str | int] | None = None
 
 
 class Review(Record):

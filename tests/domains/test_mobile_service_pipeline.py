@@ -49,11 +49,18 @@ def test_the_suite_builds_through_dagster_with_generation_upstream(tmp_path):
         assert meta["sampled"].value == 12
         assert meta["verified"].value + meta["dropped"].value == meta["composites"].value
         assert "| mms_issue | 2 | hard |" in meta["strata"].value
+        accepted = instance.get_latest_materialization_event(graph.key("acceptance_results"))
+        # the acceptance report counts tasks and accepted tasks per stratum, as the audit page shows them
+        assert "| intent | subtasks | persona | tasks | accepted |" in accepted.asset_materialization.metadata[
+            "strata"].value
     manifest = json.loads((Path(out.release) / "manifest.json").read_text())
     assert manifest["n_tasks"] == 12 and manifest["acceptance"]["releasable"]
     # what `evalsuite audit` adds for the simulated users, on the tasks just built
     body: dict = {}
     paths = Paths(load_spec(spec), tmp_path / "home")
+    audit = json.loads(paths.audit.read_text())
+    assert sum(s["tasks"] for s in audit["strata"]) == 12 and sum(s["accepted"] for s in audit["strata"]) == 12
+    assert "## Strata" in (paths.acceptance / "audit.md").read_text()
     section = users_section(World(get_domain("mobile_service"), paths.world), tasks_on_disk(paths), body)
     assert body["user_simulator"]["scripted_ok"] and len(body["user_simulator"]["scripted"]) == 12
     assert "never revealed a withheld value and never acted unasked: yes" in section

@@ -208,6 +208,7 @@ def _task(k: int, c: Composite, persona: str, policy: Policy, prices: Mapping[st
                                            final_message=answer)] if len(agent_only) < len(solution) else [],
         trial_protocol=protocol,
         provenance=Provenance(source_record=f"composite {c.name} persona {persona}",
+                              stratum={"intent": c.intent, "subtasks": len(c.parts), "persona": persona},
                               outcome_verified_by="evalsuite.tasks.composition.verify", license_ref=license_ref))
 
 

@@ -5,7 +5,14 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from evalsuite.audit.acceptance import TASK_GATES, AcceptanceReport, Runner, audit_markdown, run_acceptance
+from evalsuite.audit.acceptance import (
+    TASK_GATES,
+    AcceptanceReport,
+    Runner,
+    audit_markdown,
+    run_acceptance,
+    strata_table,
+)
 from evalsuite.audit.reviews import LEDGER_NAME, Ledger, ReviewEntry, ReviewError, review_counts, review_state
 from evalsuite.core.hashing import file_sha256
 from evalsuite.core.identity import RunIdentity
@@ -99,6 +106,7 @@ def run(spec: SuiteSpec, paths: Paths, runner: Runner | None = None) -> StageOut
         "gates": md_table(["gate", "tasks failing"], [[g, len(report.gate(g))] for g in TASK_GATES]),
         "quarantined_tasks": quarantine_table([(t.task_id, t.reasons) for t in report.tasks if t.quarantined]),
         "audit": paths.acceptance / "audit.md",
+        **({"strata": strata_table(report.strata)} if report.strata else {}),
         **fault_plan_metadata(report)})
 
 
