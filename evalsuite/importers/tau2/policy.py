@@ -64,6 +64,26 @@ def versioned_policy(policy_md: str, doc: str, version: str, effective_from: dt.
     return "\n".join(out).rstrip("\n") + "\n"
 
 
+def combined(main_md: str, tech_md: str, tech_title: str) -> str:
+    """τ²-bench telecom's agent policy (its main policy, then its technical-support document) as one policy.md:
+    the main policy as it is; each top-level heading of the second becomes a section "<tech_title>: <heading>", its
+    sections subsections, and a deeper one a subsection titled "<section> / <sub>", so every heading survives."""
+    out, section = [main_md.rstrip("\n"), ""], ""
+    for line in tech_md.splitlines():
+        m = _HEADING.match(line)
+        level = len(m.group(1)) if m else 0
+        if level == 1:
+            out.append(f"## {tech_title}: {m.group(2)}")
+        elif level == 2:
+            section = m.group(2)
+            out.append(f"### {section}")
+        elif level == 3:
+            out.append(f"### {section} / {m.group(2)}")
+        else:
+            out.append(line)
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
 def clause_ids(policy_md: str) -> dict[str, str]:
     """Clause title -> clause id."""
     return {title: f"{PREFIX}-{n}" for n, title in enumerate(clause_titles(policy_md), 1)}
