@@ -34,7 +34,7 @@ from evalsuite.worlds.registry import get_domain, get_user_domain
 
 MIN_TASKS_TO_RANK = 30
 TRIGGER_TYPES = ("queue_item", "conversation")
-SLICES = ("split", "trigger_type", "category", "required_actions", "policy_version")
+SLICES = ("split", "trigger_type", "category", "required_actions", "policy_version", "persona")
 RUN_IDENTITY = ["suite", "suite_version", "task_set_sha256", "seed_sha256", "environment_image",
                 "tool_schemas_sha256", "simulator", "run_seed"]
 OUTCOMES = ("pass", "fail", "budget_exhausted", "infra_error")
@@ -208,7 +208,8 @@ def sample_plan(tasks: list[TaskRecord], n: int, seed: int = 0) -> list[TaskReco
 def task_attributes(tasks: list[TaskRecord]) -> pd.DataFrame:
     """One row per task with the columns scorecards slice by."""
     rows = [{"task_id": t.task_id, "split": t.split, "trigger_type": t.trigger.type, "category": t.category,
-             "required_actions": required_actions(t), "policy_version": t.policy.version} for t in tasks]
+             "required_actions": required_actions(t), "policy_version": t.policy.version,
+             "persona": (t.provenance.stratum or {}).get("persona")} for t in tasks]
     frame = pd.DataFrame(rows, columns=["task_id", *SLICES])
     frame["required_actions"] = frame["required_actions"].astype("Int64")
     return frame
@@ -258,7 +259,8 @@ def _agent_score(agent: str, group: pd.DataFrame, attrs: pd.DataFrame, resamples
         tasks_with_infra_error=int(rows["infra"].sum()), tasks_with_budget_exhausted=int(rows["budget"].sum()),
         curve=_curve(rows, resamples, seed),
         by_trigger=[_trigger(rows, t, resamples, seed) for t in TRIGGER_TYPES],
-        slices=[SliceRow(**_plain(r)) for by in SLICES
+        # a slice no task has a value of (persona: composed tasks' sampling stratum) is left out
+        slices=[SliceRow(**_plain(r)) for by in SLICES if rows[by].notna().any()
                 for r in slice_table(rows, by, min_tasks, resamples, seed).to_dict("records")],
     )
 

@@ -1,6 +1,8 @@
 """The three trial modes side by side on the same tasks, and every scorecard naming its mode."""
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
 from evalsuite.core.identity import RunIdentity
@@ -59,6 +61,9 @@ def test_every_scorecard_shows_its_mode(runs):
     tasks, records = out["oracle_plan"]
     card = build_scorecard(records, tasks, None, resamples=50)
     assert card.modes == ["oracle_plan"] and "- trial mode: oracle_plan" in scorecard_markdown(card)
+    # composed tasks are sliced by the persona of their sampling stratum, each value with its task count
+    personas = {r.value: r.tasks for r in card.agents[0].slices if r.slice == "persona"}
+    assert personas == dict(Counter(t.provenance.stratum["persona"] for t in tasks))
 
 
 def test_the_command_line_runs_a_release_in_each_mode_and_puts_them_side_by_side(tmp_path):

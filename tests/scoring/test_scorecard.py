@@ -77,8 +77,8 @@ def test_slices_have_task_counts_and_flag_slices_under_30_tasks(card, release):
     }
     for agent in card["agents"]:
         rows = agent["slices"]
-        assert {r["slice"] for r in rows} == set(SLICES)
-        for by in SLICES:
+        assert {r["slice"] for r in rows} == set(SLICES) - {"persona"}  # no task of this suite was sampled by persona
+        for by in set(SLICES) - {"persona"}:
             assert {r["value"]: r["tasks"] for r in rows if r["slice"] == by} == dict(expected[by])
         assert all(r["too_small_to_rank"] == (r["tasks"] < 30) for r in rows)
         flags = {r["too_small_to_rank"] for r in rows}
