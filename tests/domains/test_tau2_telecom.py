@@ -247,6 +247,23 @@ def test_refuel_charges_the_draft_bill_and_reads_back(pair):
     assert json.loads(tool_message(agent.call("get_data_usage", L2)))["data_refueling_gb"] == "2.0"
 
 
+def test_refuel_without_a_draft_bill_opens_next_months(pair):
+    agent, phone = pair  # C1002's bills are Paid and Overdue; L1004's plan P1003 charges $0.1/GB
+    charge = 0.3 * 0.1  # unrounded (§6.12): Python's float text, 0.030000000000000002
+    got = json.loads(tool_message(agent.call("refuel_data", {"customer_id": "C1002", "line_id": "L1004",
+                                                             "gb_amount": 0.3})))
+    assert got == {"message": "Successfully added 0.3 GB of data for line L1004 for $0.03",
+                   "new_data_refueling_gb": "0.3", "charge": str(charge)}
+    customer = json.loads(tool_message(agent.call("get_customer_by_id", {"customer_id": "C1002"})))
+    assert customer["bill_ids"][:2] == ["B1004", "B1005"] and re.fullmatch(r"B[0-9a-fA-F]{8}", customer["bill_ids"][2])
+    bill = json.loads(tool_message(agent.call("get_details_by_id", {"id": customer["bill_ids"][2]})))
+    assert bill == {"bill_id": customer["bill_ids"][2], "customer_id": "C1002", "period_start": "2025-03-01",
+                    "period_end": "2025-03-31", "issue_date": "2025-03-01", "total_due": charge,
+                    "due_date": "2025-03-15", "line_items": [{"description": "Data refueling: 0.3 GB at $0.1/GB",
+                                                              "amount": charge, "date": "2025-02-25",
+                                                              "item_type": "Charge"}], "status": "Draft"}
+
+
 def bar(message: str, status_bar: str = START_BAR) -> str:
     return f"{message}\nStatus Bar: {status_bar}"
 
