@@ -40,9 +40,9 @@ class AssertionResult:
 @dataclass(frozen=True)
 class TaskRun:
     task_id: str
-    init_hashes: tuple[str, str]  # (agent DB, user DB) after the initialization actions
+    init_hashes: tuple[str, str] | None  # (agent DB, user DB) after the initialization actions; None: not asked
     gold: list[TraceEvent]  # the gold actions' calls, in order
-    end_hashes: tuple[str, str]
+    end_hashes: tuple[str, str] | None
     assertions: list[AssertionResult]
 
     @property
@@ -110,12 +110,14 @@ def assess(agent: TrialWorld, user: TrialWorld, assertions: Sequence[Mapping[str
     return out
 
 
-def run_task(agent: TrialWorld, user: TrialWorld, task: Mapping[str, Any], gold: bool = True) -> TaskRun:
+def run_task(agent: TrialWorld, user: TrialWorld, task: Mapping[str, Any], gold: bool = True,
+             hashes: bool = True) -> TaskRun:
     """The whole task on freshly reset, connected worlds: initialization, the gold actions live (none when `gold`
-    is False: the empty trajectory), then the env assertions."""
+    is False: the empty trajectory), then the env assertions; tau2's hashes unless `hashes` is False (then None:
+    a hash is a full dump of both worlds, much of a task's cost)."""
     initialize(agent, user, task["initial_state"]["initialization_actions"])
-    init_hashes = TAU2_HASH.both(agent, user)
+    init_hashes = TAU2_HASH.both(agent, user) if hashes else None
     criteria = task["evaluation_criteria"]
     events = play(agent, user, criteria["actions"]) if gold else []
-    return TaskRun(task["id"], init_hashes, events, TAU2_HASH.both(agent, user), assess(agent, user,
-                                                                                         criteria["env_assertions"]))
+    end_hashes = TAU2_HASH.both(agent, user) if hashes else None
+    return TaskRun(task["id"], init_hashes, events, end_hashes, assess(agent, user, criteria["env_assertions"]))
