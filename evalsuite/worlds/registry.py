@@ -8,7 +8,7 @@ from evalsuite.worlds.domain import Domain
 KNOWN = {"ap_exceptions": "evalsuite.domains.ap_exceptions",
          "contract_review": "evalsuite.domains.contract_review",
          "agentdojo_banking": "evalsuite.domains.agentdojo_banking", "tau2_retail": "evalsuite.domains.tau2_retail",
-         "tau2_airline": "evalsuite.domains.tau2_airline",
+         "tau2_airline": "evalsuite.domains.tau2_airline", "tau2_telecom": "evalsuite.domains.tau2_telecom",
          "retail_support": "evalsuite.domains.retail_support",
          "mobile_service": "evalsuite.domains.mobile_service"}
 
