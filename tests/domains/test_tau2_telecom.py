@@ -92,7 +92,7 @@ def spec_hash(db: dict) -> str:
 
 @pytest.fixture(scope="module")
 def worlds(tmp_path_factory):
-    return build_worlds(DB, USER_DB, tmp_path_factory.mktemp("telecom"))
+    return build_worlds(DB, USER_DB, tmp_path_factory.mktemp("telecom") / "world.sqlite")
 
 
 @pytest.fixture

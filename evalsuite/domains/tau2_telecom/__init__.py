@@ -42,8 +42,8 @@ def from_toml(path: str | Path) -> dict[str, Any]:
         return tomllib.load(f)
 
 
-def build_worlds(db: Mapping[str, Any], user_db: Mapping[str, Any], folder: str | Path) -> tuple[World, World]:
-    """The agent's and the phone's world files (`telecom.sqlite`, `phone.sqlite` in `folder`), built and opened."""
-    folder = Path(folder)
-    return (World.build(DOMAIN, from_nested(db), folder / "telecom.sqlite"),
-            World.build(USER_DOMAIN, user_from_nested(user_db), folder / "phone.sqlite"))
+def build_worlds(db: Mapping[str, Any], user_db: Mapping[str, Any], path: str | Path) -> tuple[World, World]:
+    """The world file at `path` (the carrier's tables and the phone's), opened as the agent's world and the
+    phone's, as a trial opens them."""
+    agent = World.build(DOMAIN, {**from_nested(db), **user_from_nested(user_db)}, path)
+    return agent, World(USER_DOMAIN, agent.path)

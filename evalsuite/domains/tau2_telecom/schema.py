@@ -192,3 +192,9 @@ USER_COLUMNS = rows.table_columns(user_metadata)
 
 select_sql = partial(rows.select_sql, COLUMNS)  # select_sql(table, where="", order="")
 user_select_sql = partial(rows.select_sql, USER_COLUMNS)
+
+# One world file holds both sides: a trial opens the phone's world over the carrier's world file
+# (evalsuite.trials.users.dual), so the carrier's metadata creates the phone's tables too. Only the phone's tools,
+# hash and checks read them (COLUMNS above stays the carrier's own).
+for _table in user_metadata.tables.values():
+    _table.to_metadata(metadata)
