@@ -1,0 +1,1 @@
+"""The tau2-bench telecom domain."""
