@@ -242,6 +242,7 @@ class GoalState(Record):
     assertions: list[Assertion] = Field(default_factory=list)
     user_assertions: list[Assertion] = Field(default_factory=list)  # on the user-side world (dual control)
     domain_checks: list[DomainCheck] = Field(default_factory=list)
+    user_checks: list[DomainCheck] = Field(default_factory=list)  # the user-side world's checks (dual control)
     unchanged_tables: list[str] = Field(default_factory=list)
     volatile_fields_masked: list[MaskedField] = Field(default_factory=list)
     required_outputs: list[RequiredOutput] = Field(default_factory=list)
@@ -258,6 +259,16 @@ class ToolCall(Record):
     arguments: dict[str, Any] = Field(default_factory=dict)
     action_id: str | None = None
     actor: Literal["user"] | None = None  # "user": a step on the user's own device, which the agent must ask for
+
+
+class Initialization(Record):
+    """What the harness does to the freshly reset worlds before the agent acts (τ²-bench's initialization_actions):
+    each call names a tool or set-up helper of the domain (actor "user": of the user-side world), and both worlds
+    must then hash as recorded, or the trial is refused as a reset that failed would be."""
+
+    calls: list[ToolCall] = Field(min_length=1)
+    sha256: str  # the agent's world after the calls (evalsuite.worlds.world content hash)
+    user_sha256: str | None = None  # the user-side world after them, for a dual-control domain
 
 
 class NegativeControl(Record):
@@ -389,6 +400,7 @@ class TaskRecord(Record):
     adjudication: Adjudication | None = None
     attack: Attack | None = None  # an injection task placed in the world's untrusted text
     evaluation_criteria: EvaluationCriteria | None = None  # an imported benchmark's own reward bases
+    initialization: Initialization | None = None  # set-up after the reset, before the agent acts
 
     @model_validator(mode="after")
     def _consistent(self) -> TaskRecord:
@@ -403,10 +415,11 @@ class TaskRecord(Record):
             if a.clause not in clauses:
                 raise ValueError(f"goal_state.user_assertions.{i}.clause: {a.clause!r} is not a clause of policy "
                                  f"{self.policy.doc} {self.policy.version}")
-        for i, c in enumerate(self.goal_state.domain_checks):
-            if c.clause not in clauses:
-                raise ValueError(f"goal_state.domain_checks.{i}.clause: {c.clause!r} is not a clause of policy "
-                                 f"{self.policy.doc} {self.policy.version}")
+        for field in ("domain_checks", "user_checks"):
+            for i, c in enumerate(getattr(self.goal_state, field)):
+                if c.clause not in clauses:
+                    raise ValueError(f"goal_state.{field}.{i}.clause: {c.clause!r} is not a clause of policy "
+                                     f"{self.policy.doc} {self.policy.version}")
         if self.trigger.type == "queue_item" and self.user_scenario is not None:
             raise ValueError("user_scenario: must be null for a queue_item trigger")
         if self.trigger.type == "conversation" and self.user_scenario is None:

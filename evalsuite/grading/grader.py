@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from evalsuite.core.hashing import canonical_number, canonical_value
 from evalsuite.core.records import Assertion, DomainCheck, GoalState, Role, TraceEvent
+from evalsuite.worlds.changes import pk_order
 from evalsuite.worlds.domain import CheckInput, CheckOutcome
 from evalsuite.worlds.trial_world import TrialWorld
 from evalsuite.worlds.world import TableSchema
@@ -209,7 +210,8 @@ def grade(
     return Verdict(passed=all(c.passed for c in checks), checks=checks)
 
 
-Baseline = Mapping[str, Mapping[tuple, tuple]]  # table -> primary key -> the row a trial started from
+# table -> primary key -> the row a trial started from (None: no row there, it was deleted before the agent acted)
+Baseline = Mapping[str, Mapping[tuple, tuple | None]]
 
 
 def grade_trial(trial: TrialWorld, final_message: str, goal: GoalState, role: Role,
@@ -240,9 +242,13 @@ def effect_present(trial: TrialWorld, final_message: str, goal: GoalState) -> Ve
     return Verdict(passed=all(c.passed for c in checks), checks=checks)
 
 
-def _rebased(schema: TableSchema, rows: Sequence[tuple], baseline: Mapping[tuple, tuple]) -> list[tuple]:
+def _rebased(schema: TableSchema, rows: Sequence[tuple], baseline: Mapping[tuple, tuple | None]) -> list[tuple]:
+    """The seed rows with the baseline's in their place: a row the baseline puts where the seed has none (inserted
+    before the agent acted) joins them, one it empties leaves; in key order, as grade() wants them."""
     positions = [schema.columns.index(k) for k in schema.key]
-    return [baseline.get(tuple(r[i] for i in positions), r) for r in rows]
+    by_key = {tuple(r[i] for i in positions): r for r in rows}
+    by_key.update(baseline)
+    return [by_key[k] for k in sorted(by_key, key=pk_order) if by_key[k] is not None]
 
 
 def _domain_check(trial: TrialWorld, final_message: str, spec: DomainCheck) -> Check:

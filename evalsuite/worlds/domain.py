@@ -155,6 +155,9 @@ class Domain:
     tools: dict[str, Tool] = field(default_factory=dict)
     roles: dict[str, Role] = field(default_factory=dict)
     checks: dict[str, DomainCheckFn] = field(default_factory=dict)
+    # functions a task's initialization may call besides the tools, which no participant can (τ²-bench's
+    # environment helpers: break the phone's APN, mark a bill overdue); raw-keyword, as tools may be
+    helpers: dict[str, Tool] = field(default_factory=dict)
     # source tables the domain's derivation reads that never become world tables (the resolved cases tasks are
     # derived from): a spec may name them under sources.tables besides the world's own tables
     case_tables: frozenset[str] = frozenset()
@@ -166,6 +169,11 @@ class Domain:
     def check(self, fn: DomainCheckFn) -> DomainCheckFn:
         """Register a domain check under its function name; a goal state names it in `domain_checks`."""
         self.checks[fn.__name__] = fn
+        return fn
+
+    def helper(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Register `fn(ctx, /, **arguments)` as a set-up helper under its function name (never shown to an agent)."""
+        self.helpers[fn.__name__] = Tool(fn.__name__, "write", fn, None, inspect.cleandoc(fn.__doc__ or ""))
         return fn
 
     def tool(self, kind: Literal["read", "write", "generic"]):

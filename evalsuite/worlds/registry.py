@@ -8,7 +8,7 @@ from evalsuite.worlds.domain import Domain
 KNOWN = {"ap_exceptions": "evalsuite.domains.ap_exceptions",
          "contract_review": "evalsuite.domains.contract_review",
          "agentdojo_banking": "evalsuite.domains.agentdojo_banking", "tau2_retail": "evalsuite.domains.tau2_retail",
-         "tau2_airline": "evalsuite.domains.tau2_airline",
+         "tau2_airline": "evalsuite.domains.tau2_airline", "tau2_telecom": "evalsuite.domains.tau2_telecom",
          "retail_support": "evalsuite.domains.retail_support",
          "mobile_service": "evalsuite.domains.mobile_service"}
 
@@ -32,3 +32,10 @@ def get_user_domain(name: str) -> Domain | None:
     """The user-side domain of a dual-control domain package (its module-level USER_DOMAIN: the tables and
     tools on the user's own device), or None where only the agent acts."""
     return getattr(importlib.import_module(KNOWN[name]), "USER_DOMAIN", None) if name in KNOWN else None
+
+
+def get_link(name: str):
+    """The link step of a dual-control domain package (its module-level LINK: `link(agent_ctx, user_ctx)`, run
+    after every successful call on either world, e.g. τ²-bench telecom's sync of the line's state onto the
+    phone), or None."""
+    return getattr(importlib.import_module(KNOWN[name]), "LINK", None) if name in KNOWN else None

@@ -7,7 +7,7 @@ back when it raises or an injected fault aborts it), and recorded as a TraceEven
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
@@ -52,6 +52,8 @@ class TrialWorld:
         self.trace: list[TraceEvent] = []
         self._conn = world.trial_connection
         self._closed = False
+        # run after every call that succeeds (a dual-control domain's link step: evalsuite.worlds.initialization)
+        self.after_ok: Callable[[], None] | None = None
 
     @property
     def domain(self) -> Domain:
@@ -119,6 +121,8 @@ class TrialWorld:
         ev = TraceEvent(**event, permitted=permitted, outcome=outcome, result=result, error=error,
                         rows_written=rows_written, fault=fault, committed=committed)
         self.trace.append(ev)
+        if outcome == "ok" and self.after_ok is not None:
+            self.after_ok()
         return ev
 
     def rows(self) -> dict[str, list[tuple]]:

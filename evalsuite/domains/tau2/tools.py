@@ -38,10 +38,19 @@ def python_error(exc: Exception) -> ToolError:
     return ToolError(str(exc))
 
 
-def add_generic_tools(tool: Callable[[Kind], Callable[[Callable], Callable]]) -> None:
-    """Register `calculate` and `transfer_to_human_agents` through a domain's registrar (fresh functions each time:
-    each domain's carry its own qualname)."""
+def add_generic_tools(tool: Callable[[Kind], Callable[[Callable], Callable]], *, calculate: bool = True) -> None:
+    """Register `calculate` (unless the domain has none: telecom) and `transfer_to_human_agents` through a domain's
+    registrar (fresh functions each time: each domain's carry its own qualname)."""
+    if calculate:
+        _add_calculate(tool)
 
+    @tool("generic")
+    def transfer_to_human_agents(ctx: ToolContext, /, summary):
+        """Transfer the user to a human agent, with a summary of the issue. Arguments: summary (str)."""
+        return "Transfer successful"
+
+
+def _add_calculate(tool: Callable[[Kind], Callable[[Callable], Callable]]) -> None:
     @tool("generic")
     def calculate(ctx: ToolContext, /, expression):
         """Evaluate an arithmetic expression (digits, + - * / ( ) . and spaces), rounded to 2 decimals.
@@ -50,11 +59,6 @@ def add_generic_tools(tool: Callable[[Kind], Callable[[Callable], Callable]]) ->
             return calculator.calculate(expression)
         except (ArithmeticError, SyntaxError, RecursionError, MemoryError) as exc:  # tau2 reports any exception
             raise python_error(exc) from exc
-
-    @tool("generic")
-    def transfer_to_human_agents(ctx: ToolContext, /, summary):
-        """Transfer the user to a human agent, with a summary of the issue. Arguments: summary (str)."""
-        return "Transfer successful"
 
 
 def agent_role(domain: Domain, name: str) -> Role:

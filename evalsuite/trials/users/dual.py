@@ -12,13 +12,14 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 from evalsuite.core.records import GoalState, Role, TaskRecord, TraceEvent
-from evalsuite.grading.grader import USER_WORLD, Verdict, grade_trial
+from evalsuite.grading.grader import USER_WORLD, Baseline, Verdict, grade_trial
 from evalsuite.trials.agents.base import AgentEnv, BudgetExhausted
+from evalsuite.trials.initialization import connect, initialize
 from evalsuite.trials.users.base import Conversation, UserSimulator
 from evalsuite.trials.users.scripted import ScriptedUser
 from evalsuite.trials.users.simulator import SimulatedUser
 from evalsuite.worlds.domain import Domain
-from evalsuite.worlds.registry import get_user_domain
+from evalsuite.worlds.registry import get_link, get_user_domain
 from evalsuite.worlds.trial_world import TrialWorld
 from evalsuite.worlds.world import World
 
@@ -90,6 +91,8 @@ class Sides:
     device: TrialWorld | None
     device_sha256: str | None
     mode: str
+    baseline: Baseline | None = None  # the rows the task's initialization left, on the agent's world
+    device_baseline: Baseline | None = None  # and on the user's
 
 
 def prepare(world: World, task: TaskRecord, env: AgentEnv) -> Sides:
@@ -98,13 +101,15 @@ def prepare(world: World, task: TaskRecord, env: AgentEnv) -> Sides:
     mode = task.trial_protocol.mode or "default"
     side = user_world(world) if task.trigger.type == "conversation" else None
     device = side.reset(user_role(side.domain)) if side is not None else None
+    connect(env._trial, device, get_link(world.domain.name))
+    baselines = initialize(task.initialization, env._trial, device)
     if mode == "no_user":
         env = DualEnv(env, device) if device is not None else env
     elif task.trigger.type == "conversation":
         env.user = Conversation(make_user(task, device), env._trial.trace)
         if mode == "oracle_plan":
             env.oracle_plan = task.solution_calls()
-    return Sides(env, device, side.seed_sha256 if side is not None else None, mode)
+    return Sides(env, device, side.seed_sha256 if side is not None else None, mode, *baselines)
 
 
 def grade_sides(sides: Sides, verdict: Verdict, final_message: str, task: TaskRecord) -> Verdict:
@@ -112,7 +117,8 @@ def grade_sides(sides: Sides, verdict: Verdict, final_message: str, task: TaskRe
     device, and nothing forbidden done to it; every user-side check is named `user world: …`."""
     if sides.device is None:
         return verdict
-    goal = GoalState(assertions=task.goal_state.user_assertions)
-    theirs = grade_trial(sides.device, final_message, goal, user_role(sides.device.domain), set())
+    goal = GoalState(assertions=task.goal_state.user_assertions, domain_checks=task.goal_state.user_checks)
+    theirs = grade_trial(sides.device, final_message, goal, user_role(sides.device.domain), set(),
+                         sides.device_baseline)
     checks = verdict.checks + [c.model_copy(update={"name": f"{USER_WORLD}{c.name}"}) for c in theirs.checks]
     return Verdict(passed=all(c.passed for c in checks), checks=checks)
