@@ -10,13 +10,28 @@ import math
 import random
 import re
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from evalsuite.domains.tau2_telecom import build_worlds, from_toml
 from evalsuite.domains.tau2_telecom import composition as c
-from evalsuite.domains.tau2_telecom.issues import DELETED, GROUPS, INTENTS, ORDER
+from evalsuite.domains.tau2_telecom.issues import (
+    DELETED,
+    ENTITY,
+    GROUPS,
+    INTENTS,
+    ISSUES,
+    ORDER,
+    handoff,
+    subtask,
+    then,
+    user,
+)
+from evalsuite.domains.tau2_telecom.sandbox import TelecomSandbox
+from evalsuite.tasks.composition import Composite, verify
 
 SRC = Path(__file__).resolve().parents[2] / "third_party" / "tau2_telecom"
 ID = re.compile(r"^\[(\w+)\](.+)\[PERSONA:(None|Easy|Hard)\]$")
@@ -148,3 +163,46 @@ def test_the_strata_table_counts_the_base_split_per_intent_issue_count_and_perso
     for r in table:
         per_intent[r["intent"]] += r["sampled"]
     assert per_intent == Counter(stratum_of(i)[0] for i in splits["base"])  # README: 49 / 36 / 29
+
+
+@pytest.fixture(scope="module")
+def box(tmp_path_factory) -> TelecomSandbox:
+    worlds = build_worlds(from_toml(SRC / "db.toml"), from_toml(SRC / "user_db.toml"), tmp_path_factory.mktemp("tel"))
+    return TelecomSandbox(*worlds)
+
+
+def test_every_task_verifies_with_the_domains_tools(composed, box):
+    """§12.3 step 5 on all 2,285 tasks: the fresh state passes the intent's check, the setup breaks it (each issue's
+    setup checks holding), it stays broken before each gold action and is fixed after the last (unfixable tasks:
+    still broken after the transfer), and the stored assertions hold."""
+    assert c.verify_all(c.kept(composed), box) == {}
+
+
+def test_verification_fails_a_task_whose_gold_leaves_it_broken(box):
+    apn = replace(ISSUES["break_apn_settings"], fix=user("reset_apn_settings"))  # no reboot: the reset never happens
+    broken = Composite("service_issue", (subtask(apn),), handoff(INTENTS["service_issue"]))
+    assert verify(broken, ENTITY, box, stepwise=True) == "not solved after every solution"
+    twice = replace(ISSUES["data_mode_off"], fix=then(user("toggle_data"), user("check_status_bar")))
+    early = Composite("mobile_data_issue", (subtask(twice),), handoff(INTENTS["mobile_data_issue"]))
+    assert verify(early, ENTITY, box, stepwise=True) == "solved before solution call 1 (check_status_bar)"
+
+
+def test_the_assertions_that_hold_before_any_action_are_the_ones_the_spec_names(composed, theirs, box):
+    """§15: an unfixable task's failure assertion holds from the start (a lone transfer wins); the overdue-bill
+    assertion holds in the fixable service tasks that create no overdue bill. §9.3: mobile data already works
+    when the only issues slow it (data saver, a poor VPN, 2G preferred)."""
+    slowing = {"data_saver_mode_on", "bad_vpn", "bad_network_preference"}
+    expected = {}
+    for t in theirs:
+        intent, issues, _ = ID.match(t["id"]).groups()
+        names = set(issues.split("|"))
+        if "ACTION" in t["evaluation_criteria"]["reward_basis"]:
+            expected[t["id"]] = ["assert_service_status({'expected_status': 'no_service'})"]
+        elif intent == "service_issue" and "overdue_bill_suspension" not in names:
+            expected[t["id"]] = ["assert_no_overdue_bill({'overdue_bill_id': 'B1234321'})"]
+        elif intent == "mobile_data_issue" and names <= slowing:
+            expected[t["id"]] = ["assert_mobile_data_status({'expected_status': True})"]
+    got = c.holding_at_start(c.kept(composed), box)
+    assert got == expected
+    assert Counter(v[0].split("(")[0] for v in got.values()) == Counter(
+        {"assert_service_status": 32, "assert_no_overdue_bill": 7, "assert_mobile_data_status": 7})

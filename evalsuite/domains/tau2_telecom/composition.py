@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from evalsuite.core.records import ToolCall
+from evalsuite.core.records import EnvAssertion, ToolCall
 from evalsuite.domains.tau2_telecom.issues import DELETED, ENTITY, INTENTS, ISSUES, ORDER, Intent, groups_of, handoff
 from evalsuite.domains.tau2_telecom.texts import PERSONAS, scenario
-from evalsuite.tasks.composition import Composite, Entity, Sandbox, compose, sample_per_stratum, verify
+from evalsuite.tasks.composition import Composite, Entity, Sandbox, compose, sample_per_stratum, stratum_counts, verify
 
 SEED, PER_STRATUM = 42, 3
 
@@ -74,6 +74,15 @@ def sampled(tasks: list[Composed]) -> list[Composed]:
     return sample_per_stratum([t for t in tasks if len(t.issues) >= 2], stratum, PER_STRATUM, SEED)
 
 
+def strata(full: list[Composed], sample: list[Composed]) -> list[dict[str, Any]]:
+    """Per stratum the sampling draws from (intent, issue count, persona; two or more issues): how many tasks the
+    full set holds and how many the sample took, in the full set's order."""
+    available = stratum_counts([t for t in full if len(t.issues) >= 2], stratum)
+    taken = stratum_counts(sample, stratum)
+    return [{"intent": k[0], "issues": k[1], "persona": k[2], "available": n, "sampled": taken[k]}
+            for k, n in available.items()]
+
+
 def single_issue(tasks: list[Composed]) -> list[Composed]:
     return [t for t in tasks if len(t.issues) == 1]
 
@@ -85,15 +94,21 @@ def record(task: Composed, entity: Entity = ENTITY) -> dict[str, Any]:
                                                         "phone_number": entity["phone_number"]}, actor="user"),
              *(call for p in c.parts for call in ISSUES[p.name].setup(entity))]
     abroad = any(s.tool == "set_user_location" and s.arguments.get("abroad") for s in setup)
-    success = INTENTS[c.intent].success(entity) if c.fixable else []
     return {"id": task.id, **scenario(c.intent, task.persona, entity, abroad),
             "initial_state": {"initialization_data": None, "initialization_actions": [_step(s) for s in setup],
                               "message_history": None},
             "evaluation_criteria": {
                 "actions": _gold(c.solution(entity), by_name=not c.fixable),
-                "env_assertions": [a.model_dump() for a in [*success, *c.goal(entity)]],
+                "env_assertions": [a.model_dump() for a in stored(task, entity)],
                 "communicate_info": None, "nl_assertions": None,
                 "reward_basis": ["ENV_ASSERTION"] if c.fixable else ["ENV_ASSERTION", "ACTION"]}}
+
+
+def stored(task: Composed, entity: Entity = ENTITY) -> list[EnvAssertion]:
+    """The task's env assertions: the intent's success assertions and the issues' extras, or for an unfixable
+    task the intent's failure assertions."""
+    c = task.composite
+    return [*(INTENTS[c.intent].success(entity) if c.fixable else []), *c.goal(entity)]
 
 
 def _step(call: ToolCall) -> dict[str, Any]:
@@ -120,4 +135,19 @@ def verify_all(tasks: list[Composed], box: Sandbox, entity: Entity = ENTITY) -> 
         reason = verify(t.composite, entity, box, stepwise=True)
         if reason is not None:
             out[t.id] = reason
+    return out
+
+
+def holding_at_start(tasks: list[Composed], box: Sandbox, entity: Entity = ENTITY) -> dict[str, list[str]]:
+    """Per task, the stored assertions that already hold right after its setup (so an empty trajectory, or a
+    lone transfer, passes them): `func_name(arguments)` of each, tasks with none left out."""
+    out = {}
+    for t in tasks:
+        with box.attempt():
+            box.setup(entity)
+            for p in t.composite.parts:
+                box.init(p, entity)
+            held = [f"{a.func_name}({a.arguments})" for a in stored(t, entity) if box.holds([a])]
+        if held:
+            out[t.id] = held
     return out

@@ -189,9 +189,10 @@ def handoff(intent: Intent) -> Subtask:
 
 
 def set_up(box: Any, issue: Issue, e: Entity) -> None:
-    """Run the issue's setup steps on `box` (a telecom sandbox), then require its setup checks."""
+    """Run the issue's setup steps on `box` (evalsuite.domains.tau2_telecom.sandbox), then require its setup
+    checks."""
     for call in issue.setup(e):
-        box.run(call)
+        box.initialize(call)
     if not box.holds(issue.checks(e)):
         raise AssertionError(f"issue {issue.name}: a setup check fails right after its setup")
 
