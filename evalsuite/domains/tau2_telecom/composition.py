@@ -7,6 +7,9 @@ task records in the task file's shape, the full, small and sampled sets, and the
 2. A task's issues are sorted by name: its id joins them with "|"; setup steps, fixes and extra assertions follow
    that order.
 3. Stable-sorted by issue count, the tasks get the personas None, Easy, Hard cyclically.
+4. `record`: the user info, then each issue's setup steps; the fixes as gold actions, or a lone transfer (and the
+   ACTION basis) when an issue is unfixable; the intent's success assertions and the extras, or its failure ones.
+5. `verify_all` (evalsuite.tasks.composition.verify, stepwise) in a sandbox with the domain's tools.
 6. The full set is mobile data, then service, then MMS (3,405 tasks); the sample is drawn from it with
    random.seed(42): up to 3 tasks per (intent, issue count, persona) among tasks of two or more issues, the
    strata in first-seen order. Then every task holding `data_usage_exceeded_no_refuel` is deleted, from the
