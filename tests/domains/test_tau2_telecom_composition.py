@@ -167,7 +167,8 @@ def test_the_strata_table_counts_the_base_split_per_intent_issue_count_and_perso
 
 @pytest.fixture(scope="module")
 def box(tmp_path_factory) -> TelecomSandbox:
-    worlds = build_worlds(from_toml(SRC / "db.toml"), from_toml(SRC / "user_db.toml"), tmp_path_factory.mktemp("tel"))
+    worlds = build_worlds(from_toml(SRC / "db.toml"), from_toml(SRC / "user_db.toml"),
+                          tmp_path_factory.mktemp("tel") / "world.sqlite")
     return TelecomSandbox(*worlds)
 
 
