@@ -30,8 +30,8 @@ from evalsuite.domains.tau2_telecom import (
     user_to_nested,
 )
 from evalsuite.domains.tau2_telecom.replay import assess, initialize, run_task
-from evalsuite.trials.initialization import connect
 from evalsuite.worlds.domain import CheckInput, ToolContext
+from evalsuite.worlds.link import connect
 from evalsuite.worlds.registry import KNOWN, get_domain, get_link, get_user_domain
 
 SRC = Path(__file__).resolve().parents[2] / "third_party" / "tau2_telecom"

@@ -6,8 +6,9 @@ from sqlalchemy import Column, MetaData, String, Table
 
 from evalsuite.core.records import GoalState, Initialization, Role, ToolCall
 from evalsuite.grading.grader import grade_trial
-from evalsuite.trials.initialization import InitializationError, apply_calls, connect, initialize
+from evalsuite.trials.initialization import initialize
 from evalsuite.worlds.domain import Domain, ToolContext, ToolError
+from evalsuite.worlds.link import InitializationError, apply_calls, connect
 from evalsuite.worlds.world import ResetError, World
 
 agent_md, user_md = MetaData(), MetaData()

@@ -2,7 +2,7 @@
 executed live, and its env assertions, as tau2's evaluator runs them (TOOLS_SPEC.md §11, §13).
 
 The worlds are trials of the two domains' worlds, freshly reset and connected
-by the link step (evalsuite.trials.initialization.connect with LINK: the step
+by the link step (evalsuite.worlds.link.connect with LINK: the step
 then follows every successful call). Initialization actions call a helper or
 tool directly, untraced, each followed by the link step; gold actions are
 traced calls (requestor `user` on the phone, `assistant` on the carrier's
@@ -15,10 +15,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evalsuite.core.records import TraceEvent
+from evalsuite.core.records import ToolCall, TraceEvent
 from evalsuite.domains.tau2.tools import tool_message
 from evalsuite.domains.tau2_telecom.tau2_hash import TAU2_HASH
-from evalsuite.worlds.domain import CheckInput, ToolContext
+from evalsuite.worlds.domain import CheckInput
+from evalsuite.worlds.link import apply_calls
 from evalsuite.worlds.trial_world import TrialWorld
 
 
@@ -56,35 +57,34 @@ class TaskRun:
         return float(all(a.holds for a in self.assertions))
 
 
-def _side(agent: TrialWorld, user: TrialWorld, env_type: str) -> TrialWorld:
+def _side_of(env_type: str) -> str:
     if env_type not in ("user", "assistant"):
         raise ValueError(f"env_type/requestor must be 'user' or 'assistant', got {env_type!r}")
-    return user if env_type == "user" else agent
+    return env_type
+
+
+def _side(agent: TrialWorld, user: TrialWorld, env_type: str) -> TrialWorld:
+    return user if _side_of(env_type) == "user" else agent
 
 
 def _require_connected(agent: TrialWorld, user: TrialWorld) -> None:
     if agent.after_ok is None or user.after_ok is None:
-        raise ValueError("the two worlds are not connected: run evalsuite.trials.initialization.connect(agent, user, "
+        raise ValueError("the two worlds are not connected: run evalsuite.worlds.link.connect(agent, user, "
                          "LINK) after resetting them")
 
 
+def setup_calls(actions: Sequence[Mapping[str, Any]]) -> list[ToolCall]:
+    """tasks.json initialization actions ({env_type, func_name, arguments}) as set-up calls (actor "user": the
+    phone's)."""
+    return [ToolCall(tool=a["func_name"], arguments=dict(a.get("arguments", {})),
+                     actor="user" if _side_of(a["env_type"]) == "user" else None) for a in actions]
+
+
 def initialize(agent: TrialWorld, user: TrialWorld, actions: Sequence[Mapping[str, Any]]) -> None:
-    """Run initialization actions in order ({env_type, func_name, arguments}), each followed by the link step;
-    any failure aborts (ValueError naming the action)."""
+    """Run initialization actions in order, each followed by the link step (evalsuite.worlds.link.apply_calls);
+    any failure aborts (InitializationError naming the action)."""
     _require_connected(agent, user)
-    for i, action in enumerate(actions):
-        world = _side(agent, user, action["env_type"])
-        name = action["func_name"]
-        spec = world.domain.helpers.get(name) or world.domain.tools.get(name)
-        if spec is None:
-            raise ValueError(f"initialization_actions[{i}]: {name!r} is no helper or tool of {world.domain.name}")
-        ctx = ToolContext(conn=world.world.trial_connection, now=world.clock, policy_text=world.policy_text)
-        try:
-            with ctx.conn.begin():
-                spec.fn(ctx, **action.get("arguments", {}))
-        except Exception as exc:
-            raise ValueError(f"initialization_actions[{i}]: {name} failed: {exc}") from exc
-        world.after_ok()
+    apply_calls(setup_calls(actions), agent, user)
 
 
 def play(agent: TrialWorld, user: TrialWorld, actions: Sequence[Mapping[str, Any]]) -> list[TraceEvent]:

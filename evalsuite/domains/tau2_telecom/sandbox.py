@@ -14,9 +14,10 @@ from contextlib import contextmanager
 from evalsuite.core.records import EnvAssertion, ToolCall
 from evalsuite.domains.tau2_telecom.issues import INTENTS
 from evalsuite.domains.tau2_telecom.link import LINK
-from evalsuite.domains.tau2_telecom.replay import assess, initialize, play
+from evalsuite.domains.tau2_telecom.replay import assess, play
 from evalsuite.tasks.composition import Entity, Goal, Subtask
-from evalsuite.worlds.domain import ToolContext, ToolError
+from evalsuite.worlds.domain import ToolError
+from evalsuite.worlds.link import apply_calls, connect
 from evalsuite.worlds.world import World
 
 
@@ -30,14 +31,8 @@ class TelecomSandbox:
 
     def _reset(self) -> None:
         self.agent, self.phone = (w.reset() for w in self.worlds)
-        self.agent.after_ok = self.phone.after_ok = self._link  # as trials connect them (trials.initialization)
+        connect(self.agent, self.phone, LINK)  # as a trial connects them
         self.log = []
-
-    def _link(self) -> None:
-        agent, phone = (ToolContext(conn=w.world.trial_connection, now=w.clock, policy_text=w.policy_text)
-                        for w in (self.agent, self.phone))
-        with agent.conn.begin(), phone.conn.begin():
-            LINK(agent, phone)
 
     def _current(self) -> None:
         """Undo what ended attempts did, before the next step."""
@@ -82,8 +77,7 @@ class TelecomSandbox:
         side = "user" if call.actor == "user" else "assistant"
         self.log.append((solution, call))
         if not solution:
-            initialize(self.agent, self.phone, [{"env_type": side, "func_name": call.tool,
-                                                 "arguments": call.arguments}])
+            apply_calls([call], self.agent, self.phone)
             return
         event, = play(self.agent, self.phone, [{"requestor": side, "name": call.tool, "arguments": call.arguments}])
         if event.outcome != "ok":

@@ -14,11 +14,12 @@ from weakref import WeakKeyDictionary
 from evalsuite.core.records import GoalState, Role, TaskRecord, TraceEvent
 from evalsuite.grading.grader import USER_WORLD, Baseline, Verdict, grade_trial
 from evalsuite.trials.agents.base import AgentEnv, BudgetExhausted
-from evalsuite.trials.initialization import connect, initialize
+from evalsuite.trials.initialization import initialize
 from evalsuite.trials.users.base import Conversation, UserSimulator
 from evalsuite.trials.users.scripted import ScriptedUser
 from evalsuite.trials.users.simulator import SimulatedUser
 from evalsuite.worlds.domain import Domain
+from evalsuite.worlds.link import connect
 from evalsuite.worlds.registry import get_link, get_user_domain
 from evalsuite.worlds.trial_world import TrialWorld
 from evalsuite.worlds.world import World
