@@ -147,12 +147,15 @@ def import_run(
 def modes(run_dirs: list[Path] = typer.Argument(..., metavar="RUN",
                                                 help="run folders of one agent on the same tasks, one per mode"),
           out: Path = typer.Option(..., "--out", metavar="FOLDER", help="folder for modes.md and modes.png"),
+          agent: str = typer.Option(None, "--agent", metavar="AGENT",
+                                    help="the agent to compare, where the runs scored several"),
           resamples: int = RESAMPLES) -> None:
-    """Put an agent's runs in the three trial modes side by side: pass^k per mode, pass^k by required actions."""
+    """Put an agent's runs in the three trial modes side by side: pass^k per mode, and by required actions, intent
+    and persona."""
     from evalsuite.scoring.modes import compare_mode_runs, to_markdown
 
     with run_errors():
-        cmp = compare_mode_runs(run_dirs, out, resamples)
+        cmp = compare_mode_runs(run_dirs, out, resamples, agent)
     typer.echo(to_markdown(cmp))
     typer.echo(f"written to {out / 'modes.md'} and {out / 'modes.png'}")
 

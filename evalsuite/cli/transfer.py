@@ -1,4 +1,4 @@
-"""`evalsuite import`, `export` and the importers' round trips (`tau2-retail`, `tau2-airline`,
+"""`evalsuite import`, `export` and the importers' round trips (`tau2-retail`, `tau2-airline`, `tau2-telecom`,
 `agentdojo-banking export-state`)."""
 from __future__ import annotations
 
@@ -63,6 +63,24 @@ def _tau2_commands(name: str) -> None:
 
 for _name in tau2_apps:
     _tau2_commands(_name)
+
+
+@import_app.command("tau2-telecom")
+def import_telecom(src: Path = typer.Argument(..., metavar="FOLDER",
+                                              help="folder with db.toml, user_db.toml, tasks.json, split_tasks.json, "
+                                                   "the policies and LICENSE"),
+                   out: Path = IMPORT_OUT) -> None:
+    """Import τ²-bench telecom (dual control): both worlds, the policies and their variants, the task set composed
+    and verified as the original's, the 114-task sample with replay-derived goals on both worlds."""
+    from evalsuite.importers.tau2.importer import Tau2InputError
+    from evalsuite.importers.tau2.telecom import import_telecom as run
+
+    with build_errors(Tau2InputError):
+        r = run(src, out)
+    same = "equals" if r.full_equals_source else f"differs from ({len(r.differing_tasks)} tasks)"
+    typer.echo(f"{r.full} tasks composed ({same} tasks.json), {len(r.verification_failures)} failing verification; "
+               f"{r.sampled} sampled ({'the original base split' if r.sample_equals_base else 'NOT the base split'}) "
+               f"into {out}; suite specs: {out / 'suite.yaml'}, {out / 'suite_workflow.yaml'}")
 
 
 @import_app.command("agentdojo-banking")

@@ -98,6 +98,13 @@ class DeidRules(_Rule):
     key_file: Path | None = None
     tables: dict[str, TableRules]
 
+    @property
+    def needs_key(self) -> bool:
+        """Whether any rule draws on the key: pseudonyms, surrogates and date shifts are keyed, and so is free-text
+        scrubbing (its replacements are surrogates); keep, drop and generalise are not."""
+        keyed = {"pseudonym", "surrogate", "date_shift"}
+        return any(t.free_text or any(r.rule in keyed for r in t.columns.values()) for t in self.tables.values())
+
     def ruled_columns(self) -> set[str]:
         """Every ruled column as 'table.column' (what the rights review asks for)."""
         return {f"{t}.{c}" for t, tr in self.tables.items() for c in tr.columns}

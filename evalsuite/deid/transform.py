@@ -146,8 +146,11 @@ def deidentify(
     key: bytes | str | None = None,
     today: date | None = None,
 ) -> DeidResult:
-    """De-identify tables by their rules; `key` defaults to load_key(rules)."""
-    key = load_key(rules) if key is None else checked_key(key)
+    """De-identify tables by their rules; `key` defaults to load_key(rules) (none for rules that use no key)."""
+    if key is None:
+        key = load_key(rules) if rules.needs_key else b""  # nothing keyed runs: the key is never read
+    else:
+        key = checked_key(key)
     check_rules(tables, rules)
     run = _new_run(Keyed(key), tables, rules)
     new_columns: dict[str, dict[str, pd.Series | None]] = {}

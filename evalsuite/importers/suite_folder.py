@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import yaml
 from sqlalchemy import Column
 
-from evalsuite.core.records import Simulator
+from evalsuite.core.records import Simulator, TrialProtocol
 from evalsuite.importers.source_files import require_files
 from evalsuite.sourcing.rights import RightsManifest, load_manifest
 from evalsuite.sourcing.spec import Acceptance, Derivation, Sources, SuiteSpec, TableSource, dump_spec, load_spec
@@ -48,16 +48,19 @@ def write_rights(out: Path, manifest: RightsManifest, header: str) -> None:
 
 
 def write_suite(out: Path, name: str, domain: str, tables: Iterable[str], acceptance: Acceptance,
-                simulator: Simulator | None = None) -> None:
-    """suite.yaml over the folder's source tables, rights, policy and imported tasks; every path it names must
-    exist (it is loaded back)."""
+                simulator: Simulator | None = None, *, spec_file: str = "suite.yaml", tasks: str = "tasks.jsonl",
+                policies: Iterable[str] = ("policy.md",), trial_protocol: TrialProtocol | None = None,
+                deid: str | None = None) -> None:
+    """A suite spec (`spec_file`) over the folder's source tables, rights, policies and imported tasks; every path
+    it names must exist (it is loaded back)."""
     spec = SuiteSpec(
         name=name, domain=domain,
         sources=Sources(name=name, tables={t: TableSource(path=f"source/{t}.parquet") for t in tables}),
-        rights=["rights.yaml"], needed_uses=sorted(IMPORTED_USES), policies=["policy.md"],
-        derivation=Derivation(tasks="tasks.jsonl"), acceptance=acceptance, simulator=simulator, base_dir=out)
-    dump_spec(spec, out / "suite.yaml")
-    load_spec(out / "suite.yaml")
+        rights=["rights.yaml"], needed_uses=sorted(IMPORTED_USES), policies=list(policies), deid=deid,
+        derivation=Derivation(tasks=tasks), acceptance=acceptance, simulator=simulator, base_dir=out,
+        **({"trial_protocol": trial_protocol} if trial_protocol else {}))
+    dump_spec(spec, out / spec_file)
+    load_spec(out / spec_file)
 
 
 def written_files(out: Path) -> list[str]:

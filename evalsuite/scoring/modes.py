@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -32,6 +33,16 @@ class ActionsPoint(BaseModel):
     pass_hat_k: float
 
 
+class SlicePoint(BaseModel):
+    """Mean pass^1 and pass^k over the tasks of one value of a slice (intent, persona)."""
+
+    slice: str
+    value: str
+    tasks: int
+    pass_hat_1: float
+    pass_hat_k: float
+
+
 class ModeScore(BaseModel):
     mode: str
     agent: str
@@ -40,6 +51,7 @@ class ModeScore(BaseModel):
     trials: int
     curve: list[KPoint]
     by_actions: list[ActionsPoint]
+    by_slice: list[SlicePoint] = []  # by intent (the task's category) and by persona, where tasks have one
 
 
 class ModeComparison(BaseModel):
@@ -71,6 +83,9 @@ def compare_modes(runs: Mapping[str, Sequence[TrialRecord]], tasks: Sequence[Tas
     """Score one agent's run per mode on the same tasks; refuses runs of other tasks, agents or modes mixed."""
     ids = {t.task_id for t in tasks}
     actions = {t.task_id: required_actions(t) or 0 for t in tasks}
+    slices = {"intent": {t.task_id: t.category for t in tasks},
+              "persona": {t.task_id: str((t.provenance.stratum or {}).get("persona")) for t in tasks
+                          if t.provenance.stratum and "persona" in t.provenance.stratum}}
     scores = []
     for mode, records in runs.items():
         _check_run(mode, records, ids)  # one agent, every task: its counts cover them all
@@ -81,7 +96,9 @@ def compare_modes(runs: Mapping[str, Sequence[TrialRecord]], tasks: Sequence[Tas
         curve = suite_pass_curve(counts, max_k=k, resamples=resamples, seed=seed)
         out.append(ModeScore(mode=mode, agent=records[0].agent, identity_sha256=records[0].identity_sha256,
                              tasks=len(counts), trials=len(records), curve=curve,
-                             by_actions=_by_actions(counts, actions, k)))
+                             by_actions=[ActionsPoint(required_actions=v, **p) for v, p in _by(counts, actions, k)],
+                             by_slice=[SlicePoint(slice=name, value=v, **p) for name, values in slices.items()
+                                       for v, p in _by(counts, values, k)]))
     return ModeComparison(k=k, modes=out)
 
 
@@ -100,15 +117,16 @@ def _check_run(mode: str, records: Sequence[TrialRecord], ids: set[str]) -> None
         raise ValueError(f"mode {mode}: its records ran in mode {records[0].mode}")
 
 
-def _by_actions(counts: Mapping[str, tuple[int, int]], actions: Mapping[str, int], k: int) -> list[ActionsPoint]:
-    """Mean pass^1 and pass^k over the tasks of each number of required actions (exact fractions, then float)."""
-    groups: dict[int, list[tuple[int, int]]] = {}
+def _by(counts: Mapping[str, tuple[int, int]], value_of: Mapping[str, Any], k: int) -> list[tuple[Any, dict]]:
+    """Mean pass^1 and pass^k over the tasks of each value (exact fractions, then float); tasks without a value
+    are left out."""
+    groups: dict[Any, list[tuple[int, int]]] = {}
     for task, nc in counts.items():
-        groups.setdefault(actions[task], []).append(nc)
-    return [ActionsPoint(required_actions=a, tasks=len(g),
-                         pass_hat_1=float(sum(pass_hat_k(n, c, 1) for n, c in g) / len(g)),
-                         pass_hat_k=float(sum(pass_hat_k(n, c, k) for n, c in g) / len(g)))
-            for a, g in sorted(groups.items())]
+        if task in value_of:
+            groups.setdefault(value_of[task], []).append(nc)
+    return [(v, {"tasks": len(g), "pass_hat_1": float(sum(pass_hat_k(n, c, 1) for n, c in g) / len(g)),
+                 "pass_hat_k": float(sum(pass_hat_k(n, c, k) for n, c in g) / len(g))})
+            for v, g in sorted(groups.items())]
 
 
 def to_markdown(cmp: ModeComparison) -> str:
@@ -127,7 +145,17 @@ def to_markdown(cmp: ModeComparison) -> str:
             row.append("—" if p is None else f"{p.pass_hat_k:.3f} ({p.tasks} tasks)")
         rows.append(row)
     lines.append(md_table(["required actions", *(m.mode for m in cmp.modes)], rows))
+    for name in sorted({p.slice for m in cmp.modes for p in m.by_slice}, key=["intent", "persona"].index):
+        lines += ["", f"## pass^k by {name}", ""]
+        values = sorted({p.value for m in cmp.modes for p in m.by_slice if p.slice == name})
+        lines.append(md_table([name, *(m.mode for m in cmp.modes)],
+                              [[v, *(_slice_cell(m, name, v) for m in cmp.modes)] for v in values]))
     return "\n".join(lines) + "\n"
+
+
+def _slice_cell(m: ModeScore, name: str, value: str) -> str:
+    p = next((p for p in m.by_slice if p.slice == name and p.value == value), None)
+    return "—" if p is None else f"{p.pass_hat_1:.3f} / {p.pass_hat_k:.3f} ({p.tasks} tasks)"
 
 
 def _cell(p: KPoint) -> str:
@@ -157,16 +185,21 @@ def plot(cmp: ModeComparison, path: str | Path) -> Path:
     return Path(path)
 
 
-def compare_mode_runs(run_dirs: Sequence[Path], out: Path, resamples: int = 2000) -> ModeComparison:
+def compare_mode_runs(run_dirs: Sequence[Path], out: Path, resamples: int = 2000,
+                      agent: str | None = None) -> ModeComparison:
     """`evalsuite modes`: an agent's run folders, one per trial mode, side by side; modes.md and modes.png go to
-    `out`. Folders that are not one per mode, or runs that do not fit together, raise RunFolderError naming them."""
+    `out`. `agent` picks one agent of runs that scored several. Folders that are not one per mode, or runs that do
+    not fit together, raise RunFolderError naming them."""
     runs, tasks = {}, []
     for folder in run_dirs:
         tasks = read_run_tasks(folder)
         found = {t.trial_protocol.mode or "default" for t in tasks}
         if len(found) != 1 or next(iter(found)) in runs:
             raise RunFolderError(f"{folder}: one run folder per mode, each in one mode (found {sorted(found)})")
-        runs[next(iter(found))] = read_records(folder)
+        records = read_records(folder)
+        runs[next(iter(found))] = [r for r in records if r.agent == agent] if agent else records
+        if agent and not runs[next(iter(found))]:
+            raise RunFolderError(f"{folder}: no trials of agent {agent!r}")
     try:
         cmp = compare_modes(runs, tasks, resamples=resamples)
     except ValueError as exc:  # runs of other tasks, agents or modes: the folders given do not fit together

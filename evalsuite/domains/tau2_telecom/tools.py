@@ -18,7 +18,7 @@ from typing import Any
 from evalsuite.domains.tau2.tools import add_generic_tools, agent_role, python_error, registrar
 from evalsuite.domains.tau2_telecom import convert, store
 from evalsuite.domains.tau2_telecom.schema import CLOCK, metadata
-from evalsuite.worlds.domain import Domain, ToolContext, ToolError
+from evalsuite.worlds.domain import CheckInput, CheckOutcome, Domain, ToolContext, ToolError
 
 DOMAIN = Domain(name="tau2_telecom", version="1.0.0", metadata=metadata, clock=CLOCK)
 _tool = registrar(DOMAIN, "TelecomTools")
@@ -201,3 +201,11 @@ def _charge_draft_bill(ctx: ToolContext, customer_id: str, item: dict[str, Any])
 
 
 ROLE = agent_role(DOMAIN, "telecom_agent")
+
+
+@DOMAIN.check
+def handed_off(inp: CheckInput) -> CheckOutcome:
+    """The agent transferred the customer to a human agent: what resolves an issue nothing on record can fix (a
+    PIN-locked SIM, an ended contract), τ²-bench's lone gold action there."""
+    ok = any(e.tool == "transfer_to_human_agents" and e.outcome == "ok" for e in inp.trace)
+    return CheckOutcome(ok, "" if ok else "no transfer to a human agent")

@@ -27,6 +27,13 @@ SIMULATOR = Simulator(model="gpt-4.1-2025-04-14", version="tau2-bench user simul
 _ARROW = {Integer: pa.int64(), Float: pa.float64(), Boolean: pa.bool_()}
 
 
+def arrow_type(column: Column, overrides: Mapping[str, pa.DataType] = {}) -> pa.DataType:  # noqa: B006 - read only
+    """The Parquet type of a column: by its SQL type (`overrides` by column name); JSON columns are text already."""
+    if column.name in overrides:
+        return overrides[column.name]
+    return next((t for k, t in _ARROW.items() if isinstance(column.type, k)), pa.string())
+
+
 @dataclass(frozen=True)
 class Tau2Source:
     """One τ²-bench domain as the importer reads it (data/tau2/domains/<upstream>/ at SOURCE_COMMIT)."""
@@ -62,10 +69,7 @@ class Tau2Source:
                               deidentification_required=False, synthetic_columns=list(self.synthetic_columns))
 
     def arrow_type(self, column: Column) -> pa.DataType:
-        """The Parquet type of a column: by its SQL type; JSON columns are text already."""
-        if column.name in self.arrow_overrides:
-            return self.arrow_overrides[column.name]
-        return next((t for k, t in _ARROW.items() if isinstance(column.type, k)), pa.string())
+        return arrow_type(column, self.arrow_overrides)
 
 
 RETAIL = Tau2Source(

@@ -39,9 +39,10 @@ def expectations(spec: SuiteSpec) -> dict[str, TableExpectations]:
 
 def deid_key_ready(spec: SuiteSpec) -> None:
     """The de-identification key the spec's rules name is there and long enough (DeidKeyError otherwise): checked
-    before the raw records are copied anywhere, since without it they could not be de-identified."""
-    if spec.deid:
-        load_key(load_rules(spec.resolve(spec.deid)))
+    before the raw records are copied anywhere, since without it they could not be de-identified. Rules that use
+    no key (keep, drop, generalise only) need none."""
+    if spec.deid and (rules := load_rules(spec.resolve(spec.deid))).needs_key:
+        load_key(rules)
 
 
 def build_seed(spec: SuiteSpec, paths: Paths) -> SnapshotResult:
