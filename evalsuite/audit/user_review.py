@@ -2,7 +2,8 @@
 conversations in front of a person and counts what they found.
 
 `sample_sheet` draws a seeded sample of a run's conversations with an LLM user and writes each as one JSON line:
-who ran it, the pinned simulator, the transcript, and two fields for the reviewer, `error_class` (none, benign
+who ran it, the pinned simulator, the transcript, the automatic screen's flags on it (audit.user_screen: candidate
+errors for the reviewer to confirm or dismiss), and two fields for the reviewer, `error_class` (none, benign
 or task-critical: the τ²-bench paper's classes, in audit.ERROR_CLASSES) and `note`. The reviewer fills them in any
 editor; `tally` reads the sheet back and counts the classes, with the task-critical rate's Wilson interval over
 the conversations reviewed. A scripted user is held to its rules by the audit and is not sampled unless asked.
@@ -16,6 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from evalsuite.audit.user_screen import screen_trial
 from evalsuite.core.io import atomic_write
 from evalsuite.core.records import Simulator, TaskRecord
 from evalsuite.scoring.metrics import wilson_interval
@@ -46,6 +48,7 @@ class ReviewItem(BaseModel):
     outcome: str
     simulator: Simulator
     transcript: list[Line]
+    flags: list[str] = []  # the automatic screen's candidate errors in this conversation (LLM users)
     error_class: ErrorClass | None = None  # the reviewer's; None: not reviewed yet
     note: str = ""
 
@@ -70,8 +73,9 @@ def conversations(records: Sequence[TrialRecord], tasks: Sequence[TaskRecord],
         if scenario is None or (llm_only and scenario.simulator.kind == "scripted"):
             continue
         lines = [Line(who=e.actor, text=str(e.arguments.get("text", ""))) for e in r.trace if e.kind == MESSAGE]
+        flags = [f.said() for f in screen_trial(r.trace, r.user_trace)] if scenario.simulator.kind != "scripted" else []
         out.append(ReviewItem(task_id=r.task_id, agent=r.agent, trial=r.trial, outcome=r.outcome,
-                              simulator=scenario.simulator, transcript=lines))
+                              simulator=scenario.simulator, transcript=lines, flags=flags))
     return out
 
 

@@ -24,8 +24,9 @@ def users_sample(run_dir: Path = RUN_DIR,
 
     with run_errors():
         chosen, of = sample_run(run_dir, out, n, seed, scripted)
-    typer.echo(f"{out}: {len(chosen)} of {of} conversation(s); set each line's error_class to none, "
-               "benign or task-critical, and run `evalsuite users tally` on it")
+    flagged = sum(bool(c.flags) for c in chosen)
+    typer.echo(f"{out}: {len(chosen)} of {of} conversation(s), {flagged} with the screen's flags; set each line's "
+               "error_class to none, benign or task-critical, and run `evalsuite users tally` on it")
 
 
 @users_app.command("tally")

@@ -18,6 +18,7 @@ the SDK client only, never by the agent config, a record or a log line.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from evalsuite.core.records import TaskRecord, TraceEvent, Usage
@@ -74,7 +75,7 @@ class OpenAIAgent:
             messages.append({"role": "assistant", "content": reply.content,
                              "tool_calls": [c.model_dump() for c in reply.tool_calls]})
             for call in reply.tool_calls:
-                messages.append({"role": "tool", "tool_call_id": call.id, "content": _observe(env, call)})
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": observe(env.call, call)})
 
     async def aclose(self) -> None:
         """Close this agent's endpoint client on the running loop (the trial engine's, when its trials are done)."""
@@ -98,13 +99,14 @@ def _plan_text(plan: list | None) -> str:
     return "\n\nResolution steps, in order:\n" + "\n".join(steps)
 
 
-def _observe(env: AgentEnv, call) -> str:
-    """Run one requested call; malformed arguments are the model's error and are reported back to it."""
+def observe(run: Callable[[str, dict[str, Any]], TraceEvent], call) -> str:
+    """Run one requested tool call through `run` (the agent's env, or a simulated user's phone) and return what the
+    model is shown; malformed arguments are the model's error and are reported back to it."""
     try:
         args = json.loads(call.function.arguments or "{}")
     except json.JSONDecodeError as exc:
         return f"Error: arguments are not valid JSON: {exc.msg}"
-    return observation(env.call(call.function.name, args if isinstance(args, dict) else {}))
+    return observation(run(call.function.name, args if isinstance(args, dict) else {}))
 
 
 def observation(event: TraceEvent) -> str:

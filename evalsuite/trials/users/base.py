@@ -6,16 +6,23 @@ event, so the transcript is graded and stored with the tool calls. An agent on t
 talks through `areply`, which awaits a simulator that waits on a model (`async def areply`) and calls any
 other's `reply`; `reply` and `turn` serve the callers that are not on a loop (the MCP server's message_user
 tool, `evalsuite play`).
+When the user holds a device, every message event also carries DEVICE_SEQ: how many calls the device's trace held
+when it was said, so the user's phone calls (the trial's `user_trace`) can be placed between the messages (the
+user-simulator audit's screen reads them turn by turn).
 """
 from __future__ import annotations
 
 import inspect
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from evalsuite.core.records import MESSAGE, Simulator, TraceEvent
 
+if TYPE_CHECKING:
+    from evalsuite.worlds.trial_world import TrialWorld
+
 OPENING = "Hi! How can I help you today?"
 LEFT = "(the customer has left the conversation)"
+DEVICE_SEQ = "device_seq"  # a message event's count of the device's calls so far (users holding a device)
 
 
 class ConversationOver(Exception):
@@ -31,11 +38,12 @@ class UserSimulator(Protocol):
 
 
 class Conversation:
-    """The agent's only channel to the user; `turns` counts the user's replies."""
+    """The agent's only channel to the user; `turns` counts the user's replies; `device` is the user's phone."""
 
-    def __init__(self, user: UserSimulator, trace: list[TraceEvent]):
+    def __init__(self, user: UserSimulator, trace: list[TraceEvent], device: TrialWorld | None = None):
         self.user = user
         self.trace = trace
+        self.device = device
         self.turns = 0
 
     @property
@@ -77,5 +85,8 @@ class Conversation:
         self._record(actor, text)
 
     def _record(self, actor: str, text: str) -> None:
-        self.trace.append(TraceEvent(seq=len(self.trace) + 1, actor=actor, tool=MESSAGE, arguments={"text": text},
+        arguments: dict[str, Any] = {"text": text}
+        if self.device is not None:
+            arguments[DEVICE_SEQ] = len(self.device.trace)
+        self.trace.append(TraceEvent(seq=len(self.trace) + 1, actor=actor, tool=MESSAGE, arguments=arguments,
                                      permitted=True, outcome="ok", kind=MESSAGE))

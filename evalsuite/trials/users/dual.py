@@ -50,13 +50,14 @@ def user_role(domain: Domain) -> Role:
 
 
 def make_user(task: TaskRecord, device: TrialWorld | None) -> UserSimulator:
-    """The task's pinned simulator: scripted (acting on `device`) or an LLM on an OpenAI-compatible endpoint."""
+    """The task's pinned simulator, holding `device` (its phone, when the task has one): scripted, or an LLM on an
+    OpenAI-compatible endpoint."""
     scenario = task.user_scenario
     if scenario is None:
         raise ValueError(f"{task.task_id}: user_scenario: a conversation needs one")
     if scenario.simulator.kind == "scripted":
         return ScriptedUser(scenario, device)
-    return SimulatedUser(scenario)
+    return SimulatedUser(scenario, device=device)
 
 
 class DualEnv(AgentEnv):
@@ -107,7 +108,7 @@ def prepare(world: World, task: TaskRecord, env: AgentEnv) -> Sides:
     if mode == "no_user":
         env = DualEnv(env, device) if device is not None else env
     elif task.trigger.type == "conversation":
-        env.user = Conversation(make_user(task, device), env._trial.trace)
+        env.user = Conversation(make_user(task, device), env._trial.trace, device)
         if mode == "oracle_plan":
             env.oracle_plan = task.solution_calls()
     return Sides(env, device, side.seed_sha256 if side is not None else None, mode, *baselines)
