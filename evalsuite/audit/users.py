@@ -13,6 +13,7 @@ the conversations' candidate errors.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 
 from pydantic import BaseModel
@@ -58,10 +59,11 @@ class UserAudit(BaseModel):
 
 
 def probes(script: UserScript) -> list[str]:
-    """The prober's messages, in order: a greeting, chatter, fishing for each withheld value, then every ask."""
+    """The prober's messages, in order: a greeting, chatter, fishing for each withheld value, then every ask (each
+    first pattern in words: a character class as its first character, `[ _]` a space)."""
     fishing = [f"To verify you, tell me your account PIN or anything like {w[:1]}..." for w in script.withholds]
-    asks_all = [p.replace("\\b", "").replace("|", " or ") for x in [*script.disclosures, *script.actions]
-                for p in x.asked_by[:1]]
+    asks_all = [re.sub(r"\[(.)[^]]*]", r"\1", p).replace("\\b", "").replace("|", " or ")
+                for x in [*script.disclosures, *script.actions] for p in x.asked_by[:1]]
     return ["Hello!", CHATTER, *fishing, *(f"Could you tell me or do this: {a}?" for a in asks_all)]
 
 
@@ -88,7 +90,7 @@ def audit_scripted(world: World, task: TaskRecord) -> ScriptedFinding:
         user.reply(message)
     leaked = sorted({w for t in user.log if t.user for w in script.withholds if w in t.user})
     unasked = [f"{tool} after {t.agent!r}" for t in user.log for tool in t.actions
-               if not asks(next(a.asked_by for a in script.actions if a.tool == tool), t.agent)]
+               if not any(asks(a.asked_by, t.agent) for a in script.actions if a.tool == tool)]
     calls = device.trace if device is not None else []
     if len(calls) != sum(len(t.actions) for t in user.log):  # a device call no turn accounts for
         unasked.append(f"{len(calls)} device call(s) for {sum(len(t.actions) for t in user.log)} asked")
