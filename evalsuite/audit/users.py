@@ -38,12 +38,16 @@ class ScriptedFinding(BaseModel):
     ungrounded: list[str] = []  # turns whose reply does not repeat the output of a device call it made
 
     @property
+    def kept_to_script(self) -> bool:
+        return not self.leaked and not self.unasked and not self.answered_chatter
+
+    @property
     def grounded(self) -> bool:
         return not self.ungrounded
 
     @property
     def ok(self) -> bool:
-        return not self.leaked and not self.unasked and not self.answered_chatter and self.grounded
+        return self.kept_to_script and self.grounded
 
 
 class UserAudit(BaseModel):
@@ -115,8 +119,10 @@ def to_markdown(audit: UserAudit) -> str:
     lines = ["", "", "## User simulator", ""]
     if audit.scripted:
         bad = [f for f in audit.scripted if not f.ok]
-        lines.append(f"Scripted users probed: {len(audit.scripted)}; never revealed a withheld value, never acted "
-                     f"unasked and repeated every device output they acted on: {'yes' if not bad else 'NO'}.")
+        kept, grounded = (all(f.kept_to_script for f in audit.scripted), all(f.grounded for f in audit.scripted))
+        lines.append(f"Scripted users probed: {len(audit.scripted)}; never revealed a withheld value and never acted "
+                     f"unasked: {'yes' if kept else 'NO'}; repeated the output of every device tool they ran "
+                     f"(grounded): {'yes' if grounded else 'NO'}.")
         for f in bad[:20]:
             lines.append(f"- {f.task_id}: leaked {f.leaked}, unasked {f.unasked}, "
                          f"answered chatter {f.answered_chatter}, ungrounded {f.ungrounded}")

@@ -72,7 +72,8 @@ def test_the_telecom_scripted_user_repeats_every_phone_output_it_acts_on(worlds,
     actions = {len(t.user_scenario.script.actions) for t in tasks}
     assert len(report.scripted) == len(tasks) == 5 and report.scripted_ok
     assert all(f.grounded and f.actions in actions for f in report.scripted)  # every action was probed and ran
-    assert "repeated every device output they acted on: yes" in audit.to_markdown(report)
+    assert "never acted unasked: yes; repeated the output of every device tool they ran (grounded): yes" in \
+        audit.to_markdown(report)
 
 
 class Paraphrasing(ScriptedUser):
