@@ -65,8 +65,9 @@ def audit_scripted(world: World, task: TaskRecord) -> ScriptedFinding:
     for message in probes(script):
         user.reply(message)
     leaked = sorted({w for t in user.log if t.user for w in script.withholds if w in t.user})
+    # a tool may have several actions (one per argument set): the call was asked for if any of them was
     unasked = [f"{tool} after {t.agent!r}" for t in user.log for tool in t.actions
-               if not asks(next(a.asked_by for a in script.actions if a.tool == tool), t.agent)]
+               if not any(asks(a.asked_by, t.agent) for a in script.actions if a.tool == tool)]
     calls = device.trace if device is not None else []
     if len(calls) != sum(len(t.actions) for t in user.log):  # a device call no turn accounts for
         unasked.append(f"{len(calls)} device call(s) for {sum(len(t.actions) for t in user.log)} asked")

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from evalsuite.audit.users import audit_users
 from evalsuite.core.records import TaskRecord
 from evalsuite.domains.tau2_telecom import TAU2_HASH
 from evalsuite.importers.tau2.importer import Tau2InputError
@@ -185,3 +186,12 @@ def test_a_world_that_does_not_initialize_to_its_recorded_hash_is_refused(built)
     bad = task.model_copy(update={"initialization": task.initialization.model_copy(update={"sha256": "0" * 64})})
     result = run_trial(release.open_world(), bad, make_agent("reference"), 0)
     assert result.outcome == "infra_error" and "after the task's initialization" in result.error
+
+
+def test_the_user_simulator_audit_holds_every_telecom_user_to_its_script(built):
+    """Probed on its phone, no scripted user runs a tool unasked: one asked to set 4g_only sets it, and the audit
+    matches the call to whichever of the tool's actions (one per argument set) the message asked for."""
+    release, _ = built
+    report = audit_users(release.open_world(), release.tasks())
+    assert len(report.scripted) == 114 and report.scripted_ok, [f for f in report.scripted if not f.ok][:1]
+    assert all(f.actions > 0 for f in report.scripted)
