@@ -20,8 +20,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from evalsuite.core.records import TaskRecord, ToolCall
-from evalsuite.grading.grader import Baseline, grade_trial
+from evalsuite.grading.grader import Baseline, grade_trial, merged
 from evalsuite.trials.attacks import place_attack
+from evalsuite.trials.users.dual import Started, grade_sides, start_worlds
 from evalsuite.worlds.trial_world import TrialWorld
 from evalsuite.worlds.world import World
 
@@ -109,13 +110,23 @@ def _argument_probes(calls: list[ToolCall], world: World,
                 yield i, path, shown, [*calls[:i], changed, *calls[i + 1:]]
 
 
-def _replay(world: World, task: TaskRecord, calls: list[ToolCall]) -> tuple[TrialWorld, Baseline | None]:
-    """The calls on a freshly reset world, with the task's attack in place first where it has one."""
+def _replay(world: World, task: TaskRecord, calls: list[ToolCall]) -> tuple[TrialWorld, Baseline | None, Started]:
+    """The calls on freshly reset worlds (a user's step on the user's), the task's initialization and attack in
+    place first where it has them."""
     trial = world.reset(task.role, policy_text="")
-    baseline = place_attack(trial, task.attack) if task.attack else None
+    started = start_worlds(world, task, trial)
+    baseline = merged(started.baseline, place_attack(trial, task.attack) if task.attack else None)
     for call in calls:
-        trial.call(call.tool, call.arguments)
-    return trial, baseline
+        if call.actor == "user" and started.device is not None:
+            started.device.call(call.tool, call.arguments, actor="user")
+        else:
+            trial.call(call.tool, call.arguments)
+    return trial, baseline, started
+
+
+def _passes(trial: TrialWorld, baseline: Baseline | None, started: Started, task: TaskRecord, final: str) -> bool:
+    verdict = grade_trial(trial, final, task.goal_state, task.role, task.forbidden, baseline)
+    return grade_sides(started.device, started.device_baseline, verdict, final, task).passed
 
 
 def probe_task(world: World, task: TaskRecord, columns: ColumnValues,
@@ -126,9 +137,9 @@ def probe_task(world: World, task: TaskRecord, columns: ColumnValues,
     ours, irrelevant, theirs, tried = [], [], [], 0
     for i, path, value, calls in _argument_probes(task.solution_calls(), world, columns):
         tried += 1
-        trial, baseline = _replay(world, task, calls)
+        trial, baseline, started = _replay(world, task, calls)
         hit = ProbeHit(call=i, tool=calls[i].tool, argument=path, value=value)
-        if grade_trial(trial, final, task.goal_state, task.role, task.forbidden, baseline).passed:
+        if _passes(trial, baseline, started, task, final):
             (irrelevant if path.split(".")[0] in masked else ours).append(hit)
         if peer is not None and peer(task, trial, final):
             theirs.append(hit)

@@ -93,6 +93,7 @@ def audit_scripted(world: World, task: TaskRecord) -> ScriptedFinding:
     for message in probes(script):
         user.reply(message)
     leaked = sorted({w for t in user.log if t.user for w in script.withholds if w in t.user})
+    # a tool may have several actions (one per argument set): the call was asked for if any of them was
     unasked = [f"{tool} after {t.agent!r}" for t in user.log for tool in t.actions
                if not any(asks(a.asked_by, t.agent) for a in script.actions if a.tool == tool)]
     calls = device.trace if device is not None else []

@@ -214,6 +214,13 @@ def grade(
 Baseline = Mapping[str, Mapping[tuple, tuple | None]]
 
 
+def merged(first: Baseline | None, then: Baseline | None) -> Baseline | None:
+    """One baseline from two placed in turn (a task's initialization, then an attack): the later one's rows win."""
+    if not first or not then:
+        return first or then
+    return {t: {**first.get(t, {}), **then.get(t, {})} for t in {*first, *then}}
+
+
 def grade_trial(trial: TrialWorld, final_message: str, goal: GoalState, role: Role,
                 forbidden: set[str] | None = None, baseline: Baseline | None = None) -> Verdict:
     """The verdict on one trial, from the rows it wrote, the rows the goal asserts on, and its trace. `baseline`

@@ -50,12 +50,12 @@ def write_rights(out: Path, manifest: RightsManifest, header: str) -> None:
 def write_suite(out: Path, name: str, domain: str, tables: Iterable[str], acceptance: Acceptance,
                 simulator: Simulator | None = None, *, spec_file: str = "suite.yaml", tasks: str = "tasks.jsonl",
                 policies: Iterable[str] = ("policy.md",), trial_protocol: TrialProtocol | None = None,
-                deid: str | None = None) -> None:
-    """A suite spec (`spec_file`) over the folder's source tables, rights, policies and imported tasks; every path
-    it names must exist (it is loaded back)."""
+                deid: str | None = None, source: str | None = None) -> None:
+    """A suite spec (`spec_file`) over the folder's source tables (`source`: their source's name, when a variant
+    suite shares them), rights, policies and imported tasks; every path it names must exist (it is loaded back)."""
     spec = SuiteSpec(
         name=name, domain=domain,
-        sources=Sources(name=name, tables={t: TableSource(path=f"source/{t}.parquet") for t in tables}),
+        sources=Sources(name=source or name, tables={t: TableSource(path=f"source/{t}.parquet") for t in tables}),
         rights=["rights.yaml"], needed_uses=sorted(IMPORTED_USES), policies=list(policies), deid=deid,
         derivation=Derivation(tasks=tasks), acceptance=acceptance, simulator=simulator, base_dir=out,
         **({"trial_protocol": trial_protocol} if trial_protocol else {}))

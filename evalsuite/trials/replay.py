@@ -14,6 +14,7 @@ from pydantic import TypeAdapter, ValidationError
 from evalsuite.core.records import FaultPlanSpec, TaskRecord, ToolCall
 from evalsuite.grading.grader import grade_trial
 from evalsuite.trials.trial import policy_text
+from evalsuite.trials.users.dual import grade_sides, start_worlds
 from evalsuite.worlds.faults import FaultPlan
 from evalsuite.worlds.world import World
 
@@ -59,8 +60,12 @@ def replay(world: World, task: TaskRecord, calls: list[ToolCall], faults: FaultP
     so the reviewer sees exactly the calls given) and return the report as one JSON-ready dict."""
     plan = FaultPlan.from_spec(faults) if faults else FaultPlan()
     trial = world.reset(task.role, policy_text=policy_text(task), faults=plan)
-    events = [trial.call(c.tool, c.arguments) for c in calls]
-    verdict = grade_trial(trial, final_message, task.goal_state, task.role, task.forbidden)
+    started = start_worlds(world, task, trial)  # a user's step runs on the user's world, after the task's set-up
+    device = started.device
+    events = [(device if c.actor == "user" and device is not None else trial).call(
+        c.tool, c.arguments, actor="user" if c.actor == "user" and device is not None else "agent") for c in calls]
+    verdict = grade_sides(device, started.device_baseline, grade_trial(
+        trial, final_message, task.goal_state, task.role, task.forbidden, started.baseline), final_message, task)
     return {
         "task_id": task.task_id, "fault_plan": faults.name if faults else None, "seed_sha256": world.seed_sha256,
         "calls": [e.model_dump(mode="json", include={"seq", "tool", "arguments", "outcome", "result", "error", "fault",

@@ -13,7 +13,7 @@ from evalsuite.core.identity import TrialLimits
 from evalsuite.core.prices import PriceTable
 from evalsuite.core.records import TaskRecord, TraceEvent, Usage
 from evalsuite.grading.bases import Bases, ajudge_trial, grade_bases, judge_trial
-from evalsuite.grading.grader import Baseline, Verdict, grade_trial
+from evalsuite.grading.grader import Verdict, grade_trial, merged
 from evalsuite.grading.judge import Judgement
 from evalsuite.grading.measures import TrialMeasures, measure_trial
 from evalsuite.trials.agents.base import Agent, AgentEnv, AsyncAgent, BudgetExhausted
@@ -129,20 +129,13 @@ def _start(world: World, task: TaskRecord, agent: str, trial: int, faults: Fault
         env = TimedEnv(env_world, task.trial_protocol.max_steps, limits, prices)
         # the user-side world is reset and verified as the agent's is
         sides = prepare(world, task, env)
-        baseline = _merged(sides.baseline, place_attack(env_world, task.attack) if task.attack else None)
+        baseline = merged(sides.baseline, place_attack(env_world, task.attack) if task.attack else None)
     except Exception as exc:
         return TrialResult(**base, outcome="infra_error", passed=False, error=traceback_text(exc),
                            seconds=time.perf_counter() - start)
     base = {**base, "mode": sides.mode, "user_reset_sha256": sides.device_sha256,
             "user_trace": sides.device.trace if sides.device else []}  # filled as the trial runs
     return _Started(task, world, env_world, sides, baseline, base, start)
-
-
-def _merged(first: Baseline | None, then: Baseline | None) -> Baseline | None:
-    """One baseline from the initialization's and the attack's (placed after it: its rows win)."""
-    if not first or not then:
-        return first or then
-    return {t: {**first.get(t, {}), **then.get(t, {})} for t in {*first, *then}}
 
 
 def _crashed(started: _Started, exc: BaseException) -> TrialResult:
@@ -156,8 +149,10 @@ def _finish(started: _Started, message: str, exhausted: str | None = None,
             judged: Judgement | None = None) -> TrialResult:
     """Grade the trial's end state (a trial out of budget too: its effects stay graded) and record it."""
     task, env_world, base = started.task, started.env_world, started.base
-    verdict = grade_sides(started.sides, grade_trial(env_world, message, task.goal_state, task.role,
-                                                     task.forbidden, started.baseline), message, task)
+    sides = started.sides
+    verdict = grade_sides(sides.device, sides.device_baseline,
+                          grade_trial(env_world, message, task.goal_state, task.role, task.forbidden,
+                                      started.baseline), message, task)
     passed = verdict.passed and exhausted is None
     base = {**base, "bases": grade_bases(task, verdict, env_world, started.sides.device, message, exhausted, judged)}
     if task.attack:

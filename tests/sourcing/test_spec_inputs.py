@@ -50,7 +50,7 @@ def test_an_unknown_domain_is_refused_when_the_spec_is_read(tmp_path):
     spec = spec_with(tmp_path, domain="payroll")
     assert one_line_error(SpecError, load_spec, spec) == (
         f"{spec}: domain: unknown domain 'payroll'; known: agentdojo_banking, ap_exceptions, contract_review, "
-        "mobile_service, retail_support, tau2_airline, tau2_retail")
+        "mobile_service, retail_support, tau2_airline, tau2_retail, tau2_telecom")
 
 
 def test_a_calendar_invalid_date_and_a_non_utf8_file_are_one_line(tmp_path):

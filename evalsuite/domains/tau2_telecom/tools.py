@@ -20,7 +20,8 @@ from evalsuite.domains.tau2_telecom import convert, store
 from evalsuite.domains.tau2_telecom.schema import CLOCK, metadata
 from evalsuite.worlds.domain import CheckInput, CheckOutcome, Domain, ToolContext, ToolError
 
-DOMAIN = Domain(name="tau2_telecom", version="1.0.0", metadata=metadata, clock=CLOCK)
+DOMAIN = Domain(name="tau2_telecom", version="1.0.0", metadata=metadata, clock=CLOCK,
+                handoff_tools=frozenset({"transfer_to_human_agents"}))
 _tool = registrar(DOMAIN, "TelecomTools")
 _DETAILS = {"L": ("line", store.get_line), "D": ("device", store.get_device), "B": ("bill", store.get_bill),
             "C": ("customer", store.get_customer), "P": ("plan", store.get_plan)}
@@ -207,5 +208,5 @@ ROLE = agent_role(DOMAIN, "telecom_agent")
 def handed_off(inp: CheckInput) -> CheckOutcome:
     """The agent transferred the customer to a human agent: what resolves an issue nothing on record can fix (a
     PIN-locked SIM, an ended contract), τ²-bench's lone gold action there."""
-    ok = any(e.tool == "transfer_to_human_agents" and e.outcome == "ok" for e in inp.trace)
+    ok = any(e.tool in DOMAIN.handoff_tools and e.outcome == "ok" for e in inp.trace)
     return CheckOutcome(ok, "" if ok else "no transfer to a human agent")

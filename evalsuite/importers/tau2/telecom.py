@@ -172,7 +172,7 @@ def import_telecom(src: Path, out: Path) -> TelecomReport:
         write_tasks(out / tasks_file, [m[0] for m in made[variant]])
         write_suite(out, name, tel.DOMAIN.name, sorted(rows), Acceptance(reference_trials=4), SIMULATOR,
                     spec_file=spec_file, tasks=tasks_file, policies=[VARIANTS[variant][0][0]],
-                    trial_protocol=TrialProtocol(trials=4, max_steps=60), deid="deid.yaml")
+                    trial_protocol=TrialProtocol(trials=4, max_steps=60), deid="deid.yaml", source=SUITE)
     tasks = [m[0] for m in made["manual"]]
     report = TelecomReport(
         out=str(out), source_sha256=sha, rows={t: len(r) for t, r in rows.items()}, initial_tau2_hashes=initial,

@@ -97,30 +97,49 @@ class Sides:
     device_baseline: Baseline | None = None  # and on the user's
 
 
-def prepare(world: World, task: TaskRecord, env: AgentEnv) -> Sides:
-    """Reset the user-side world (its hash verified, as the agent's was) and give the agent what the task's
-    mode allows: the user to talk to (default), plus the plan (oracle_plan), or every tool and no user (no_user)."""
-    mode = task.trial_protocol.mode or "default"
+@dataclass
+class Started:
+    """A task's worlds ready for its trial: the user-side world (None without one) reset and hash-checked, linked
+    to the agent's, and the task's initialization run on both, with the baselines it left."""
+
+    device: TrialWorld | None
+    device_sha256: str | None
+    baseline: Baseline | None
+    device_baseline: Baseline | None
+
+
+def start_worlds(world: World, task: TaskRecord, trial: TrialWorld) -> Started:
+    """Reset the task's user-side world (its hash verified, as the agent's was), link it to the agent's freshly
+    reset `trial`, and run the task's initialization on both."""
     side = user_world(world) if task.trigger.type == "conversation" else None
     device = side.reset(user_role(side.domain)) if side is not None else None
-    connect(env._trial, device, get_link(world.domain.name))
-    baselines = initialize(task.initialization, env._trial, device)
+    connect(trial, device, get_link(world.domain.name))
+    return Started(device, side.seed_sha256 if side is not None else None,
+                   *initialize(task.initialization, trial, device))
+
+
+def prepare(world: World, task: TaskRecord, env: AgentEnv) -> Sides:
+    """The task's worlds started (start_worlds), and the agent given what the task's mode allows: the user to
+    talk to (default), plus the plan (oracle_plan), or every tool and no user (no_user)."""
+    mode = task.trial_protocol.mode or "default"
+    started = start_worlds(world, task, env._trial)
+    device = started.device
     if mode == "no_user":
         env = DualEnv(env, device) if device is not None else env
     elif task.trigger.type == "conversation":
         env.user = Conversation(make_user(task, device), env._trial.trace, device)
         if mode == "oracle_plan":
             env.oracle_plan = task.solution_calls()
-    return Sides(env, device, side.seed_sha256 if side is not None else None, mode, *baselines)
+    return Sides(env, device, started.device_sha256, mode, started.baseline, started.device_baseline)
 
 
-def grade_sides(sides: Sides, verdict: Verdict, final_message: str, task: TaskRecord) -> Verdict:
-    """The agent-world verdict joined with the user-side world's: its goal rows, no collateral change on the
-    device, and nothing forbidden done to it; every user-side check is named `user world: …`."""
-    if sides.device is None:
+def grade_sides(device: TrialWorld | None, device_baseline: Baseline | None, verdict: Verdict, final_message: str,
+                task: TaskRecord) -> Verdict:
+    """The agent-world verdict joined with the user-side world's: its goal rows and checks, no collateral change on
+    the device, and nothing forbidden done to it; every user-side check is named `user world: …`."""
+    if device is None:
         return verdict
     goal = GoalState(assertions=task.goal_state.user_assertions, domain_checks=task.goal_state.user_checks)
-    theirs = grade_trial(sides.device, final_message, goal, user_role(sides.device.domain), set(),
-                         sides.device_baseline)
+    theirs = grade_trial(device, final_message, goal, user_role(device.domain), set(), device_baseline)
     checks = verdict.checks + [c.model_copy(update={"name": f"{USER_WORLD}{c.name}"}) for c in theirs.checks]
     return Verdict(passed=all(c.passed for c in checks), checks=checks)

@@ -1,7 +1,7 @@
-"""The three trial modes side by side on a mobile_service release: table, plot, pass^k by required actions.
+"""The three trial modes side by side on a dual-control release (mobile_service, tau2_telecom): tables, plot.
 
-    EVALSUITE_HOME=$(mktemp -d) .venv/bin/evalsuite build suites/mobile_service.yaml --no-progress
-    .venv/bin/python bench/mobile_service_modes.py RELEASE_FOLDER --out OUT [--trials 2]
+    EVALSUITE_HOME=$(mktemp -d) .venv/bin/evalsuite build suites/tau2_telecom.yaml --no-progress
+    .venv/bin/python bench/modes.py RELEASE_FOLDER --out OUT [--trials 2]
 
 Two agents, each run once per mode (default, no_user, oracle_plan) on the same tasks under its own identity:
 `reference` (asks the user for every step on the phone) and `soloist` (follows the same plan but calls every
