@@ -91,3 +91,9 @@ def test_an_admissible_and_an_inadmissible_handoff(world, tasks):
 def test_figures_compare_as_numbers_and_single_digits_are_counts():
     assert ungrounded("Refunded $1,047.760 in 2 steps", ['{"amount": "1047.76"}']) == []
     assert ungrounded("Order #W4817420 and case C-1001", ["C-1001"]) == ["#W4817420"]
+
+
+def test_a_figure_derived_from_two_observed_numbers_is_grounded_and_a_near_one_is_not():
+    seen = ['{"invoice_total": "113.38", "po_total": "100.00", "quantity": 3, "unit_price": "12.50"}']
+    assert ungrounded("Variance 13.38 over the order; 37.50 for the three units; total 213.38", seen) == []
+    assert ungrounded("Variance 13.39 and 37.51", seen) == ["13.39", "37.51"]
