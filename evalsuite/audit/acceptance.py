@@ -129,8 +129,9 @@ def _adjudicated(task: TaskRecord, required: bool, reviews: Sequence[ReviewEntry
     return state.adjudicated, state.reason()
 
 
-def state_passed(result: TrialResult) -> bool:
-    """The trial passes every check but the final-message ones: the no-op says nothing, so judge its state."""
+def silent_pass(result: TrialResult) -> bool:
+    """The trial passes every check but the final-message ones (what a silent agent can pass: the no-op says
+    nothing, so judge the rest). Not recorded.regrade.state_passed, the end-state checks alone."""
     return result.verdict is not None and all(c.passed for c in result.verdict.checks
                                               if not c.name.startswith("output "))
 
@@ -150,7 +151,7 @@ def audit_task(task: TaskRecord, ref: Sequence[TrialResult], noop: TrialResult |
     noops = [noop] if isinstance(noop, TrialResult) else list(noop)
     advs = [adv] if isinstance(adv, TrialResult) else list(adv)
     reasons = []
-    noop_passes = any(state_passed(r) for r in noops)
+    noop_passes = any(silent_pass(r) for r in noops)
     passes = sum(r.passed for r in ref)
     gold = _gold_errors(ref, task)
     resettable = all(r.outcome != "infra_error" or "ResetError" not in (r.error or "") for r in [*ref, *noops, *advs])
@@ -168,7 +169,7 @@ def audit_task(task: TaskRecord, ref: Sequence[TrialResult], noop: TrialResult |
         raised = "; ".join(f"{g.tool}: {g.error}" for g in gold[:3])
         reasons.append(f"{len(gold)} reference-solution call(s) raised: {raised}")
     if noop_passes and requires_action(task.goal_state):
-        first = next(r for r in noops if state_passed(r))
+        first = next(r for r in noops if silent_pass(r))
         reasons.append("trivially passable: the no-op agent passes the state check of a task that requires a write"
                        + _under(first.fault_plan))
     if any(r.passed for r in advs):

@@ -21,7 +21,7 @@ from evalsuite.audit.acceptance import (
     audit_task,
     in_process_runner,
     run_acceptance,
-    state_passed,
+    silent_pass,
 )
 from evalsuite.core.records import Adjudication, Review, ToolCall, TraceEvent
 from evalsuite.grading.grader import Check, Verdict
@@ -247,7 +247,7 @@ def test_the_noop_is_judged_on_state_only_and_passing_a_write_task_is_a_reason(a
     [noop] = in_process_runner(ap.world)([task], {"noop": 1})
     assert not noop.passed and [c.name for c in noop.verdict.failures()] == ["output decision",
                                                                             "output variance amount per unit"]
-    assert state_passed(noop)
+    assert silent_pass(noop)
     report = run_acceptance([task], Acceptance(reference_trials=1), in_process_runner(ap.world))
     got, want = audit_dict(report.tasks[0], "already-true", 1, 1, noop_passes=True, quarantined=True,
                            reasons=[NOOP_REASON])
@@ -409,7 +409,7 @@ def test_the_in_process_runner_runs_the_plan_in_order_with_substitutes(ap):
     assert in_process_runner(ap.world)([t0], {"noop": 0}) == []
 
 
-# ---------------------------------------------------------------- state_passed, the gates and the Markdown
+# ---------------------------------------------------------------- silent_pass, the gates and the Markdown
 
 def _result(checks, verdict=True):
     v = Verdict(passed=all(checks.values()), checks=[Check(name=n, passed=p) for n, p in checks.items()])
@@ -425,8 +425,8 @@ def _result(checks, verdict=True):
     ({}, True, True),
     ({}, False, False),  # no verdict (a crashed trial): not passed
 ])
-def test_state_passed(checks, verdict, passed):
-    assert state_passed(_result(checks, verdict)) is passed
+def test_silent_pass(checks, verdict, passed):
+    assert silent_pass(_result(checks, verdict)) is passed
 
 
 def _audit(task_id, **fields):
