@@ -154,13 +154,8 @@ def _collateral(goal: GoalState, table_name: str, before: _Table, after: _Table)
 
 
 def _number_tokens(text: str) -> set[str]:
-    out = set()
-    for tok in re.findall(r"-?\d[\d,]*(?:\.\d+)?", text):
-        try:
-            out.add(canonical_number(Decimal(tok.replace(",", ""))))
-        except InvalidOperation:
-            continue
-    return out
+    # every token the pattern finds reads as a Decimal once its commas are gone
+    return {canonical_number(Decimal(tok.replace(",", ""))) for tok in re.findall(r"-?\d[\d,]*(?:\.\d+)?", text)}
 
 
 def output_present(value: str, message: str) -> bool:

@@ -4,7 +4,8 @@ import time
 
 import pytest
 
-from evalsuite.audit.acceptance import in_process_runner, run_acceptance
+from evalsuite.audit.acceptance import AcceptanceReport, audit_markdown, in_process_runner, run_acceptance
+from evalsuite.core.records import ToolCall
 from evalsuite.pipeline import driver
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stages.release import release
@@ -107,3 +108,36 @@ def test_audit_command_writes_json_and_markdown_for_the_bundled_suite(tmp_path, 
     paths = Paths(load_spec("suites/ap_exceptions.yaml"), tmp_path / "home")
     rel = Release(release(load_spec("suites/ap_exceptions.yaml"), paths))
     assert rel.manifest.n_tasks == report.summary["accepted"] and rel.manifest.quarantined == []
+
+
+def test_two_ledger_sign_offs_adjudicate_a_task_the_record_itself_does_not(ap):
+    """The review ledger (`evalsuite review`) counts as much as reviews written into the record."""
+    import datetime as dt
+
+    from evalsuite.audit.reviews import ReviewEntry, goal_sha256
+    task = ap.tasks[0].model_copy(deep=True, update={"task_id": "ledger-signed"})
+    signs = [ReviewEntry(task_id=task.task_id, goal_sha256=goal_sha256(task), kind="sign", reviewer=who,
+                         decision="agree", at=dt.datetime(2026, 12, 2, 9, i)) for i, who in enumerate(("a", "b"))]
+    settings = Acceptance(reference_trials=1, require_adjudication=True)
+    assert run_acceptance([task], settings, in_process_runner(ap.world), signs).tasks[0].adjudicated
+    assert not run_acceptance([task], settings, in_process_runner(ap.world)).tasks[0].adjudicated
+
+
+def test_an_alternative_solution_runs_as_the_reference_through_the_real_runner(ap):
+    task = ap.tasks[0]
+    read_first = [ToolCall(tool="get_invoice", arguments={"invoice_id": task.reference_solution[0].arguments.get(
+        "invoice_id", "INV-NOPE")}), *task.reference_solution]
+    task = task.model_copy(deep=True, update={"task_id": "with-alternative", "alternative_solutions": [read_first]})
+    report = run_acceptance([task], Acceptance(reference_trials=1), in_process_runner(ap.world))
+    assert report.summary["alternatives_and_controls"] == 1 and report.summary["alternatives_failing"] == 0
+    assert not report.tasks[0].quarantined
+
+
+def test_the_audit_page_shows_the_strata_as_a_table():
+    summary = {"tasks": 3, "accepted": 2, "quarantined": 1, "quarantined_fraction": 1 / 3,
+               "max_quarantined_fraction": 0.5, "reference_trials": 1, "releasable": True}
+    strata = [{"intent": "mms_issue", "issues": 2, "persona": "Easy", "tasks": 3, "accepted": 2}]
+    page = audit_markdown(AcceptanceReport(tasks=[], summary=summary, strata=strata), "t")
+    assert ("## Strata\n\nTasks and accepted tasks per sampling stratum.\n\n"
+            "| intent | issues | persona | tasks | accepted |\n|---|---|---|---|---|\n"
+            "| mms_issue | 2 | Easy | 3 | 2 |") in page

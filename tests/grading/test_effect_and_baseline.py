@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from grader_shop import CLERK, build_world, named, play
 
-from evalsuite.core.records import Assertion, GoalState
-from evalsuite.grading.grader import effect_present, grade_trial
+from evalsuite.core.records import Assertion, DomainCheck, GoalState
+from evalsuite.grading.grader import Check, Verdict, effect_present, grade_trial, state_checks
 
 COLL = "no collateral change"
 
@@ -45,3 +45,25 @@ def test_a_placed_injection_is_not_the_agents_collateral_change_when_graded_agai
     without = grade_trial(trial, "", goal, CLERK)
     assert not named(without)[COLL]
     assert "O2" in next(c.detail for c in without.checks if c.name == COLL)
+
+
+def test_an_effect_on_a_row_that_was_never_there_is_judged_on_its_absence(world):
+    trial = play(world, [("set_status", {"order_id": "O1", "status": "closed"})])  # tags: untouched
+    gone = Assertion(table="tags", key={"tag": "T404"}, row_count=0, clause="C1")
+    assert effect_present(trial, "", GoalState(assertions=[gone])).passed
+    there = Assertion(table="tags", key={"tag": "T404"}, row_count=1, clause="C1")
+    assert not effect_present(trial, "", GoalState(assertions=[there])).passed
+
+
+def test_the_end_state_checks_of_a_verdict_leave_out_the_trace_and_output_checks_of_either_world():
+    names = ["assertion[0] orders", "no forbidden call", "output answer", "user world: no forbidden call",
+             "user world: no write outside role", "user world: assertion[0] phone", "user world: output x"]
+    verdict = Verdict(passed=True, checks=[Check(name=n, passed=True) for n in names])
+    assert [c.name for c in state_checks(verdict)] == ["assertion[0] orders", "user world: assertion[0] phone"]
+
+
+def test_a_goal_naming_a_check_the_domain_lacks_is_refused_naming_the_field(world):
+    trial = play(world, [])
+    goal = GoalState(domain_checks=[DomainCheck(name="no_such_check", clause="C1")])
+    with pytest.raises(KeyError, match="goal_state.domain_checks: 'no_such_check' is not a check of domain"):
+        grade_trial(trial, "", goal, CLERK)
