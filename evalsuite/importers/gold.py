@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from evalsuite.core.records import Assertion, Role, ToolCall
+from evalsuite.trials.initialization import baseline
 from evalsuite.worlds.trial_world import TrialWorld
 from evalsuite.worlds.world import World
 
@@ -110,8 +111,9 @@ def replay_gold_dual(agent: TrialWorld, device: TrialWorld, task_id: str, calls:
 
 
 def _started_from(trial: TrialWorld) -> Callable[[str, tuple], tuple | None]:
-    """Each row as the trial's world holds it now (before the gold calls), read once when first asked."""
-    start = {t: {k: trial.row(t, k) for k in keys} for t, keys in trial.changed_keys().items()}
+    """Each row as the trial's world holds it now (before the gold calls): the initialization's baseline, else the
+    seed's row."""
+    start = baseline(trial)
     return lambda table, key: start[table][key] if key in start.get(table, {}) else trial.world.seed_row(table, key)
 
 

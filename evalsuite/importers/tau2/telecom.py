@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -232,18 +233,11 @@ def _compared(full: list[comp.Composed], raw: list[dict[str, Any]]) -> dict[str,
 
 
 def _held(found: dict[str, list[str]]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for held in found.values():
-        for a in held:
-            counts[a] = counts.get(a, 0) + 1
-    return dict(sorted(counts.items()))
+    return dict(sorted(Counter(a for held in found.values() for a in held).items()))
 
 
 def _count(values) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for v in values:
-        out[v] = out.get(v, 0) + 1
-    return dict(sorted(out.items()))
+    return dict(sorted(Counter(values).items()))
 
 
 def _task(composed: comp.Composed, raw: dict[str, Any], split: str, agent_world: World, phone_world: World,

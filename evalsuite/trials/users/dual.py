@@ -86,26 +86,22 @@ class DualEnv(AgentEnv):
 
 
 @dataclass
-class Sides:
-    """What run_trial needs for one trial beyond the agent's world: the env, the device and its reset hash."""
-
-    env: AgentEnv
-    device: TrialWorld | None
-    device_sha256: str | None
-    mode: str
-    baseline: Baseline | None = None  # the rows the task's initialization left, on the agent's world
-    device_baseline: Baseline | None = None  # and on the user's
-
-
-@dataclass
 class Started:
     """A task's worlds ready for its trial: the user-side world (None without one) reset and hash-checked, linked
     to the agent's, and the task's initialization run on both, with the baselines it left."""
 
     device: TrialWorld | None
     device_sha256: str | None
-    baseline: Baseline | None
-    device_baseline: Baseline | None
+    baseline: Baseline | None  # the rows the task's initialization left, on the agent's world
+    device_baseline: Baseline | None  # and on the user's
+
+
+@dataclass
+class Sides(Started):
+    """What run_trial needs for one trial beyond the agent's world: the started worlds, the env and the mode."""
+
+    env: AgentEnv
+    mode: str
 
 
 def start_worlds(world: World, task: TaskRecord, trial: TrialWorld) -> Started:
@@ -130,7 +126,7 @@ def prepare(world: World, task: TaskRecord, env: AgentEnv) -> Sides:
         env.user = Conversation(make_user(task, device), env._trial.trace, device)
         if mode == "oracle_plan":
             env.oracle_plan = task.solution_calls()
-    return Sides(env, device, started.device_sha256, mode, started.baseline, started.device_baseline)
+    return Sides(**vars(started), env=env, mode=mode)
 
 
 def grade_sides(device: TrialWorld | None, device_baseline: Baseline | None, verdict: Verdict, final_message: str,
