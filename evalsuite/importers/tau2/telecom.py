@@ -164,23 +164,22 @@ def import_telecom(src: Path, out: Path) -> TelecomReport:
                 verification_failures=comp.verify_all(full, box),
                 holding_at_start=_held(comp.holding_at_start(full, box)), sampled=len(sample),
                 sample_equals_base={t.id for t in sample} == set(splits["base"]),
-                strata=comp.strata(comp.kept(composed), sample))
+                strata=comp.strata(full, sample))
     by_id = {t["id"]: t for t in raw}
     split_of = {i: "train" for i in splits["train"]} | {i: "test" for i in splits["test"]}
-    made = {v: [_task(t, by_id[t.id], split_of.get(t.id, "test"), agent, phone, policies[v], v) for t in sample]
-            for v in VARIANTS}
+    made = [_task(t, by_id[t.id], split_of.get(t.id, "test"), agent, phone, policies["manual"]) for t in sample]
+    tasks = [m[0] for m in made]
     for variant, (name, spec_file, tasks_file) in SUITES.items():
-        write_tasks(out / tasks_file, [m[0] for m in made[variant]])
+        write_tasks(out / tasks_file, [_under(t, name, policies[variant]) for t in tasks])
         write_suite(out, name, tel.DOMAIN.name, sorted(rows), Acceptance(reference_trials=4), SIMULATOR,
                     spec_file=spec_file, tasks=tasks_file, policies=[VARIANTS[variant][0][0]],
                     trial_protocol=TrialProtocol(trials=4, max_steps=60), deid="deid.yaml", source=SUITE)
-    tasks = [m[0] for m in made["manual"]]
     report = TelecomReport(
         out=str(out), source_sha256=sha, rows={t: len(r) for t, r in rows.items()}, initial_tau2_hashes=initial,
         world_sha256=agent.seed_sha256, splits=_count(t.split for t in tasks),
         categories=_count(t.category for t in tasks),
-        gold_replay_errors=[e for _, errors, _ in made["manual"] for e in errors],
-        tau2_hashes={t.task_id: h for t, _, h in made["manual"]}, files=written_files(out), **bits)
+        gold_replay_errors=[e for _, errors, _ in made for e in errors],
+        tau2_hashes={t.task_id: h for t, _, h in made}, files=written_files(out), **bits)
     (out / "import_report.json").write_text(report.model_dump_json(indent=2))
     return report
 
@@ -240,8 +239,15 @@ def _count(values) -> dict[str, int]:
     return dict(sorted(Counter(values).items()))
 
 
+def _under(task: TaskRecord, suite: str, policies: Policies) -> TaskRecord:
+    """The task in a variant's suite under its policies (validated again: the goal's clauses must be the policy's)."""
+    policy, solo, _ = policies
+    return TaskRecord.model_validate({**task.model_dump(), "suite": {"name": suite, "version": task.suite.version},
+                                      "policy": policy.model_dump(), "mode_policies": {"no_user": solo.model_dump()}})
+
+
 def _task(composed: comp.Composed, raw: dict[str, Any], split: str, agent_world: World, phone_world: World,
-          policies: Policies, variant: str) -> tuple[TaskRecord, list[GoldReplayError], TaskHashes]:
+          policies: Policies) -> tuple[TaskRecord, list[GoldReplayError], TaskHashes]:
     """One sampled task's record, the gold actions that failed, and its τ²-bench hashes."""
     policy, solo, ids = policies
     agent, device = agent_world.reset(tel.ROLE), phone_world.reset(user_role(tel.USER_DOMAIN))
@@ -257,7 +263,7 @@ def _task(composed: comp.Composed, raw: dict[str, Any], split: str, agent_world:
                                                {c.tool: ids[SECTION.get(c.tool, TECH)] for c in gold})
     hashes = TaskHashes(initialized=initialized, end=tel.TAU2_HASH.both(agent, device))
     record = TaskRecord(
-        task_id=raw["id"], domain=tel.DOMAIN.name, suite=SuiteRef(name=SUITES[variant][0], version="1.0.0"),
+        task_id=raw["id"], domain=tel.DOMAIN.name, suite=SuiteRef(name=SUITE, version="1.0.0"),
         split=split, category=composed.composite.intent,
         environment=Environment(image=tel.DOMAIN.image, seed_snapshot="world.sqlite",
                                 seed_sha256=agent_world.seed_sha256),
