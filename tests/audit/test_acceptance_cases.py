@@ -22,6 +22,7 @@ from evalsuite.audit.acceptance import (
     in_process_runner,
     run_acceptance,
     silent_pass,
+    strata,
 )
 from evalsuite.core.records import Adjudication, Review, ToolCall, TraceEvent
 from evalsuite.grading.grader import Check, Verdict
@@ -432,6 +433,17 @@ def test_silent_pass(checks, verdict, passed):
 def _audit(task_id, **fields):
     base = dict(task_id=task_id, reference_passes=2, reference_trials=2, **CLEAN)
     return TaskAudit(**{**base, **fields})
+
+
+def test_strata_mixing_numbers_and_words_under_one_key_are_counted_in_a_stable_order(ap):
+    # A stratum's values are str | int: a hand-made suite may count subtasks as 2 in one stratum and "3+" in
+    # another, which Python cannot order directly; the report still counts both.
+    first, second, third = (t.model_copy(deep=True) for t in ap.tasks[:3])
+    first.provenance.stratum, second.provenance.stratum = {"subtasks": "3+"}, {"subtasks": 2}
+    third.provenance.stratum = {"subtasks": 2}
+    audits = [_audit(first.task_id, quarantined=True), _audit(second.task_id), _audit(third.task_id)]
+    assert strata([first, second, third], audits) == [{"subtasks": "3+", "tasks": 1, "accepted": 0},
+                                                      {"subtasks": 2, "tasks": 2, "accepted": 2}]
 
 
 GATE_CASES = [

@@ -498,3 +498,17 @@ def test_the_log_and_the_selection_over_random_writes(world, steps, goal_asserti
     # row-level grading is whole-table grading
     assert grade_trial(trial, "", goal, ROLE) == grade(world.schemas, world.initial_rows, trial.rows(), trial.trace,
                                                        "", goal, ROLE)
+
+
+class _Unread(dict):
+    """Seed rows a selector must not read: a table read whole fails the test."""
+
+    def __getitem__(self, table):
+        raise AssertionError(f"table {table} read whole")
+
+
+def test_with_the_seed_as_a_database_a_seed_row_is_looked_up_by_key_never_read_with_its_table(world, tmp_path):
+    # A million-row world's grade reads the few rows it needs: the selector looks each up in the seed database.
+    selector = RowSelector(DOMAIN.tables, _Unread(), seed_db=sqlite3.connect(tmp_path / "w.sqlite"))
+    assert selector.seed_row("pairs", ("B", BIG)) == PAIR["B", BIG]
+    assert selector.seed_row("mixed", (4,)) is None
