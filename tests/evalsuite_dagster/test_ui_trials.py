@@ -1,5 +1,5 @@
 """The trials group in the UI over a scored and published release: the scorecard's pass^k plot and its pass^k, cost
-and paired-comparison tables shown in place, and the evidence site's link."""
+and paired-comparison tables shown in place, the evidence site's link, and the trials group's partition dialog."""
 from __future__ import annotations
 
 import shutil
@@ -7,11 +7,12 @@ import shutil
 import pytest
 from browser_support import browser_page
 from dagster_driver import publish
+from docs_support import page as page_text
 from pipeline_support import open_project_instance
 from suite_support import SUITE
-from webserver_support import serve
+from webserver_support import get, serve, wait
 
-from evalsuite_dagster.definitions import build_defs
+from evalsuite_dagster.definitions import build_defs, lineage_path
 
 
 @pytest.fixture(scope="module")
@@ -61,3 +62,31 @@ def test_the_evidence_site_is_a_link(published):
         link.wait_for(timeout=60_000)
         text = link.inner_text()
     assert site.startswith("file:///") and site.endswith("/index.html") and text == site
+
+
+def test_materialize_all_on_the_trials_group_offers_every_agent_and_version_in_its_partition_dialog(published, built):
+    # Dagster opens a multi-partitioned group's dialog with nothing selected; the docs tell the user to press
+    # "All" beside each dimension, which must select the registered agents and the release's version.
+    base, _ = published
+    agents = built.suite.instance.get_dynamic_partitions(f"{SUITE}__agents")
+    with browser_page() as page:
+        page.goto(base + lineage_path(f"{SUITE}_trials"), wait_until="domcontentloaded")
+        if get(f"{base}/graphql", {"query": "{ shouldShowNux }"})["data"]["shouldShowNux"]:
+            page.get_by_role("button", name="Skip").click(timeout=60_000)
+        page.get_by_text("scorecard").first.wait_for(timeout=60_000)
+        page.get_by_role("button", name="Materialize all").first.click(timeout=60_000)
+        dialog = page.get_by_role("dialog").first
+        launch = dialog.get_by_role("button", name="Launch backfill")
+        launch.wait_for(timeout=60_000)
+        all_buttons = dialog.get_by_role("button", name="All", exact=True)
+        all_buttons.nth(1).wait_for(timeout=60_000)  # one per dimension, once the partitions have loaded
+        page.wait_for_timeout(1000)
+        enabled_before = launch.is_enabled()
+        all_buttons.nth(0).click()
+        all_buttons.nth(1).click()
+        enabled_after = wait("Launch backfill to be enabled after All, All", launch.is_enabled, timeout=30)
+        chosen = dialog.inner_text()
+    assert "agent" in chosen and "version" in chosen and not enabled_before
+    assert set(agents) == {"reference", "noop", "adversary"}
+    assert all(a in chosen for a in agents) and built.first.version in chosen and enabled_after, chosen
+    assert 'press **All** beside' in page_text("pipeline/index.md")
