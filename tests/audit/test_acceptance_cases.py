@@ -20,11 +20,12 @@ from evalsuite.audit.acceptance import (
     audit_markdown,
     audit_task,
     in_process_runner,
+    requires_action,
     run_acceptance,
     silent_pass,
     strata,
 )
-from evalsuite.core.records import Adjudication, Review, ToolCall, TraceEvent
+from evalsuite.core.records import Adjudication, DomainCheck, GoalState, Review, ToolCall, TraceEvent
 from evalsuite.grading.grader import Check, Verdict
 from evalsuite.sourcing.spec import Acceptance
 from evalsuite.trials.agents.baselines import AdversaryAgent, ReferenceAgent
@@ -508,6 +509,31 @@ def test_audit_markdown_counts_every_gate_and_lists_quarantined_tasks():
         "| cite |  |\n"
         "| adj |  |\n"
         "| pipe | a/b; c |\n")
+
+
+def test_a_goal_of_domain_checks_alone_requires_action_and_an_empty_goal_does_not():
+    # "exactly one refund" is work a no-op does not do, though no row assertion names it
+    assert requires_action(GoalState(domain_checks=[DomainCheck(name="one_refund", clause="R1")]))
+    assert not requires_action(GoalState())
+
+
+def test_audit_markdown_lists_each_faulted_task_s_reference_passes_per_condition():
+    faulted = _audit("late", fault_plans={"": 2, "ledger_timeout": 1})
+    tasks = [faulted, _audit("plain"), _audit("alt", alternatives_failing=["read-first"])]
+    summary = {"tasks": 3, "accepted": 3, "quarantined": 0, "quarantined_fraction": 0.0,
+               "max_quarantined_fraction": 0.1, "releasable": True, "reference_trials": 2}
+    page = audit_markdown(AcceptanceReport(tasks=tasks, summary=summary), "faults")
+    assert page.endswith(
+        "| adjudicated | 0 |\n"
+        "\n"
+        "## Fault plans\n"
+        "\n"
+        "Reference passes per condition (unfaulted, then each fault plan of the task's trial protocol), out of 2.\n"
+        "\n"
+        "| task | condition | reference passes |\n"
+        "|---|---|---|\n"
+        "| late | unfaulted | 2 |\n"
+        "| late | ledger_timeout | 1 |\n"), page
 
 
 def test_audit_markdown_of_a_clean_real_run(ap):

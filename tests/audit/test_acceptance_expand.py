@@ -68,7 +68,8 @@ def test_a_failing_alternative_is_reported_with_its_failed_checks_or_its_crash(a
         Check(name="assertion[0]", passed=False), Check(name="read_only", passed=True),
         Check(name="collateral", passed=False)])})
     crashed = ok.model_copy(update={"passed": False, "outcome": "infra_error",
-                                    "error": "Traceback (most recent call last):\nValueError: no such invoice"})
+                                    "error": "Traceback (most recent call last):\n  File \"tools.py\", line 3\n"
+                                             "ValueError: no such invoice"})
     silent = ok.model_copy(update={"passed": False, "outcome": "infra_error"})
     audit = audit_task(task, [ok], wrong, wrong, Acceptance(),
                        extras=[("alternative 1", wrong), ("alternative 2", crashed), ("alternative 3", silent),

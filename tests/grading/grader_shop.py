@@ -12,6 +12,7 @@ from sqlalchemy import Column, Integer, MetaData, String, Table, text
 from evalsuite.core.records import GoalState, Role
 from evalsuite.grading.grader import Verdict, grade, grade_trial
 from evalsuite.worlds import Domain, ToolError, World
+from evalsuite.worlds.domain import CheckInput, CheckOutcome
 from evalsuite.worlds.types import Money
 
 md = MetaData()
@@ -72,6 +73,13 @@ def note(ctx, /, text: str):
     """A generic tool: any role may call it, and it is not a write."""
     return text
 
+
+
+@SHOP.check
+def closed_orders(inp: CheckInput) -> CheckOutcome:
+    """An obligation no row assertion states: exactly `n` orders closed at the end."""
+    n = inp.end.execute("SELECT COUNT(*) FROM orders WHERE status = 'closed'").fetchone()[0]
+    return CheckOutcome(n == inp.params["n"], f"{n} closed")
 
 SEED = {
     "orders": [dict(order_id="O1", status="open", total="20.50", note=None),

@@ -55,6 +55,16 @@ def test_an_effect_on_a_row_that_was_never_there_is_judged_on_its_absence(world)
     assert not effect_present(trial, "", GoalState(assertions=[there])).passed
 
 
+def test_the_effect_runs_the_goal_s_domain_checks_on_the_end_state(world):
+    trial = play(world, [("set_status", {"order_id": "O1", "status": "closed"})])  # O3 was closed already
+    two = effect_present(trial, "", GoalState(domain_checks=[DomainCheck(name="closed_orders", params={"n": 2},
+                                                                         clause="C1")]))
+    assert two.passed and [(c.name, c.detail) for c in two.checks] == [("check closed_orders", "2 closed")]
+    one = effect_present(trial, "", GoalState(domain_checks=[DomainCheck(name="closed_orders", params={"n": 1},
+                                                                         clause="C1")]))
+    assert not one.passed
+
+
 def test_the_end_state_checks_of_a_verdict_leave_out_the_trace_and_output_checks_of_either_world():
     names = ["assertion[0] orders", "no forbidden call", "output answer", "user world: no forbidden call",
              "user world: no write outside role", "user world: assertion[0] phone", "user world: output x"]

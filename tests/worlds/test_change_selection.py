@@ -512,3 +512,12 @@ def test_with_the_seed_as_a_database_a_seed_row_is_looked_up_by_key_never_read_w
     selector = RowSelector(DOMAIN.tables, _Unread(), seed_db=sqlite3.connect(tmp_path / "w.sqlite"))
     assert selector.seed_row("pairs", ("B", BIG)) == PAIR["B", BIG]
     assert selector.seed_row("mixed", (4,)) is None
+
+
+def test_rows_a_trial_started_from_whose_keys_mix_types_are_no_change_of_the_agent(world):
+    # The baseline (rows an initialization or an injection put there) joins the seed in SQLite's key order,
+    # which orders 4 and '4' where Python cannot.
+    trial = play(world, ["INSERT INTO mixed VALUES (4, 'x')", "INSERT INTO mixed VALUES ('4', 'y')"])
+    baseline = {"mixed": {(4,): (4, "x"), ("4",): ("4", "y")}}
+    assert grade_trial(trial, "", GoalState(), ROLE, baseline=baseline).passed
+    assert not grade_trial(trial, "", GoalState(), ROLE).passed
