@@ -138,6 +138,6 @@ def test_the_audit_page_shows_the_strata_as_a_table():
                "max_quarantined_fraction": 0.5, "reference_trials": 1, "releasable": True}
     strata = [{"intent": "mms_issue", "issues": 2, "persona": "Easy", "tasks": 3, "accepted": 2}]
     page = audit_markdown(AcceptanceReport(tasks=[], summary=summary, strata=strata), "t")
-    assert ("## Strata\n\nTasks and accepted tasks per sampling stratum.\n\n"
+    assert ("|\n\n## Strata\n\nTasks and accepted tasks per sampling stratum.\n\n"
             "| intent | issues | persona | tasks | accepted |\n|---|---|---|---|---|\n"
             "| mms_issue | 2 | Easy | 3 | 2 |") in page
