@@ -208,8 +208,9 @@ def serve(tasks: list[TaskRecord], settings: LocalModelSettings, sock: socket.so
     """Serve on the socket (see loopback_listener) in this process until the request budget is spent and every
     answered request has been sent, or until interrupted."""
     app = local_model_app(tasks, settings, on_spent=lambda: setattr(server, "should_exit", True))
+    # A request still in flight 10 s after SIGTERM is cut, so serve_local_model's 30 s wait always ends.
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", ws="none",
-                                           backlog=2048, timeout_keep_alive=30))
+                                           backlog=2048, timeout_keep_alive=30, timeout_graceful_shutdown=10))
     with sock:
         server.run(sockets=[sock])
 
