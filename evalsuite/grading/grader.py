@@ -159,13 +159,14 @@ def _number_tokens(text: str) -> set[str]:
 
 
 def output_present(value: str, message: str) -> bool:
-    """A required output is in the message: numbers compared as numbers, text case-insensitively."""
+    """A required output is in the message: numbers compared as numbers, text caselessly (casefold: "Straße" is
+    in "STRASSE 5", which lower() alone would miss)."""
     numbers = _number_tokens(value)
     if numbers and re.fullmatch(r"[\s\w$€£%.,-]*", value) and numbers <= _number_tokens(message):
-        words = re.sub(r"-?\d[\d,]*(?:\.\d+)?", " ", value).replace("_", " ").lower().split()
-        text = message.replace("_", " ").lower()
+        words = re.sub(r"-?\d[\d,]*(?:\.\d+)?", " ", value).replace("_", " ").casefold().split()
+        text = message.replace("_", " ").casefold()
         return all(w in text for w in words if w.isalpha())
-    norm = lambda s: " ".join(s.replace("_", " ").lower().split())  # noqa: E731
+    norm = lambda s: " ".join(s.replace("_", " ").casefold().split())  # noqa: E731
     return norm(value) in norm(message)
 
 

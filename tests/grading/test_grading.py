@@ -101,6 +101,7 @@ def test_required_outputs_compare_numbers_and_text_loosely():
     assert output_present("1250.00", "variance of 1,250 EUR")
     assert output_present("price_variance", "Held for Price Variance.")
     assert not output_present("12.50", "variance 125.0")
+    assert output_present("Straße", "Delivered to STRASSE 5") and output_present("5 Straße", "at STRASSE 5")
 
 
 def test_agent_env_counts_steps(ap):
