@@ -290,7 +290,7 @@ def run_acceptance(tasks: list[TaskRecord], settings: Acceptance, runner: Runner
         "tasks": total, "accepted": total - q, "quarantined": q,
         "quarantined_fraction": round(q / total, 4) if total else 0.0,
         "max_quarantined_fraction": settings.max_quarantined_fraction,
-        "releasable": total > q and (q / total if total else 0) <= settings.max_quarantined_fraction,
+        "releasable": total > q and q / total <= settings.max_quarantined_fraction,  # total > q: total > 0
         "reference_trials": n, "trials_run": len(main) * (n + 2) + len(extra),
         "gold_replay_errors": sum(len(a.gold_replay_errors) for a in audits),
         "noop_passes": sum(a.noop_passes for a in audits), "adversary_passes": sum(a.adversary_passes for a in audits),
@@ -315,8 +315,10 @@ def strata(tasks: Sequence[TaskRecord], audits: Sequence[TaskAudit]) -> list[dic
 
 
 def strata_table(rows: Sequence[Mapping[str, str | int]]) -> str:
-    """The strata as a Markdown table (columns: the stratum's keys, then tasks and accepted)."""
-    head = list(rows[0]) if rows else []
+    """The strata as a Markdown table (columns: the stratum's keys, then tasks and accepted); no strata, no table."""
+    if not rows:
+        return ""
+    head = list(rows[0])
     return md_table(head, [[r[h] for h in head] for r in rows])
 
 
@@ -328,7 +330,7 @@ def audit_markdown(report: AcceptanceReport, title: str) -> str:
              f"Reference trials per task: {s['reference_trials']}. "
              f"Releasable: {'yes' if s['releasable'] else 'no'}.", "",
              md_table(["check", "tasks failing"], [[name, len(report.gate(name))] for name in TASK_GATES])]
-    faulted = [t for t in report.tasks if t.fault_plans or t.alternatives_failing or t.controls_passing]
+    faulted = [t for t in report.tasks if t.fault_plans]  # alternatives and controls alone: no condition to list
     if faulted:
         lines += ["", "## Fault plans", "", "Reference passes per condition (unfaulted, then each fault plan of the "
                   f"task's trial protocol), out of {s['reference_trials']}.", "",

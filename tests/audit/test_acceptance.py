@@ -4,7 +4,13 @@ import time
 
 import pytest
 
-from evalsuite.audit.acceptance import AcceptanceReport, audit_markdown, in_process_runner, run_acceptance
+from evalsuite.audit.acceptance import (
+    AcceptanceReport,
+    audit_markdown,
+    in_process_runner,
+    run_acceptance,
+    strata_table,
+)
 from evalsuite.core.records import ToolCall
 from evalsuite.pipeline import driver
 from evalsuite.pipeline.paths import Paths
@@ -141,3 +147,4 @@ def test_the_audit_page_shows_the_strata_as_a_table():
     assert ("|\n\n## Strata\n\nTasks and accepted tasks per sampling stratum.\n\n"
             "| intent | issues | persona | tasks | accepted |\n|---|---|---|---|---|\n"
             "| mms_issue | 2 | Easy | 3 | 2 |") in page
+    assert strata_table([]) == ""  # a suite drawn from no strata: no table (and no section above)

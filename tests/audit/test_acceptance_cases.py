@@ -536,6 +536,14 @@ def test_audit_markdown_lists_each_faulted_task_s_reference_passes_per_condition
         "| late | ledger_timeout | 1 |\n"), page
 
 
+def test_audit_markdown_lists_no_fault_plans_where_only_alternatives_or_controls_went_wrong():
+    tasks = [_audit("alt", alternatives_failing=["alternative 1: assertion[0]"]),
+             _audit("control", controls_passing=["control blind retry"])]
+    summary = {"tasks": 2, "accepted": 2, "quarantined": 0, "quarantined_fraction": 0.0,
+               "max_quarantined_fraction": 0.1, "releasable": True, "reference_trials": 2}
+    assert "Fault plans" not in audit_markdown(AcceptanceReport(tasks=tasks, summary=summary), "alternatives")
+
+
 def test_audit_markdown_of_a_clean_real_run(ap):
     report = run_acceptance(ap.tasks[:2], Acceptance(reference_trials=1), in_process_runner(ap.world))
     assert audit_markdown(report, "two") == (
