@@ -68,15 +68,15 @@ bench-pipeline: $(VENV)/.installed
 	$(PY) bench/bench_pipeline.py
 
 # Mutation score of the judging modules: mutmut 3.8.1 (the `mutation` extra) with the [tool.mutmut] config in
-# pyproject.toml (forkserver isolation). Slow: hours on 2 cores (metrics.py alone, 364 mutants, took 37 minutes);
-# not part of `make test`. Rebuilds ./mutants (git-ignored) from scratch each run, then prints the score per module
-# (mutmut's own verdicts).
+# pyproject.toml (forkserver isolation; tests/conftest.py runs a mutant's fastest tests first). About 25 minutes on
+# 2 cores, venv included; not part of `make test`. Rebuilds ./mutants (git-ignored) from scratch each run, then
+# prints the score per module (mutmut's own verdicts).
 mutation: mutmut
 	rm -rf mutants
 	nice -n 10 $(VENV)/bin/mutmut run
 	$(PY) bench/mutation_scores.py
 
-# The same four scores from a seeded sample of 40 mutants a module, each with its 95% interval: minutes, not hours
+# The same four scores from a seeded sample of 40 mutants a module, each with its 95% interval: a quicker look
 # (bench/mutation_sample.py; MUTATION_SAMPLE=N for another sample size).
 MUTATION_SAMPLE ?= 40
 mutation-sample: mutmut

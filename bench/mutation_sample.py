@@ -1,4 +1,4 @@
-"""Mutation scores of the judging modules from a seeded sample of each module's mutants, in minutes, not hours.
+"""Mutation scores of the judging modules from a seeded sample of each module's mutants: quicker than the full run.
 
     .venv/bin/python bench/mutation_sample.py [--per-module 40] [--seed 20261202] [--max-children 2]
 

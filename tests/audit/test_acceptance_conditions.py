@@ -2,8 +2,6 @@
 bundled AP world: what is run, what each condition's reference did, and the counts the audit page reports."""
 from __future__ import annotations
 
-import pytest
-
 from evalsuite.audit.acceptance import audit_task, expand, in_process_runner, run_acceptance
 from evalsuite.core.records import FaultPlanSpec, FaultSpec, NegativeControl, ToolCall, TraceEvent
 from evalsuite.sourcing.spec import Acceptance
@@ -26,9 +24,9 @@ def _conditions(task, controls=()):
         "provenance": task.provenance.model_copy(update={"stratum": {"intent": "release"}})})
 
 
-@pytest.fixture(scope="module")
-def accepted(ap):
-    """(task, runner calls, report) of acceptance over the task, two reference trials a condition."""
+def _accepted(ap):
+    """(runner calls, report) of acceptance over the task, two reference trials a condition. Called by each test,
+    not a shared fixture: mutmut counts a function a fixture calls against the first test using it alone."""
     control = NegativeControl(name="Read Only", calls=[c for c in ap.tasks[0].solution_calls()
                                                        if c.tool.startswith("get_")])
     task, calls = _conditions(ap.tasks[0], [control]), []
@@ -37,18 +35,18 @@ def accepted(ap):
     def counting(tasks, plan):
         calls.append(([t.task_id for t in tasks], dict(plan)))
         return runner(tasks, plan)
-    return task, calls, run_acceptance([task], Acceptance(reference_trials=2), counting)
+    return calls, run_acceptance([task], Acceptance(reference_trials=2), counting)
 
 
-def test_each_condition_runs_the_reference_n_times_and_each_alternative_and_control_once(accepted):
-    _, calls, _ = accepted
+def test_each_condition_runs_the_reference_n_times_and_each_alternative_and_control_once(ap):
+    calls, _ = _accepted(ap)
     conditions = ["conditions", "conditions@slow", "conditions@rolled_back", "conditions@never"]
     assert calls == [(conditions, {"reference": 2, "noop": 1, "adversary": 1}),
                      ([f"{c}#{x}" for c in conditions for x in ("alt1", "control-Read_Only")], {"reference": 1})]
 
 
-def test_the_audit_reports_each_condition_s_reference_passes_and_the_plans_that_never_fired(accepted):
-    _, _, report = accepted
+def test_the_audit_reports_each_condition_s_reference_passes_and_the_plans_that_never_fired(ap):
+    _, report = _accepted(ap)
     [audit] = report.tasks
     assert audit.fault_plans == {"": 2, "slow": 2, "rolled_back": 0, "never": 2}
     assert audit.plans_not_fired == ["never"]
@@ -60,8 +58,8 @@ def test_the_audit_reports_each_condition_s_reference_passes_and_the_plans_that_
                              + " (a lawful alternative must pass)"]
 
 
-def test_the_summary_counts_conditions_alternatives_controls_and_trials(accepted):
-    task, _, report = accepted
+def test_the_summary_counts_conditions_alternatives_controls_and_trials(ap):
+    _, report = _accepted(ap)
     assert report.summary == {
         "tasks": 1, "accepted": 0, "quarantined": 1, "quarantined_fraction": 1.0, "max_quarantined_fraction": 0.1,
         "releasable": False, "reference_trials": 2, "trials_run": 4 * (2 + 2) + 8, "gold_replay_errors": 0,
