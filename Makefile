@@ -68,7 +68,7 @@ bench-pipeline: $(VENV)/.installed
 	$(PY) bench/bench_pipeline.py
 
 # Mutation score of the judging modules: mutmut 3.8.1 (the `mutation` extra) with the [tool.mutmut] config in
-# pyproject.toml (forkserver isolation; tests/conftest.py runs a mutant's fastest tests first). About 25 minutes on
+# pyproject.toml (forkserver isolation; tests/conftest.py runs a mutant's fastest tests first). About 20 minutes on
 # 2 cores, venv included; not part of `make test`. Rebuilds ./mutants (git-ignored) from scratch each run, then
 # prints the score per module (mutmut's own verdicts).
 mutation: mutmut
