@@ -1,20 +1,14 @@
-import json
 import os
-from pathlib import Path
 
 import pytest
+from mutation_support import fastest_first
 
 from evalsuite.domains.ap_exceptions.example import ap_example
 
 
 def pytest_collection_modifyitems(config, items):
-    """Under `make mutation`, a mutant's tests run fastest first, so with -x a killed mutant stops at its cheapest
-    failing test. mutmut's fork runner orders them so; its forkserver runner, which pyproject's [tool.mutmut]
-    needs, passes them in set order, and a mutant paid for its slowest tests before its fastest."""
-    if "__mutmut_" not in os.environ.get("MUTANT_UNDER_TEST", ""):
-        return
-    durations = json.loads(Path("mutmut-stats.json").read_text())["duration_by_test"]  # mutmut runs in ./mutants
-    items.sort(key=lambda item: durations.get(item.nodeid, 0.0))
+    """Under `make mutation` only: a mutant's fastest tests first (tests/mutation_support.py)."""
+    fastest_first(items)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -1,8 +1,8 @@
-"""`make mutation`: a mutant's tests run fastest first (tests/conftest.py), so a killed mutant stops early."""
+"""`make mutation`: a mutant's tests run fastest first (tests/mutation_support.py), so a killed mutant stops early."""
 import json
 from types import SimpleNamespace
 
-from conftest import pytest_collection_modifyitems
+from mutation_support import fastest_first
 
 
 def _items(*nodeids):
@@ -15,7 +15,7 @@ def test_a_mutant_s_tests_run_fastest_first_by_mutmut_s_own_durations(tmp_path, 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("MUTANT_UNDER_TEST", "evalsuite.grading.grader.x_grade__mutmut_3")
     items = _items("t::slow", "t::new", "t::middle", "t::fast")
-    pytest_collection_modifyitems(None, items)
+    fastest_first(items)
     assert [i.nodeid for i in items] == ["t::new", "t::fast", "t::middle", "t::slow"]
 
 
@@ -24,5 +24,5 @@ def test_outside_a_mutant_the_order_is_pytest_s(tmp_path, monkeypatch):
     for value in ("", "stats", "fail"):
         monkeypatch.setenv("MUTANT_UNDER_TEST", value)
         items = _items("t::slow", "t::fast")
-        pytest_collection_modifyitems(None, items)
+        fastest_first(items)
         assert [i.nodeid for i in items] == ["t::slow", "t::fast"]
