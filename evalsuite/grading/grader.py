@@ -163,11 +163,13 @@ def output_present(value: str, message: str) -> bool:
     in "STRASSE 5", which lower() alone would miss)."""
     numbers = _number_tokens(value)
     if numbers and re.fullmatch(r"[\s\w$€£%.,-]*", value) and numbers <= _number_tokens(message):
-        words = re.sub(r"-?\d[\d,]*(?:\.\d+)?", " ", value).replace("_", " ").casefold().split()
-        text = message.replace("_", " ").casefold()
+        words, text = _folded(re.sub(r"-?\d[\d,]*(?:\.\d+)?", " ", value)).split(), _folded(message)
         return all(w in text for w in words if w.isalpha())
-    norm = lambda s: " ".join(s.replace("_", " ").casefold().split())  # noqa: E731
-    return norm(value) in norm(message)
+    return " ".join(_folded(value).split()) in " ".join(_folded(message).split())
+
+
+def _folded(text: str) -> str:
+    return text.replace("_", " ").casefold()
 
 
 def grade(

@@ -10,25 +10,27 @@ NEVER_FIRED = "fault plan never never fired: no reference call reached the fault
 UNSOLVABLE = "unsolvable under fault plan rolled_back: the reference solution failed all 2 trials"
 
 
+def _reads(task):
+    return [c for c in task.solution_calls() if c.tool.startswith("get_")]
+
+
 def _conditions(task, controls=()):
     """`task` under three fault plans (one its reference survives, one it cannot, one that never fires), with one
     alternative solution (the reference read twice over) and `controls`."""
     plans = [FaultPlanSpec(name="slow", faults=[FaultSpec(tool="release_invoice", kind="timeout")]),
              FaultPlanSpec(name="rolled_back", faults=[FaultSpec(tool="release_invoice", kind="error_before_commit")]),
              FaultPlanSpec(name="never", faults=[FaultSpec(tool="release_invoice", call=9, kind="timeout")])]
-    reads = [c for c in task.solution_calls() if c.tool.startswith("get_")]
     protocol = task.trial_protocol.model_copy(update={"fault_plans": plans})
     return task.model_copy(deep=True, update={
-        "task_id": "conditions", "trial_protocol": protocol, "alternative_solutions": [reads + task.solution_calls()],
-        "negative_controls": list(controls),
+        "task_id": "conditions", "trial_protocol": protocol, "negative_controls": list(controls),
+        "alternative_solutions": [_reads(task) + task.solution_calls()],
         "provenance": task.provenance.model_copy(update={"stratum": {"intent": "release"}})})
 
 
 def _accepted(ap):
     """(runner calls, report) of acceptance over the task, two reference trials a condition. Called by each test,
     not a shared fixture: mutmut counts a function a fixture calls against the first test using it alone."""
-    control = NegativeControl(name="Read Only", calls=[c for c in ap.tasks[0].solution_calls()
-                                                       if c.tool.startswith("get_")])
+    control = NegativeControl(name="Read Only", calls=_reads(ap.tasks[0]))
     task, calls = _conditions(ap.tasks[0], [control]), []
     runner = in_process_runner(ap.world)
 

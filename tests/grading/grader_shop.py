@@ -87,6 +87,7 @@ def told_customer(inp: CheckInput) -> CheckOutcome:
     """An obligation on what the agent said: its final message names the order."""
     return CheckOutcome(inp.params["order_id"] in inp.final_message, "")
 
+
 SEED = {
     "orders": [dict(order_id="O1", status="open", total="20.50", note=None),
                dict(order_id="O2", status="open", total="10.00", note="vip"),
