@@ -19,10 +19,10 @@ import benchlib
 from evalsuite.audit.acceptance import in_process_runner, run_acceptance
 from evalsuite.core.identity import RunIdentity
 from evalsuite.domains.ap_exceptions.example import ap_example
+from evalsuite.domains.ref import WorldRef
 from evalsuite.sourcing.spec import Acceptance
 from evalsuite.tasks.taskfile import task_set_sha256
 from evalsuite.trials.harness import acceptance_runner
-from evalsuite.worlds.ref import WorldRef
 
 
 def main() -> None:

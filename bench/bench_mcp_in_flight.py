@@ -21,10 +21,10 @@ from pathlib import Path
 import benchlib
 
 from evalsuite.domains.ap_exceptions.example import ap_example
+from evalsuite.domains.ref import WorldRef
 from evalsuite.trials.agents.mcp_agent import MCPAgent
 from evalsuite.trials.sandbox import Sandbox, sandbox_for
 from evalsuite.trials.trial import arun_trial
-from evalsuite.worlds.ref import WorldRef
 
 AGENT = Path(__file__).resolve().parents[1] / "tests" / "trials" / "agents" / "peeking_agent.py"
 LIMITS = (1, 8)

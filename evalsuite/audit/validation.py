@@ -16,9 +16,9 @@ from sqlalchemy import Table
 
 from evalsuite.core.io import one_line, unbounded_number
 from evalsuite.core.records import Assertion, TaskRecord, ToolCall
+from evalsuite.domains.registry import UnknownDomainError, lookup
 from evalsuite.tasks.taskfile import TaskFileError, read_task_objects
 from evalsuite.worlds.domain import Domain, Tool
-from evalsuite.worlds.registry import get_domain, get_user_domain
 from evalsuite.worlds.types import Money
 
 _MONEY = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.([0-9]+))?")
@@ -55,7 +55,7 @@ def domain_problems(task: TaskRecord, domain: Domain) -> list[tuple[str, str]]:
             if name not in domain.tools:
                 out.append((f"role.{kind}.{i}", f"unknown tool {name!r} in domain {domain.name}"))
     tables = domain.tables
-    user = get_user_domain(domain.name)  # user_assertions and the user's steps name the user-side world
+    user = lookup(domain.name).user_domain  # user_assertions and the user's steps name the user-side world
     out.extend(_assertion_problems("assertions", task.goal_state.assertions, tables, "table"))
     out.extend(_assertion_problems("user_assertions", task.goal_state.user_assertions,
                                    user.tables if user is not None else {}, "user-side table"))
@@ -219,9 +219,9 @@ def validate_file(path: str | Path, seen: dict[tuple[str, str], tuple[str, int]]
             problems.append(Problem(file=file, task_id=task_id, field=bad[0], message=bad[1]))
             continue
         try:
-            domain = get_domain(task.domain)
-        except KeyError as exc:
-            problems.append(Problem(file=file, task_id=task_id, field="domain", message=str(exc.args[0])))
+            domain = lookup(task.domain).domain
+        except UnknownDomainError as exc:
+            problems.append(Problem(file=file, task_id=task_id, field="domain", message=str(exc)))
             continue
         problems.extend(Problem(file=file, task_id=task_id, field=f, message=m)
                         for f, m in domain_problems(task, domain))

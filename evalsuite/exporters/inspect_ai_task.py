@@ -24,13 +24,13 @@ from inspect_ai.solver import Generate, TaskState, solver
 from inspect_ai.tool import ToolDef, ToolParams
 
 from evalsuite.core.records import TaskRecord
+from evalsuite.domains.ref import WorldRef
 from evalsuite.grading.grader import grade_trial
 from evalsuite.releases.release import Release
 from evalsuite.tasks.heldout import without_held_out
 from evalsuite.trials.agents.base import AgentEnv, BudgetExhausted
 from evalsuite.trials.agents.openai_agent import SYSTEM
 from evalsuite.trials.trial import TimedEnv, policy_text
-from evalsuite.worlds.ref import WorldRef
 from evalsuite.worlds.trial_world import TrialWorld
 from evalsuite.worlds.world import World
 

@@ -2,8 +2,9 @@
 
 A stage's code version hashes the source of every `evalsuite` module reachable
 from the stage's own module through its imports (top-level and inside
-functions), plus the package of the suite's domain when the stage looks a
-domain up by name, plus the spec settings the stage reads. Editing a module
+functions), plus the code of the suite's domain when the stage looks a domain
+up (wherever it is installed: a bundled package's modules, a plugin package's
+files, a declarative domain's file), plus the spec settings the stage reads. Editing a module
 marks exactly the stages that run it as stale in the UI; nothing is listed by hand.
 """
 from __future__ import annotations
@@ -12,11 +13,12 @@ import ast
 from functools import lru_cache
 from pathlib import Path
 
+from evalsuite.core.domain_refs import Location
 from evalsuite.core.hashing import file_sha256, json_sha256
 
 LIBRARY = Path(__file__).resolve().parent.parent  # the evalsuite package folder
-REGISTRY = "evalsuite.worlds.registry"  # where domains are looked up by name: the spec's domain joins the closure
-LOOKUPS = {"get_domain", "get_deriver"}  # the registry's lookups; importing only its list of names runs no domain
+REGISTRY = "evalsuite.domains.registry"  # where domains are looked up: the spec's domain joins the closure
+LOOKUPS = {"resolve", "lookup", "domain_of"}  # the registry's lookups
 STATEMENTS = (ast.stmt, ast.excepthandler, ast.match_case)  # what a statement body holds (an import is one)
 
 
@@ -76,11 +78,19 @@ def looks_up_domains(name: str) -> bool:
     return False
 
 
-def with_domain(mods: set[str], domain: str | None) -> set[str]:
-    """The modules plus the named domain's package, when any of them looks a domain up."""
-    if domain and any(looks_up_domains(m) for m in mods):
-        return mods | closure([f"evalsuite.domains.{domain}"])
+def with_domain(mods: set[str], domain: Location | None) -> set[str]:
+    """The modules plus a bundled domain's modules, when any of them looks a domain up."""
+    if domain and domain.module and domain.module.startswith("evalsuite.") and any(map(looks_up_domains, mods)):
+        return mods | closure([domain.module])
     return mods
+
+
+def outside_files(mods: set[str], domain: Location | None) -> dict[str, str]:
+    """The hashes of a domain's files outside the library (a plugin package, a declarative file), by path, when any
+    of the modules looks a domain up."""
+    if domain is None or (domain.module or "").startswith("evalsuite.") or not any(map(looks_up_domains, mods)):
+        return {}
+    return {str(p): file_sha256(p) for p in domain.files()}
 
 
 def closure(roots: list[str]) -> set[str]:
@@ -106,8 +116,11 @@ def module_digest(name: str) -> str:
     return file_sha256(module_file(name))
 
 
-def code_version(module: str, domain: str | None, config: object = None) -> str:
-    """A short hash of the code a stage module runs (and the named domain's, if it looks domains up) and its config."""
-    mods = with_domain(closure([module]), domain)
-    return json_sha256({"code": source_digest(mods), "config": config})[:16]
+def code_version(module: str, domain: Location | None, config: object = None) -> str:
+    """A short hash of the code a stage module runs (and the domain's, if it looks domains up) and its config."""
+    stage = closure([module])
+    code = {"code": source_digest(with_domain(stage, domain)), "config": config}
+    if outside := outside_files(stage, domain):
+        code["domain"] = outside
+    return json_sha256(code)[:16]
 

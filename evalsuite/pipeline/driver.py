@@ -25,7 +25,6 @@ from evalsuite.pipeline.stage import GateError, StageOutput, require
 from evalsuite.pipeline.stages import acceptance, derived, seed
 from evalsuite.releases.release import Release, ReleaseError
 from evalsuite.sourcing.spec import SuiteSpec, load_spec
-from evalsuite.worlds.registry import get_domain
 from evalsuite.worlds.world import World
 
 if TYPE_CHECKING:
@@ -95,7 +94,7 @@ def audit(spec_path: str | Path, out: Path, home: Path | None = None, runner: Ru
         run_until(spec, paths, "acceptance_results", runner, judge_last=False)
         audit_text = paths.audit.read_text()
         audit_json, audit_md = json.loads(audit_text), (paths.acceptance / "audit.md").read_text()
-        world, tasks = World(get_domain(spec.domain), paths.world), derived.tasks_on_disk(paths)
+        world, tasks = World(preflight.domain_for(spec).domain, paths.world), derived.tasks_on_disk(paths)
         if probes:
             audit_md += probe_tasks(world, tasks, audit_json, peer_of)
         audit_md += users_section(world, tasks, audit_json)

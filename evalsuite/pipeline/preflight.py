@@ -1,18 +1,22 @@
-"""The spec against its domain, before any stage runs: every source table is one the domain has, and every source
-column one its table has. Kept out of sourcing.spec, which every stage imports: looking the domain up there would
-make each stage's code version depend on every module of the domain (pipeline.code_versions)."""
+"""The spec's domain, resolved for it, and the spec checked against it before any stage runs: every source table is
+one the domain has, and every source column one its table has. Kept out of sourcing.spec, which every stage imports:
+looking the domain up there would make each stage's code version depend on every module of the domain
+(pipeline.code_versions)."""
 from __future__ import annotations
 
+from evalsuite.core.domain_refs import is_file_ref
+from evalsuite.domains.package import DomainPackage
+from evalsuite.domains.registry import resolve
 from evalsuite.sourcing.headers import file_columns
 from evalsuite.sourcing.snapshot import read_query
 from evalsuite.sourcing.spec import SpecError, SuiteSpec, TableSource
-from evalsuite.worlds.registry import get_domain, get_user_domain
 
 
 def domain_tables(spec: SuiteSpec) -> dict[str, list[str] | None]:
     """The tables a source may be for, each with its columns: the world's tables (the user's device's too, in a
     dual-control domain), and the case tables the derivation reads (columns None: it reads the ones it names)."""
-    domain, user = get_domain(spec.domain), get_user_domain(spec.domain)
+    package = domain_for(spec)
+    domain, user = package.domain, package.user_domain
     tables = domain.tables | (user.tables if user is not None else {})
     return {n: [c.name for c in t.columns] for n, t in tables.items()} | dict.fromkeys(domain.case_tables)
 
@@ -26,6 +30,25 @@ def column_problem(spec: SuiteSpec, table: str, columns: list[str]) -> str | Non
         return None
     return (f"column(s) {extra} are not columns of table {table} in domain {spec.domain} "
             f"(its columns: {', '.join(known)})")
+
+
+def domain_for(spec: SuiteSpec) -> DomainPackage:
+    """The spec's domain (registry.resolve, relative to the spec); a declarative domain file is bound to the
+    columns its tables' sources have."""
+    columns = source_columns(spec) if is_file_ref(spec.domain) else None
+    return resolve(spec.domain, spec.base_dir, columns)
+
+
+def source_columns(spec: SuiteSpec) -> dict[str, list[str]]:
+    """Each source table's columns: a file's from its header or Parquet schema, a SQL source's from its query."""
+    out = {}
+    for name, src in spec.sources.tables.items():
+        if src.path:
+            out[name] = file_columns(spec.resolve(src.path), f"{spec.resolve(src.path)}: sources.tables.{name}",
+                                     SpecError)
+        else:
+            out[name] = _query_columns(name, src, spec)
+    return out
 
 
 def check_sources(spec: SuiteSpec) -> None:

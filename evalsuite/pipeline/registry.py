@@ -71,4 +71,4 @@ def code_version(stage: str, spec: SuiteSpec, paths: Paths) -> str:
         module, config = STAGES[stage].module, STAGES[stage].config
     else:
         module, config = EVALUATION[stage]
-    return code_versions.code_version(module, spec.domain, config(spec, paths))
+    return code_versions.code_version(module, spec.domain_location(), config(spec, paths))

@@ -1,7 +1,8 @@
 """Releases: immutable, versioned suites that scores are tied to.
 
-A release folder holds `manifest.json`, `tasks.jsonl` (accepted tasks only) and
-`world.sqlite`. It is written to a temporary folder and renamed into place in
+A release folder holds `manifest.json`, `tasks.jsonl` (accepted tasks only),
+`world.sqlite` and, for a declarative domain, `domain.yaml` (its file, bound to
+its columns). It is written to a temporary folder and renamed into place in
 one step, so a failed or killed build never leaves a partial release. The
 version is derived from the content, so identical inputs give the same version
 and no duplicate.
@@ -18,10 +19,12 @@ from evalsuite.core.hashing import json_sha256
 from evalsuite.core.identity import AgentConfig, RunIdentity
 from evalsuite.core.io import model_from, parse_json, read_text, staged_dir, write_json
 from evalsuite.core.records import Simulator, TaskRecord
+from evalsuite.domains.package import DomainPackage
+from evalsuite.domains.ref import WorldRef
+from evalsuite.domains.registry import lookup
 from evalsuite.sourcing.spec import SiteSettings
 from evalsuite.tasks.heldout import EXCLUDING_HELD_OUT, export_tasks, log_read
 from evalsuite.tasks.taskfile import read_tasks, task_set_sha256, write_tasks
-from evalsuite.worlds.ref import WorldRef
 from evalsuite.worlds.world import World
 
 
@@ -34,10 +37,17 @@ class Quarantined(BaseModel):
     reasons: list[str]
 
 
+DOMAIN_FILE = "domain.yaml"
+
+
 class ReleaseManifest(BaseModel):
     suite: str
     version: str
-    domain: str
+    domain: str  # the domain's name
+    # where the domain is found when its name is not an installed entry point (evalsuite.domains.registry): DOMAIN_FILE
+    # (a declarative domain, kept in the release) or a dotted module path; left out of the file otherwise, so
+    # releases of the installed domains read as before
+    domain_source: str | None = Field(None, exclude_if=lambda v: v is None)
     task_set_sha256: str
     seed_sha256: str
     environment_image: str
@@ -87,7 +97,17 @@ class Release:
 
     def world_ref(self) -> WorldRef:
         m = self.manifest
-        return WorldRef(domain=m.domain, path=str((self.path / "world.sqlite").resolve()), seed_sha256=m.seed_sha256)
+        return WorldRef(domain=m.domain, path=str((self.path / "world.sqlite").resolve()), seed_sha256=m.seed_sha256,
+                        source=self.domain_source())
+
+    def domain_source(self) -> str | None:
+        """Where another process finds the release's domain (registry.lookup), when its name alone does not."""
+        source = self.manifest.domain_source
+        return str((self.path / source).resolve()) if source == DOMAIN_FILE else source
+
+    def domain(self) -> DomainPackage:
+        """The release's domain, loaded (an unknown one raises UnknownDomainError naming what is installed)."""
+        return lookup(self.manifest.domain, self.domain_source())
 
     def run_identity(self, agent_configs: dict[str, AgentConfig] | None = None) -> RunIdentity:
         """What every trial on this release is tied to."""

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 from evalsuite.core.identity import SuiteVersion
 from evalsuite.core.prices import PricedTable, load_prices
 from evalsuite.core.records import TaskRecord
+from evalsuite.domains.registry import lookup
 from evalsuite.scoring.bases import POLICY as BASES_POLICY
 from evalsuite.scoring.bases import RewardBases, basis_scores
 from evalsuite.scoring.cost import AgentCost, agent_cost
@@ -30,7 +31,6 @@ from evalsuite.scoring.recorded import RecordedScore
 from evalsuite.scoring.security import SecurityScore, security_scores
 from evalsuite.trials.spend import CapReached
 from evalsuite.trials.tracelog import TrialRecord, summary_frame
-from evalsuite.worlds.registry import get_domain, get_user_domain
 
 MIN_TASKS_TO_RANK = 30
 TRIGGER_TYPES = ("queue_item", "conversation")
@@ -218,8 +218,8 @@ def task_attributes(tasks: list[TaskRecord]) -> pd.DataFrame:
 def required_actions(task: TaskRecord) -> int:
     """Writes in the reference solution, a step the user carries out on their own device included (dual
     control)."""
-    tools = get_domain(task.domain).tools
-    user = get_user_domain(task.domain)
+    package = lookup(task.domain)
+    tools, user = package.domain.tools, package.user_domain
     kinds = lambda c: (user.tools if c.actor == "user" and user else tools).get(c.tool)  # noqa: E731
     return sum(1 for c in task.reference_solution if kinds(c) is not None and kinds(c).kind == "write")
 

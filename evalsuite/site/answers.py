@@ -29,11 +29,11 @@ from typing import Any
 from evalsuite.core.hashing import canon
 from evalsuite.core.pii import ValueIndex
 from evalsuite.core.records import TaskRecord, ToolCall
+from evalsuite.domains.registry import domain_of
 from evalsuite.site.inputs import PURPOSE, Sources
 from evalsuite.sourcing.spec import SiteSettings
 from evalsuite.tasks.heldout import HELD_OUT
 from evalsuite.trials.tracelog import TrialRecord
-from evalsuite.worlds.registry import get_domain
 
 TRAIN = "train"
 # Baselines (evalsuite.trials.agents.baselines) that act out the task's answer key: the reference replays its
@@ -218,7 +218,7 @@ def answer_keys(sources: Sources) -> dict[tuple[str, str], AnswerKey]:
         settings = release.manifest.site if release else None
         tasks = read.get(key, []) + [t for r in runs for t in r.tasks]  # a run's copy may differ (a trial mode)
         folder = release.path if release else runs[0].release_path
-        schemas = get_domain(tasks[0].domain).tool_schemas() if tasks else []
+        schemas = domain_of(tasks[0].domain).tool_schemas() if tasks else []
         values = answer_values(key[0], tasks, settings, public_texts(tasks, schemas), folder / "world.sqlite")
         out[key] = AnswerKey(settings=settings, release_tasks=read.get(key, []), values=values)
     return out

@@ -19,12 +19,12 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
+from evalsuite.core.domain_refs import Location, UnknownDomainError, is_file_ref, locate
 from evalsuite.core.identity import AgentConfig
 from evalsuite.core.io import atomic_write, model_from, read_yaml
 from evalsuite.core.records import MAX_TRIALS, Simulator, TrialProtocol
 from evalsuite.sourcing.cron import cron_problem
 from evalsuite.sourcing.rights import USES
-from evalsuite.worlds.registry import KNOWN
 
 # A table name: it becomes a file name, a SQL table and a key in every record that cites it.
 TableName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
@@ -173,6 +173,11 @@ class SuiteSpec(Strict):
     def resolve(self, rel: str) -> Path:
         return (self.base_dir / rel).resolve()
 
+    def domain_location(self) -> Location:
+        """Where the spec's `domain:` is (an installed entry point, a domain file relative to the spec, a dotted
+        module path), found without importing it; UnknownDomainError otherwise."""
+        return locate(self.domain, self.base_dir)
+
     def files(self) -> dict[str, Path]:
         """Every file the spec names, keyed by its key path, for existence checks and hashing."""
         out = {f"sources.tables.{t}.path": self.resolve(s.path) for t, s in self.sources.tables.items() if s.path}
@@ -185,6 +190,8 @@ class SuiteSpec(Strict):
             out["derivation.tasks"] = self.resolve(self.derivation.tasks)
         if self.dossier:
             out["dossier.file"] = self.resolve(self.dossier.file)
+        if is_file_ref(self.domain):
+            out["domain"] = self.resolve(self.domain)
         return out
 
     def sqlite_files(self) -> dict[str, Path]:
@@ -204,8 +211,10 @@ def load_spec(path: str | Path) -> SuiteSpec:
         raise SpecError(f"{path}: suite spec not found")
     raw = read_yaml(path, SpecError, invalid="malformed YAML")
     spec = model_from(path, raw, SuiteSpec, SpecError, base_dir=path.parent.resolve(), spec_file=path)
-    if spec.domain not in KNOWN:  # before any stage runs, not after the seed and de-identification
-        raise SpecError(f"{path}: domain: unknown domain {spec.domain!r}; known: {', '.join(sorted(KNOWN))}")
+    try:  # before any stage runs, not after the seed and de-identification
+        spec.domain_location()
+    except UnknownDomainError as exc:
+        raise SpecError(f"{path}: domain: {exc}") from exc
     for key, file in (spec.files() | spec.sqlite_files()).items():
         if not file.is_file():
             raise SpecError(f"{path}: {key}: file not found: {file}")

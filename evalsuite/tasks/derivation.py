@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
 from evalsuite.core.records import Deidentification, Environment, SuiteRef, TaskRecord, TrialProtocol
 from evalsuite.sourcing.policies import PolicyDoc
+from evalsuite.worlds.world import World
 
 
 class DeriveContext(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
     suite: SuiteRef
     environment: Environment
     seed: int
@@ -22,6 +25,9 @@ class DeriveContext(BaseModel):
     protocol: TrialProtocol
     license_ref: str
     deidentification: Deidentification | None = None
+    # the world just built from the de-identified snapshot: a derivation that replays recorded actions to find the
+    # goal state (the declarative domain's) resets and acts on it; never part of a record
+    world: World | None = Field(None, exclude=True)
 
 
 class Derivation(BaseModel):

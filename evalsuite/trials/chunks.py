@@ -17,10 +17,10 @@ from pydantic import BaseModel, Field
 
 from evalsuite.core.identity import AgentConfig, RunIdentity
 from evalsuite.core.records import TaskRecord
+from evalsuite.domains.ref import WorldRef
 from evalsuite.trials.agents.endpoint import Endpoint, endpoint
 from evalsuite.trials.harness import TrialSettings, run_trials
 from evalsuite.trials.tracelog import TRACES, TraceWriter, TrialRecord, folder_lock, repair_traces
-from evalsuite.worlds.ref import WorldRef
 
 
 class TrialChunk(BaseModel):

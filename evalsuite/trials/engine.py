@@ -20,13 +20,13 @@ from dataclasses import dataclass
 
 from evalsuite.core.prices import PriceTable
 from evalsuite.core.records import TaskRecord
+from evalsuite.domains.ref import WorldRef
 from evalsuite.trials.agents.base import AsyncAgent
 from evalsuite.trials.jobs import Job, Stamp, arun_job
 from evalsuite.trials.loops import outside_loop
 from evalsuite.trials.progress import RunProgress
 from evalsuite.trials.spend import RunCap
 from evalsuite.trials.tracelog import TrialRecord
-from evalsuite.worlds.ref import WorldRef
 from evalsuite.worlds.world import World
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from evalsuite.core.identity import AgentConfig, RunIdentity, identity_sha256
 from evalsuite.core.prices import PriceTable, load_prices
 from evalsuite.core.records import TaskRecord
+from evalsuite.domains.ref import WorldRef
 from evalsuite.trials.agents.base import Agent, is_async
 from evalsuite.trials.agents.endpoint import current_endpoint
 from evalsuite.trials.engine import EngineRun, run_on_engine
@@ -26,7 +27,6 @@ from evalsuite.trials.progress import Report, RunProgress
 from evalsuite.trials.spend import CapReached, RunCap, RunCapped, Spend
 from evalsuite.trials.tracelog import SUMMARY, TRACES, TraceWriter, TrialRecord, repair_traces, write_summary
 from evalsuite.trials.trial import TrialResult
-from evalsuite.worlds.ref import WorldRef
 
 
 @dataclass(frozen=True)

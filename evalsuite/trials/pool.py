@@ -33,11 +33,11 @@ from typing import NamedTuple
 
 from evalsuite.core.identity import AgentConfig
 from evalsuite.core.records import TaskRecord
+from evalsuite.domains.ref import WorldRef
 from evalsuite.trials.agents.endpoint import Endpoint, adopt_endpoint, current_endpoint
 from evalsuite.trials.jobs import Job, Stamp, build_agent, crash_record, load_factory, run_job
 from evalsuite.trials.tracelog import TrialRecord
 from evalsuite.trials.trial import traceback_text
-from evalsuite.worlds.ref import WorldRef
 
 
 class HarnessError(RuntimeError):

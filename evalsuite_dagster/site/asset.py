@@ -22,7 +22,7 @@ def site_parts(g: SuiteGraph) -> tuple:
 
     @dg.asset(name=NAME, key_prefix=spec.name, group_name=g.trials_group, partitions_def=g.versions,
               deps=[g.key("scorecard")], kinds={"html"}, automation_condition=GATED,
-              code_version=code_version("evalsuite.site.build", spec.domain, asset_files_digest()),
+              code_version=code_version("evalsuite.site.build", spec.domain_location(), asset_files_digest()),
               description="The public evidence site of the release: release, scorecard and trace-replay pages, "
                           "sanitized (no original personal value, secret or held-out goal), static files only.")
     def _asset(context: dg.AssetExecutionContext, home: EvalsuiteHome) -> dg.MaterializeResult:

@@ -11,11 +11,11 @@ import dagster as dg
 import dagster_driver as driver
 import yaml
 
+from evalsuite.domains.registry import domain_of as get_domain
 from evalsuite.pipeline.driver import users_section
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stages.derived import tasks_on_disk
 from evalsuite.sourcing.spec import load_spec
-from evalsuite.worlds.registry import get_domain
 from evalsuite.worlds.world import World
 from evalsuite_dagster.definitions import build_defs
 from evalsuite_dagster.suite.graph import build_suite_graph

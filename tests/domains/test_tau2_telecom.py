@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from evalsuite.domains.registry import lookup
 from evalsuite.domains.tau2_telecom import (
     DOMAIN,
     LINK,
@@ -32,7 +33,6 @@ from evalsuite.domains.tau2_telecom import (
 from evalsuite.domains.tau2_telecom.replay import assess, initialize, run_task
 from evalsuite.worlds.domain import CheckInput, ToolContext
 from evalsuite.worlds.link import connect
-from evalsuite.worlds.registry import KNOWN, get_domain, get_link, get_user_domain
 
 SRC = Path(__file__).resolve().parents[2] / "third_party" / "tau2_telecom"
 SPEC = (SRC / "TOOLS_SPEC.md").read_text()
@@ -155,8 +155,8 @@ def test_surface_clock_and_registry():
     assert ROLE.permitted == {n for n, k in kinds.items() if k != "generic"}
     assert "The current time is 2025-02-25 12:08:00 EST." in (SRC / "main_policy.md").read_text()
     assert DOMAIN.clock.isoformat() == "2025-02-25T12:08:00"
-    assert KNOWN["tau2_telecom"] and get_domain("tau2_telecom") is DOMAIN
-    assert get_user_domain("tau2_telecom") is USER_DOMAIN and get_link("tau2_telecom") is LINK
+    package = lookup("tau2_telecom")
+    assert package.domain is DOMAIN and package.user_domain is USER_DOMAIN and package.link is LINK
 
 
 # ---- tool outputs --------------------------------------------------------------------------------

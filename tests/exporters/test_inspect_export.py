@@ -8,11 +8,11 @@ from typer.testing import CliRunner
 
 from evalsuite.cli import app
 from evalsuite.core.records import TrialProtocol
+from evalsuite.domains.registry import domain_of as get_domain
 from evalsuite.releases.release import Release, ReleaseManifest, write_release
 from evalsuite.tasks.taskfile import task_set_sha256
 from evalsuite.trials.agents.baselines import ReferenceAgent
 from evalsuite.trials.trial import run_trial
-from evalsuite.worlds.registry import get_domain
 
 inspect_ai = pytest.importorskip("inspect_ai")  # the `dev` extra pins it
 from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, ModelOutput, ModelUsage, get_model  # noqa: E402

@@ -13,13 +13,13 @@ from typer.testing import CliRunner
 from evalsuite.audit.acceptance import in_process_runner
 from evalsuite.audit.reviews import Ledger
 from evalsuite.cli import app
+from evalsuite.domains.registry import domain_of as get_domain
 from evalsuite.pipeline import driver, registry
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import GateError
 from evalsuite.pipeline.stages import acceptance
 from evalsuite.sourcing.spec import load_spec
 from evalsuite.tasks.taskfile import read_tasks
-from evalsuite.worlds.registry import get_domain
 from evalsuite.worlds.world import World
 
 RUNNER = CliRunner()

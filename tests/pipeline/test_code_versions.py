@@ -58,7 +58,7 @@ def test_editing_a_module_marks_exactly_the_stages_that_import_it(spec, monkeypa
 
 
 def _closure_with_domain(stage: str, spec) -> set[str]:
-    return code_versions.with_domain(code_versions.closure([_module(stage)]), spec.domain)
+    return code_versions.with_domain(code_versions.closure([_module(stage)]), spec.domain_location())
 
 
 def test_spec_settings_a_stage_reads_are_part_of_its_version(spec):

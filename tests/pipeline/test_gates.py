@@ -22,6 +22,7 @@ from suite_support import (
 
 from evalsuite.audit.acceptance import in_process_runner
 from evalsuite.core.records import Assertion, Role, ToolCall
+from evalsuite.domains.registry import domain_of as get_domain
 from evalsuite.pipeline import driver, registry
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import GateError
@@ -30,7 +31,6 @@ from evalsuite.sourcing.spec import load_spec
 from evalsuite.tasks.taskfile import task_set_sha256
 from evalsuite.trials.agents.baselines import AdversaryAgent, ReferenceAgent
 from evalsuite.trials.trial import run_trial
-from evalsuite.worlds.registry import get_domain
 from evalsuite.worlds.world import World
 
 

@@ -10,12 +10,12 @@ from rich.console import Console
 from scripted_model import reply, serve_staged
 
 from evalsuite.core.identity import RunIdentity
+from evalsuite.domains.ref import WorldRef
 from evalsuite.grading import judge
 from evalsuite.scoring.render import console_table, to_markdown
 from evalsuite.scoring.scorecard import build_scorecard
 from evalsuite.tasks.taskfile import task_set_sha256
 from evalsuite.trials.harness import TrialSettings, run_trials
-from evalsuite.worlds.ref import WorldRef
 from tests.grading.retail_bases import retail_tasks, retail_world
 
 # 0: an exchange, NL in its basis with no assertions; 4: NL assertions and communicate_info; 33: DB only;

@@ -7,6 +7,7 @@ import pytest
 
 from evalsuite.core.identity import RunIdentity
 from evalsuite.domains.mobile_service.generate import sample_world
+from evalsuite.domains.ref import WorldRef
 from evalsuite.scoring.modes import compare_modes, mode_identity, plot, to_markdown, with_mode
 from evalsuite.scoring.render import to_markdown as scorecard_markdown
 from evalsuite.scoring.runlog import SCORECARD_MD
@@ -14,7 +15,6 @@ from evalsuite.scoring.scorecard import build_scorecard, required_actions
 from evalsuite.tasks.taskfile import task_set_sha256
 from evalsuite.trials.agents.factory import make_agent
 from evalsuite.trials.harness import TrialSettings, run_trials
-from evalsuite.worlds.ref import WorldRef
 
 
 @pytest.fixture(scope="module")

@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 from suite_support import ROOT
 
+from evalsuite.domains.registry import domain_of as get_domain
 from evalsuite.domains.retail_support import CUSTOMIZE
 from evalsuite.sourcing.dossier import load_dossier
 from evalsuite.sourcing.policies import load_policy
 from evalsuite.tasks.customization import customize_task
 from evalsuite.tasks.taskfile import read_tasks
 from evalsuite.tasks.traceability import trace_problems
-from evalsuite.worlds.registry import get_domain
 
 SUITES = ROOT / "suites"
 

@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 
 from evalsuite.cli import app
 from evalsuite.core.records import ToolCall
+from evalsuite.domains.registry import domain_of as get_domain
 from evalsuite.releases.release import Release
 from evalsuite.releases.runs import play_desk
 from evalsuite.scoring.runlog import SUMMARY, TRACES
@@ -27,7 +28,6 @@ from evalsuite.tasks.heldout import access_log_path
 from evalsuite.trials.agents import human
 from evalsuite.trials.play import form_arguments, form_fields, play_app, serving
 from evalsuite.trials.tracelog import read_traces
-from evalsuite.worlds.registry import get_domain
 
 SECRET = "SENTINEL-never-on-the-page"
 ORIGIN = "http://testserver"  # the test client's own origin, as a browser sends it with every form

@@ -7,9 +7,12 @@ from pathlib import Path
 from evalsuite.domains.agentdojo_banking import checks  # noqa: F401  (registers the domain's checks)
 from evalsuite.domains.agentdojo_banking.environment import BankingEnvironment, from_rows, load_environment, to_rows
 from evalsuite.domains.agentdojo_banking.tools import DOMAIN, ROLE
+from evalsuite.domains.package import DomainPackage
 from evalsuite.worlds.world import World
 
-__all__ = ["DOMAIN", "ROLE", "BankingEnvironment", "build_world", "from_rows", "load_environment"]
+PACKAGE = DomainPackage(domain=DOMAIN)
+
+__all__ = ["DOMAIN", "PACKAGE", "ROLE", "BankingEnvironment", "build_world", "from_rows", "load_environment"]
 
 
 def build_world(env: BankingEnvironment, path: str | Path) -> World:

@@ -1,5 +1,8 @@
 """Accounts-payable exceptions: blocked invoices an AP clerk agent must hold, route or release."""
-from evalsuite.domains.ap_exceptions.derive import derive_tasks as DERIVE
+from evalsuite.domains.ap_exceptions.derive import derive_tasks
 from evalsuite.domains.ap_exceptions.tools import DOMAIN
+from evalsuite.domains.package import DomainPackage
 
-__all__ = ["DOMAIN", "DERIVE"]
+PACKAGE = DomainPackage(domain=DOMAIN, derive=derive_tasks)
+
+__all__ = ["DOMAIN", "PACKAGE"]

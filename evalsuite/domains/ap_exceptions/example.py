@@ -10,10 +10,10 @@ from pathlib import Path
 from evalsuite.core.records import Environment, SuiteRef, TaskRecord, TrialProtocol
 from evalsuite.domains.ap_exceptions.derive import derive_tasks
 from evalsuite.domains.ap_exceptions.generator import generate
+from evalsuite.domains.ap_exceptions.tools import DOMAIN
 from evalsuite.sourcing.policies import PolicyDoc, load_policy
 from evalsuite.tasks.derivation import DeriveContext
 from evalsuite.worlds import World
-from evalsuite.worlds.registry import get_domain
 
 AP_POLICY_DIR = Path(__file__).parent / "policies"
 
@@ -31,7 +31,7 @@ class Example:
 
 
 def ap_example(workdir: str | Path, seed: int = 7, n_cases: int = 56) -> Example:
-    domain = get_domain("ap_exceptions")
+    domain = DOMAIN
     tables = generate(seed=seed, n_cases=n_cases)
     own_tables = {k: v for k, v in tables.items() if k in domain.tables}
     world = World.build(domain, own_tables, Path(workdir) / "ap_world.sqlite")

@@ -2,5 +2,8 @@
 submits a structured memo, graded by coverage, source identity, quotation identity and conclusions."""
 from evalsuite.domains.contract_review import checks as _checks  # noqa: F401  (registers the domain checks)
 from evalsuite.domains.contract_review.tools import DOMAIN, ROLE
+from evalsuite.domains.package import DomainPackage
 
-__all__ = ["DOMAIN", "ROLE"]
+PACKAGE = DomainPackage(domain=DOMAIN)
+
+__all__ = ["DOMAIN", "PACKAGE", "ROLE"]

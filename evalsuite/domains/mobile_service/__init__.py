@@ -2,11 +2,14 @@
 phone.
 
 Dual control: the agent's tools act on the carrier's records; the customer's phone is a second, user-side
-world (USER_DOMAIN) whose tools only the user runs, when the agent asks. Tasks are composed from verified
-subtasks (GENERATE) rather than derived from resolved cases.
+world (user_domain) whose tools only the user runs, when the agent asks. Tasks are composed from verified
+subtasks (generate) rather than derived from resolved cases.
 """
 from evalsuite.domains.mobile_service.device import USER_DOMAIN
-from evalsuite.domains.mobile_service.generate import generate as GENERATE
+from evalsuite.domains.mobile_service.generate import generate
 from evalsuite.domains.mobile_service.tools import DOMAIN
+from evalsuite.domains.package import DomainPackage
 
-__all__ = ["DOMAIN", "USER_DOMAIN", "GENERATE"]
+PACKAGE = DomainPackage(domain=DOMAIN, user_domain=USER_DOMAIN, generate=generate)
+
+__all__ = ["DOMAIN", "PACKAGE", "USER_DOMAIN"]

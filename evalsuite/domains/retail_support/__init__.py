@@ -3,22 +3,28 @@ of the environment-design guide (shared reference on choosing and checking busin
 
 Tables copy tau2_retail's and add authored ones (schema.py); tools reuse tau2's reads as they are and add
 authority-enforcing support writes (tools.py); obligations are domain checks on the ledger and trace (checks.py);
-the tasks and their seed rows are authored in tasks.py / seed.py and shipped in suites/retail_support/; CUSTOMIZE
-(customize.py) moves a task to the outcome a dossier customization declares; WORKFLOW (workflow.py) is the simpler
-alternative, fixed rules over the tools.
+the tasks and their seed rows are authored in tasks.py / seed.py and shipped in suites/retail_support/; its
+customizations (customize.py) move a task to the outcome a dossier customization declares; its fixed rules
+(workflow.py) are the simpler alternative to an agent, over the same tools.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from evalsuite.domains.retail_support import checks  # noqa: F401 - registers the domain checks
-from evalsuite.domains.retail_support import workflow as WORKFLOW  # noqa: N812 - the domain's workflow, as DOMAIN
+from evalsuite.domains.package import DomainPackage, FixedRules
+from evalsuite.domains.retail_support import (
+    checks,  # noqa: F401 - registers the domain checks
+    workflow,
+)
 from evalsuite.domains.retail_support.customize import CUSTOMIZE
 from evalsuite.domains.retail_support.seed import tables
 from evalsuite.domains.retail_support.tools import DOMAIN, ROLE
 from evalsuite.worlds.world import World
 
-__all__ = ["CUSTOMIZE", "DOMAIN", "ROLE", "WORKFLOW", "build_world", "open_or_build_world"]
+PACKAGE = DomainPackage(domain=DOMAIN, customize=CUSTOMIZE, fixed_rules=FixedRules(
+    decisions=workflow.DECISIONS, gather=workflow.gather, decide=workflow.decide, act=workflow.act))
+
+__all__ = ["DOMAIN", "PACKAGE", "ROLE", "build_world", "open_or_build_world"]
 
 
 def build_world(path: str | Path, tau2_source: str | Path) -> World:

@@ -5,13 +5,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from evalsuite.domains.package import DomainPackage
 from evalsuite.domains.tau2.tools import tool_message
 from evalsuite.domains.tau2_retail.convert import from_nested, to_nested
 from evalsuite.domains.tau2_retail.tau2_hash import TAU2_HASH
 from evalsuite.domains.tau2_retail.tools import DOMAIN, ROLE
 from evalsuite.worlds.world import World
 
-__all__ = ["DOMAIN", "ROLE", "TAU2_HASH", "build_world", "from_nested", "to_nested", "tool_message"]
+PACKAGE = DomainPackage(domain=DOMAIN)
+
+__all__ = ["DOMAIN", "PACKAGE", "ROLE", "TAU2_HASH", "build_world", "from_nested", "to_nested", "tool_message"]
 
 
 def build_world(db: Mapping[str, Any], path: str | Path) -> World:

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from evalsuite.domains.package import DomainPackage
 from evalsuite.domains.tau2.tools import tool_message
 from evalsuite.domains.tau2_telecom import helpers, phone_helpers  # noqa: F401 - registers the helpers and checks
 from evalsuite.domains.tau2_telecom.convert import from_nested, to_nested
@@ -32,7 +33,9 @@ from evalsuite.domains.tau2_telecom.tau2_hash import TAU2_HASH
 from evalsuite.domains.tau2_telecom.tools import DOMAIN, ROLE
 from evalsuite.worlds.world import World
 
-__all__ = ["DOMAIN", "LINK", "ROLE", "TAU2_HASH", "USER_DOMAIN", "TaskRun", "build_worlds", "from_nested",
+PACKAGE = DomainPackage(domain=DOMAIN, user_domain=USER_DOMAIN, link=LINK)
+
+__all__ = ["DOMAIN", "LINK", "PACKAGE", "ROLE", "TAU2_HASH", "USER_DOMAIN", "TaskRun", "build_worlds", "from_nested",
            "from_toml", "run_task", "to_nested", "tool_message", "user_from_nested", "user_to_nested"]
 
 

@@ -13,8 +13,8 @@ import re
 from collections.abc import Sequence
 
 from evalsuite.core.records import TaskRecord, ToolCall
+from evalsuite.domains.registry import domain_of
 from evalsuite.importers.recorded.formats import RecordedTrial, Recording
-from evalsuite.worlds.registry import get_domain
 
 
 def match_tasks(recording: Recording, tasks: Sequence[TaskRecord]) -> tuple[dict[str, str], dict[str, str]]:
@@ -46,7 +46,7 @@ def _candidates(rec: RecordedTrial, tasks: Sequence[TaskRecord]) -> list[TaskRec
 
 def gold_writes(calls: Sequence[ToolCall], domain: str) -> list[tuple[str, str]]:
     """The write calls of a gold action list, comparable: (tool, arguments as canonical JSON)."""
-    tools = get_domain(domain).tools
+    tools = domain_of(domain).tools
     return [(c.tool, json.dumps(c.arguments, sort_keys=True)) for c in calls
             if c.tool in tools and tools[c.tool].kind == "write"]
 

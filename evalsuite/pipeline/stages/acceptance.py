@@ -18,13 +18,13 @@ from evalsuite.core.hashing import file_sha256
 from evalsuite.core.identity import RunIdentity
 from evalsuite.core.io import atomic_write, write_json
 from evalsuite.core.markdown import Markdown, md_table
+from evalsuite.domains.ref import WorldRef
+from evalsuite.pipeline import preflight
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import Gate, GateError, GateResult, Stage, StageOutput, require
 from evalsuite.pipeline.stages import derived
 from evalsuite.sourcing.spec import SuiteSpec
 from evalsuite.trials.harness import acceptance_runner
-from evalsuite.worlds.ref import WorldRef
-from evalsuite.worlds.registry import get_domain
 from evalsuite.worlds.world import World
 
 
@@ -50,7 +50,7 @@ def accept(spec: SuiteSpec, paths: Paths, runner: Runner | None = None) -> Audit
     """Acceptance of every derived task; trials run on all cores unless a runner is given."""
     require(derived.STAGE, spec, paths)
     tasks, task_set = derived.tasks_on_disk(paths), derived.task_set_on_disk(paths)
-    world = World(get_domain(spec.domain), paths.world)
+    world = World(preflight.domain_for(spec).domain, paths.world)
     reviews = ledger_entries(spec, paths)
     report = run_acceptance(tasks, spec.acceptance, runner or parallel_runner(spec, world, task_set), reviews)
     states = [review_state(t, reviews) for t in tasks] if spec.acceptance.require_adjudication else []

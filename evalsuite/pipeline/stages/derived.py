@@ -16,14 +16,14 @@ from evalsuite.core.hashing import file_sha256
 from evalsuite.core.io import write_json
 from evalsuite.core.markdown import Markdown, md_list, md_table
 from evalsuite.core.records import Deidentification, Environment, SuiteRef, TaskRecord
+from evalsuite.pipeline import preflight
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import Gate, GateError, GateResult, Stage, StageOutput, blocked, passed, require
 from evalsuite.pipeline.stages import deidentified, dossier, generation, policies, rights
 from evalsuite.sourcing.snapshot import FrameRows, iter_frame_rows, read_snapshot
-from evalsuite.sourcing.spec import SuiteSpec
+from evalsuite.sourcing.spec import SpecError, SuiteSpec
 from evalsuite.tasks.derivation import DeriveContext
 from evalsuite.tasks.taskfile import TaskFileError, read_tasks, task_set_sha256, write_tasks
-from evalsuite.worlds.registry import get_deriver, get_domain
 from evalsuite.worlds.world import World
 
 
@@ -96,7 +96,8 @@ def derive(spec: SuiteSpec, paths: Paths) -> DeriveRecord:
     require(rights.STAGE, spec, paths)
     require(deidentified.STAGE, spec, paths)
     decision, deid_sha = rights.decision_on_record(paths), deidentified.on_record(paths).sha256
-    domain = get_domain(spec.domain)
+    package = preflight.domain_for(spec)
+    domain = package.domain
     frames = dossier.customized_frames(spec, read_snapshot(paths.deid))
     rows = FrameRows(frames)  # converted per table as the deriver reads it; the world streams every table
     generated = generation.ensure(spec, paths) if spec.generation else None  # composed tasks and their rows
@@ -110,7 +111,10 @@ def derive(spec: SuiteSpec, paths: Paths) -> DeriveRecord:
         tasks = generation.stamped(generated, ctx.suite, ctx.environment, ctx.license_ref)
         skipped = {f"composite dropped: {k}": v for k, v in generated.dropped.items()}
     else:
-        der = get_deriver(spec.domain)(rows, policies.policy_docs(spec), ctx)
+        if package.derive is None:
+            raise SpecError(f"{spec.spec_file}: derivation: domain {domain.name!r} derives no tasks from cases; "
+                            "give derivation.tasks in the spec")
+        der = package.derive(rows, policies.policy_docs(spec), ctx.model_copy(update={"world": world}))
         tasks, skipped = der.tasks, der.skipped
     tasks = dossier.customized(spec, tasks)
     problems = [f"{t.task_id}:{f}: {m}" for t in tasks for f, m in domain_problems(t, domain)]

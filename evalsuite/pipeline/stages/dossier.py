@@ -4,8 +4,6 @@ requirements_traced stands here; the gate guards derived_tasks and is declared t
 """
 from __future__ import annotations
 
-import importlib
-
 import pandas as pd
 from pydantic import BaseModel
 
@@ -13,6 +11,7 @@ from evalsuite.core.hashing import file_sha256, json_sha256
 from evalsuite.core.io import write_json
 from evalsuite.core.markdown import md_list, md_table
 from evalsuite.core.records import TaskRecord
+from evalsuite.pipeline import preflight
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import GateError, GateResult, Stage, StageOutput, blocked, passed
 from evalsuite.pipeline.stages import policies
@@ -21,7 +20,6 @@ from evalsuite.sourcing.spec import SuiteSpec
 from evalsuite.tasks.customization import customize_frames, customize_task
 from evalsuite.tasks.taskfile import read_tasks
 from evalsuite.tasks.traceability import trace_problems
-from evalsuite.worlds.registry import KNOWN, get_domain
 
 
 class DossierRecord(BaseModel):
@@ -67,7 +65,7 @@ def customized(spec: SuiteSpec, tasks: list[TaskRecord]) -> list[TaskRecord]:
     if not spec.dossier or not spec.dossier.apply:
         return tasks
     dossier = load_dossier(spec.resolve(spec.dossier.file))
-    hooks = getattr(importlib.import_module(KNOWN[spec.domain]), "CUSTOMIZE", {})
+    hooks = preflight.domain_for(spec).customize
     docs = {(d.doc, d.version): d.as_policy() for d in policies.policy_docs(spec)}
     for c in map(dossier.customization, spec.dossier.apply):
         tasks = [customize_task(t, c, docs[(c.policy.doc, c.policy.version)], hooks) for t in tasks]
@@ -93,7 +91,7 @@ def requirements_traced(spec: SuiteSpec, paths: Paths) -> GateResult:
     if not paths.tasks.is_file():
         raise GateError("requirements_traced", "no derived tasks on record")
     tasks = read_tasks(paths.tasks)
-    problems = trace_problems(record.dossier, tasks, get_domain(spec.domain), policies.policy_docs(spec))
+    problems = trace_problems(record.dossier, tasks, preflight.domain_for(spec).domain, policies.policy_docs(spec))
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         return blocked("requirements_traced", problems[0] + more, problems=md_list(problems[:50]))

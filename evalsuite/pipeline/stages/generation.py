@@ -6,7 +6,6 @@ number of subtasks, persona) go to the record and to the asset's metadata.
 """
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -15,12 +14,12 @@ from evalsuite.core.hashing import json_sha256
 from evalsuite.core.io import write_json
 from evalsuite.core.markdown import md_table
 from evalsuite.core.records import Environment, TaskRecord
+from evalsuite.pipeline import preflight
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import Stage, StageOutput, require
 from evalsuite.pipeline.stages import deidentified, policies
 from evalsuite.sourcing.snapshot import read_snapshot
 from evalsuite.sourcing.spec import SuiteSpec
-from evalsuite.worlds.registry import KNOWN
 
 
 class GenerationRecord(BaseModel):
@@ -49,11 +48,11 @@ def _config_sha256(spec: SuiteSpec, paths: Paths) -> str:
 
 
 def generate(spec: SuiteSpec, paths: Paths) -> GenerationRecord:
-    """Compose, verify and sample with the domain's GENERATE, on the plans of the de-identified snapshot."""
+    """Compose, verify and sample with the domain's generate, on the plans of the de-identified snapshot."""
     if spec.generation is None:
         raise ValueError(f"{spec.spec_file}: generation: this suite does not generate its tasks")
     require(deidentified.STAGE, spec, paths)
-    fn = getattr(importlib.import_module(KNOWN[spec.domain]), "GENERATE", None)
+    fn = preflight.domain_for(spec).generate
     if fn is None:
         raise ValueError(f"{spec.spec_file}: generation: domain {spec.domain!r} composes no tasks")
     catalog = {n: df.to_dict("records") for n, df in read_snapshot(paths.deid).items()}

@@ -3,16 +3,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from evalsuite.core.hashing import json_sha256
 from evalsuite.core.markdown import Markdown, md_list, md_table
+from evalsuite.domains.package import DomainPackage
+from evalsuite.pipeline import preflight
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import GateError, Stage, StageOutput, require
 from evalsuite.pipeline.stages import acceptance, deidentified, derived, dossier, rights, seed
 from evalsuite.pipeline.stages.acceptance import quarantine_table
 from evalsuite.releases.history import ReleaseDiff, diff_releases, previous_release, short
-from evalsuite.releases.release import Quarantined, Release, ReleaseManifest, release_version, write_release
+from evalsuite.releases.release import (
+    DOMAIN_FILE,
+    Quarantined,
+    Release,
+    ReleaseManifest,
+    release_version,
+    write_release,
+)
 from evalsuite.sourcing.spec import SiteSettings, SuiteSpec
 from evalsuite.tasks.taskfile import task_set_sha256
-from evalsuite.worlds.registry import get_domain
 from evalsuite.worlds.world import World
 
 UPSTREAM = (rights.STAGE, seed.STAGE, deidentified.STAGE, derived.STAGE, acceptance.STAGE)
@@ -29,7 +38,8 @@ def release(spec: SuiteSpec, paths: Paths) -> Path:
     accepted_ids = set(audit.accepted_ids)
     accepted = [t for t in derived.tasks_on_disk(paths) if t.task_id in accepted_ids]
     decision = rights.decision_on_record(paths)
-    domain = get_domain(spec.domain)
+    package = preflight.domain_for(spec)
+    domain = package.domain
     world = World(domain, paths.world)
     identity = {"task_set": task_set_sha256(accepted), "seed": world.seed_sha256, "image": domain.image,
                 "tools": domain.tool_schemas_sha256(), "rights": decision.manifest_sha256,
@@ -39,11 +49,16 @@ def release(spec: SuiteSpec, paths: Paths) -> Path:
     site = spec.site if spec.site != SiteSettings() else None
     if site:  # a release that publishes more is another release; the default leaves every version as it was
         identity["site"] = site.model_dump()
+    extra = {"audit.md": (paths.acceptance / "audit.md").read_text()}
+    if package.bound_file is not None:  # a declarative domain's SQL is its code: another file, another release
+        identity["domain_file"] = json_sha256(package.bound_file)
+        extra[DOMAIN_FILE] = package.bound_file
     traced = dossier.on_record(paths) if spec.dossier else None
     if traced:  # the requirements the tasks trace to are part of what a score means
         identity["dossier"] = {"sha256": traced.sha256, "applied": traced.applied}
     manifest = ReleaseManifest(
-        suite=spec.name, version=release_version(spec.version_prefix, identity), domain=spec.domain,
+        suite=spec.name, version=release_version(spec.version_prefix, identity), domain=domain.name,
+        domain_source=_domain_source(spec, package),
         task_set_sha256=identity["task_set"], seed_sha256=world.seed_sha256, environment_image=domain.image,
         tool_schemas_sha256=identity["tools"], policy_versions=identity["policies"],
         rights_decision={"status": decision.status, "manifest_sha256": decision.manifest_sha256,
@@ -53,7 +68,15 @@ def release(spec: SuiteSpec, paths: Paths) -> Path:
         simulator=spec.simulator, n_tasks=len(accepted), site=site,
         dossier_sha256=traced.sha256 if traced else None, customizations=traced.applied if traced else [])
     return write_release(paths.releases, manifest, accepted, paths.world,
-                         extra={"audit.md": (paths.acceptance / "audit.md").read_text()})
+                         extra=extra)
+
+
+def _domain_source(spec: SuiteSpec, package: DomainPackage) -> str | None:
+    """Where another process finds the release's domain: the file the release keeps, a dotted module path, or
+    nothing where the spec names the domain by its installed name."""
+    if package.bound_file is not None:
+        return DOMAIN_FILE
+    return None if spec.domain == package.name else spec.domain
 
 
 def run(spec: SuiteSpec, paths: Paths) -> StageOutput:

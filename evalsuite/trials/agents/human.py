@@ -27,6 +27,7 @@ from typing import Any
 from evalsuite.core.identity import AgentConfig, RunIdentity, identity_sha256
 from evalsuite.core.people import person_key
 from evalsuite.core.records import TaskRecord, TraceEvent
+from evalsuite.domains.ref import WorldRef
 from evalsuite.tasks.heldout import log_access, without_held_out
 from evalsuite.trials.agents.base import AgentEnv, BudgetExhausted
 from evalsuite.trials.chunks import merge_records
@@ -42,7 +43,6 @@ from evalsuite.trials.tracelog import (
     write_summary,
 )
 from evalsuite.trials.users.base import ConversationOver
-from evalsuite.worlds.ref import WorldRef
 from evalsuite.worlds.world import World
 
 PURPOSE = "human_baseline"  # the access log's word for a task read by `evalsuite play`

@@ -1,26 +1,25 @@
 """The agents that do not choose their tools, beside the tool-using one, under one protocol (the environment-design
 guide: "a simpler workflow, a non-adaptive model workflow and a tool-using agent"):
 
-- `workflow`: the domain's fixed workflow (its WORKFLOW: gather, decide, act), rules and no model;
+- `workflow`: the domain's fixed rules (its DomainPackage.fixed_rules: gather, decide, act), no model;
 - `workflow:MODEL` (kind model_workflow): the same fixed reads, then one model call that picks the decision from
-  the domain's fixed menu (DECISIONS), then the same fixed actions; the closing message is the model's note, or
+  the domain's fixed menu (its decisions), then the same fixed actions; the closing message is the model's note, or
   the workflow's own when the model gives none.
 
 Both see what an untrusted agent may: the trigger, the policy text and what the tools return, never the goal state
-or the reference. A domain without a WORKFLOW has no such agents (a one-line error naming it).
+or the reference. A domain without fixed rules has no such agents (a one-line error naming it).
 """
 from __future__ import annotations
 
-import importlib
 import json
-from types import ModuleType
 from typing import Any
 
 from evalsuite.core.records import TaskRecord, Usage
+from evalsuite.domains.package import FixedRules
+from evalsuite.domains.registry import lookup
 from evalsuite.trials.agents.base import AgentEnv
 from evalsuite.trials.agents.endpoint import current_endpoint
 from evalsuite.trials.agents.model_client import client_for, close_clients, resolve
-from evalsuite.worlds.registry import KNOWN
 
 SCHEMA = "workflow_decision"  # the response format's name: the local model answers such a request with a decision
 PROMPT = ("You decide one support case under the policy below. The records were read for you; you cannot call "
@@ -29,12 +28,12 @@ PROMPT = ("You decide one support case under the policy below. The records were 
           "Policy {doc} {version}:\n{policy}")
 
 
-def workflow_of(domain: str) -> ModuleType:
-    """The domain's fixed workflow module (its package's WORKFLOW)."""
-    found = getattr(importlib.import_module(KNOWN[domain]), "WORKFLOW", None) if domain in KNOWN else None
+def workflow_of(domain: str) -> FixedRules:
+    """The domain's fixed rules."""
+    found = lookup(domain).fixed_rules
     if found is None:
-        raise KeyError(f"domain {domain!r} has no fixed workflow (WORKFLOW); the workflow agents run only where "
-                       "one is written")
+        raise KeyError(f"domain {domain!r} has no fixed rules (DomainPackage.fixed_rules); the workflow agents run "
+                       "only where they are written")
     return found
 
 
@@ -82,15 +81,15 @@ class ModelWorkflowAgent:
         env.usage = Usage()
         wf = workflow_of(task.domain)
         facts = wf.gather(task.trigger, env)
-        system = PROMPT.format(decisions="\n".join(f"- {k}: {v}" for k, v in wf.DECISIONS.items()),
+        system = PROMPT.format(decisions="\n".join(f"- {k}: {v}" for k, v in wf.decisions.items()),
                                doc=task.policy.doc, version=task.policy.version, policy=env.policy_text)
         messages = [{"role": "system", "content": system}, {"role": "user", "content": task.trigger.text},
                     {"role": "user", "content": "Records:\n" + json.dumps(facts, default=str, sort_keys=True)}]
         env.before_model_call()
         response = await client_for(self.endpoint).complete(
             env.usage, model=self.model, messages=messages, temperature=self.temperature,
-            response_format=response_format(wf.DECISIONS))
-        decision, note = parse_decision(response.choices[0].message.content, wf.DECISIONS)
+            response_format=response_format(wf.decisions))
+        decision, note = parse_decision(response.choices[0].message.content, wf.decisions)
         closing = wf.act(decision, facts, env)
         return note or closing
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from evalsuite.domains.ref import WorldRef
 from evalsuite.trials import sandbox
 from evalsuite.trials.agents.mcp_agent import MCPAgent
 from evalsuite.trials.sandbox import Sandbox
 from evalsuite.trials.trial import arun_trial, run_trial
-from evalsuite.worlds.ref import WorldRef
 from evalsuite.worlds.trial_world import TrialWorld
 
 PEEKER = Path(__file__).parent / "peeking_agent.py"

@@ -10,13 +10,13 @@ from evalsuite.audit.users import audit_users
 from evalsuite.core.identity import RunIdentity
 from evalsuite.core.records import Simulator, UserScenario
 from evalsuite.domains.mobile_service.generate import PIN, sample_world
+from evalsuite.domains.ref import WorldRef
 from evalsuite.scoring.scorecard import build_scorecard
 from evalsuite.trials.agents.endpoint import Endpoint
 from evalsuite.trials.agents.model_client import client_for, close_clients, resolve
 from evalsuite.trials.harness import TrialSettings, run_trials
 from evalsuite.trials.users import Conversation, ScriptedUser, SimulatedUser
 from evalsuite.trials.users.dual import user_role, user_world
-from evalsuite.worlds.ref import WorldRef
 
 
 @pytest.fixture(scope="module")
