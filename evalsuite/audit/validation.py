@@ -16,7 +16,7 @@ from sqlalchemy import Table
 
 from evalsuite.core.io import one_line, unbounded_number
 from evalsuite.core.records import Assertion, TaskRecord, ToolCall
-from evalsuite.domains.registry import UnknownDomainError, lookup
+from evalsuite.domains.registry import UnknownDomainError, lookup, package_of
 from evalsuite.tasks.taskfile import TaskFileError, read_task_objects
 from evalsuite.worlds.domain import Domain, Tool
 from evalsuite.worlds.types import Money
@@ -55,7 +55,7 @@ def domain_problems(task: TaskRecord, domain: Domain) -> list[tuple[str, str]]:
             if name not in domain.tools:
                 out.append((f"role.{kind}.{i}", f"unknown tool {name!r} in domain {domain.name}"))
     tables = domain.tables
-    user = lookup(domain.name).user_domain  # user_assertions and the user's steps name the user-side world
+    user = package_of(domain).user_domain  # user_assertions and the user's steps name the user-side world
     out.extend(_assertion_problems("assertions", task.goal_state.assertions, tables, "table"))
     out.extend(_assertion_problems("user_assertions", task.goal_state.user_assertions,
                                    user.tables if user is not None else {}, "user-side table"))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from evalsuite.core.domain_refs import Location, UnknownDomainError, locate
+from evalsuite.core.domain_refs import Location, UnknownDomainError, installed, locate
 from evalsuite.domains.package import DomainPackage
 from evalsuite.worlds.domain import Domain
 
@@ -64,6 +64,15 @@ def lookup(name: str, source: str | None = None) -> DomainPackage:
     if package.name != name:
         raise UnknownDomainError(f"domain {source or name!r} is named {package.name!r}, not {name!r}")
     return package
+
+
+def package_of(domain: Domain) -> DomainPackage:
+    """The package a Domain object in hand belongs to (its user side, link…): the loaded or installed one of its
+    name whose world it is, else the Domain alone (a world built in code provides only itself)."""
+    found = _LOADED.get(domain.name)
+    if found is None and domain.name in installed():
+        found = resolve(domain.name)
+    return found if found is not None and found.domain is domain else DomainPackage(domain=domain)
 
 
 def domain_of(name: str) -> Domain:

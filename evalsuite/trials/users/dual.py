@@ -12,7 +12,7 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 from evalsuite.core.records import GoalState, Role, TaskRecord, TraceEvent
-from evalsuite.domains.registry import lookup
+from evalsuite.domains.registry import package_of
 from evalsuite.grading.grader import USER_WORLD, Baseline, Verdict, grade_trial
 from evalsuite.trials.agents.base import AgentEnv, BudgetExhausted
 from evalsuite.trials.initialization import initialize
@@ -33,7 +33,7 @@ _FIRST_SIDES: WeakKeyDictionary[World, World] = WeakKeyDictionary()
 def user_world(world: World) -> World | None:
     """The user-side world of `world`, opened from the same file once per agent world (a sibling world's is a
     sibling of its first)."""
-    domain = lookup(world.domain.name).user_domain
+    domain = package_of(world.domain).user_domain
     if domain is None:
         return None
     if world not in _SIDES:
@@ -109,7 +109,7 @@ def start_worlds(world: World, task: TaskRecord, trial: TrialWorld) -> Started:
     reset `trial`, and run the task's initialization on both."""
     side = user_world(world) if task.trigger.type == "conversation" else None
     device = side.reset(user_role(side.domain)) if side is not None else None
-    connect(trial, device, lookup(world.domain.name).link)
+    connect(trial, device, package_of(world.domain).link)
     return Started(device, side.seed_sha256 if side is not None else None,
                    *initialize(task.initialization, trial, device))
 
