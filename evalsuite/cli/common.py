@@ -82,8 +82,10 @@ def build_errors(*more: type[Exception]) -> Iterator[None]:
     """A blocking gate: a JSON line on stdout, one line on stderr and exit 2; a bad input file (any of the
     loaders' one-line errors, or `more`): one line `error: FILE: field: what` on stderr and exit 2.
     Anything else is a bug and keeps its traceback."""
+    from evalsuite.core.domain_refs import UnknownDomainError
     from evalsuite.core.io import YamlModelError
     from evalsuite.deid.rules import DeidError
+    from evalsuite.domains.declarative import DomainFileError
     from evalsuite.pipeline.locks import LockError
     from evalsuite.pipeline.stage import GateError
     from evalsuite.releases.release import ReleaseError
@@ -100,7 +102,7 @@ def build_errors(*more: type[Exception]) -> Iterator[None]:
         typer.echo(f"error: gate {exc.gate} blocked: {exc.reason}", err=True)
         raise typer.Exit(2) from exc
     except (SpecError, RightsError, DeidError, PolicyError, QualityConfigError, TaskFileError, YamlModelError,
-            ReleaseError, LockError, *more) as exc:  # LockError: another build of the suite holds the home
+            ReleaseError, LockError, UnknownDomainError, DomainFileError, *more) as exc:  # LockError: another build of the suite holds the home
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
 

@@ -79,6 +79,8 @@ class Release:
             raise ReleaseError(f"{self.path}: not a release (no manifest.json)")
         self.manifest = model_from(manifest, parse_json(read_text(manifest, ReleaseError), str(manifest), ReleaseError),
                                    ReleaseManifest, ReleaseError)
+        if self.manifest.domain_source is not None:  # so lookups by the tasks' domain name find it in this process
+            self.domain()
 
     def tasks(self, purpose: str = "evaluation") -> list[TaskRecord]:
         """The released tasks; reading held-out ones is logged with who, when and why."""

@@ -53,6 +53,7 @@ def run_release(release: Release, agents: Sequence[str | AgentConfig], out_dir: 
     report); a capped run's scorecard covers the tasks whose trials all ran and says what was capped.
     """
     out_dir, engine = Path(out_dir), engine or EngineSettings()
+    release.domain()  # an unknown domain is one line here, before any folder is made or worker started
     configs = agent_configs(agents)
     if len(configs) != len(agents):
         raise ValueError(f"agent names repeat: {[AgentConfig.parse(a).name for a in agents]}")
