@@ -20,21 +20,35 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-    from evalsuite.core.identity import AgentConfig
     from evalsuite.releases.release import Release
     from evalsuite.scoring.runlog import Run
     from evalsuite.trials.settings import EngineSettings
 
-__all__ = ["DEMO_KEY", "AgentConfig", "EngineSettings", "Release", "Run", "RunCap", "RunMeta", "Scorecard",
-           "TrialLimits", "build", "open_release", "read_run", "rescore", "run", "write_run"]
-
-# name -> the module it lives in, imported when the name is first used
+# name -> the module it lives in, imported when the name is first used. Besides the functions below: what a team
+# needs to write a plugin domain (Domain, DomainPackage, ToolContext, ToolError, CheckInput, CheckOutcome, Role,
+# Money, FixedRules, Derivation, DeriveContext), a task record (TaskRecord, GoalState, Assertion, DomainCheck,
+# Trigger, ToolCall) and an agent (Agent, AsyncAgent, AgentEnv).
 _LAZY = {"DEMO_KEY": "evalsuite.deid.keys", "AgentConfig": "evalsuite.core.identity",
          "Release": "evalsuite.releases.release", "Run": "evalsuite.scoring.runlog",
          "RunMeta": "evalsuite.scoring.runlog", "Scorecard": "evalsuite.scoring.scorecard",
          "read_run": "evalsuite.scoring.runlog", "write_run": "evalsuite.scoring.runlog",
          "EngineSettings": "evalsuite.trials.settings", "RunCap": "evalsuite.trials.spend",
-         "TrialLimits": "evalsuite.core.identity"}
+         "TrialLimits": "evalsuite.core.identity",
+         "Domain": "evalsuite.worlds.domain", "ToolContext": "evalsuite.worlds.domain",
+         "ToolError": "evalsuite.worlds.domain", "CheckInput": "evalsuite.worlds.domain",
+         "CheckOutcome": "evalsuite.worlds.domain", "Money": "evalsuite.worlds.types",
+         "DomainPackage": "evalsuite.domains.package", "FixedRules": "evalsuite.domains.package",
+         "Derivation": "evalsuite.tasks.derivation", "DeriveContext": "evalsuite.tasks.derivation",
+         "TaskRecord": "evalsuite.core.records", "GoalState": "evalsuite.core.records",
+         "Assertion": "evalsuite.core.records", "DomainCheck": "evalsuite.core.records",
+         "Trigger": "evalsuite.core.records", "ToolCall": "evalsuite.core.records", "Role": "evalsuite.core.records",
+         "Agent": "evalsuite.trials.agents.base", "AsyncAgent": "evalsuite.trials.agents.base",
+         "AgentEnv": "evalsuite.trials.agents.base"}
+__all__ = ["Agent", "AgentConfig", "AgentEnv", "Assertion", "AsyncAgent", "CheckInput", "CheckOutcome", "DEMO_KEY",
+           "Derivation", "DeriveContext", "Domain", "DomainCheck", "DomainPackage", "EngineSettings", "FixedRules",
+           "GoalState", "Money", "Release", "Role", "Run", "RunCap", "RunMeta", "Scorecard", "TaskRecord",
+           "ToolCall", "ToolContext", "ToolError", "TrialLimits", "Trigger", "build", "open_release", "read_run",
+           "rescore", "run", "write_run"]
 
 
 def __getattr__(name: str) -> Any:
@@ -65,21 +79,37 @@ def open_release(folder: str | Path) -> Release:
     return Release(Path(folder))
 
 
-def run(release: Release | str | Path, agents: Sequence[str | AgentConfig], out: str | Path, *,
+def run(release: Release | str | Path, agents: Sequence[Any], out: str | Path, *,
         trials: int | None = None, workers: int | None = None, seed: int = 0, mode: str | None = None,
-        progress: bool = False, engine: EngineSettings | None = None) -> Run:
+        progress: bool = False, engine: EngineSettings | None = None, agent_factory: str | None = None) -> Run:
     """Run (or resume) agents on a release (or a release folder) into the run folder out, score it, and return
-    the run (evalsuite.releases.runs.run_release, then read_run). trials=None runs each task's own trial count;
-    workers=None uses every core, 1 runs in this process. engine (evalsuite.trials.settings.EngineSettings) sets
-    model agents' trials in flight, the run cap, the response cache and the endpoint's controls."""
+    the run (evalsuite.releases.runs.run_release, then read_run).
+
+    agents are names (reference, openai:MODEL, mcp:COMMAND…), AgentConfigs, agent objects (a name and
+    run(task, env) or async arun) or factories (a class or a function of no arguments that returns one); an agent
+    object runs in this process, and so then does the whole run. agent_factory ("module:callable", called with an
+    AgentConfig in every worker) builds named agents of your own across processes. trials=None runs each task's
+    own trial count; workers=None uses every core, 1 runs in this process. engine
+    (evalsuite.trials.settings.EngineSettings) sets model agents' trials in flight, the run cap, the response cache
+    and the endpoint's controls. Safe to call from a plain script or a notebook: worker processes never re-run the
+    calling script (no `if __name__ == "__main__":` guard needed)."""
+    from evalsuite.core.identity import AgentConfig
     from evalsuite.releases.release import Release
     from evalsuite.releases.runs import run_release
     from evalsuite.scoring.runlog import read_run
 
     rel = release if isinstance(release, Release) else Release(Path(release))
-    run_release(rel, list(agents), Path(out), trials=trials, workers=workers, seed=seed, mode=mode,
-                progress=progress, engine=engine)
+    built = [a() if _is_factory(a) else a for a in agents if not isinstance(a, (str, AgentConfig))]
+    given = iter(built)
+    listed = [a if isinstance(a, (str, AgentConfig)) else next(given) for a in agents]
+    run_release(rel, listed, Path(out), trials=trials, workers=workers, seed=seed, mode=mode,
+                progress=progress, engine=engine, agent_factory=agent_factory)
     return read_run(out)
+
+
+def _is_factory(agent: Any) -> bool:
+    """A class, or a callable that is not itself an agent (an agent has run or arun)."""
+    return isinstance(agent, type) or (callable(agent) and not hasattr(agent, "run") and not hasattr(agent, "arun"))
 
 
 def rescore(folder: str | Path) -> Run:

@@ -2,13 +2,13 @@
 docs/python-api.md runs as written."""
 from __future__ import annotations
 
-import contextlib
 import io
+import os
 import subprocess
 import sys
 
 import pytest
-from docs_support import DOCS, ROOT, code_blocks, page, section
+from docs_support import ROOT, code_blocks, page, section
 
 import evalsuite
 from evalsuite.scoring.runlog import SCORECARD_JSON
@@ -36,17 +36,18 @@ def test_every_exported_name_resolves_and_the_reference_names_each_one():
         evalsuite.nope  # noqa: B018
 
 
-def test_the_notebook_example_runs_as_written(tmp_path, monkeypatch):
+def test_the_example_runs_as_a_plain_script(tmp_path):
+    """Saved as a file and run with python, no `__main__` guard: the run's worker processes must not re-run the
+    script (on 7bb15c3 they did, and it ended in FolderBusyError and BrokenPipeError)."""
     (tmp_path / "suites").symlink_to(ROOT / "suites")  # the example runs from a checkout: its paths are relative
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("EVALSUITE_DEID_KEY", "restored-after-the-test")
-    monkeypatch.delenv("EVALSUITE_DEID_KEY")  # the example sets the demo key itself
-    printed = io.StringIO()
-    namespace: dict = {}
-    with contextlib.redirect_stdout(printed):
-        exec(compile(example(), str(DOCS / PAGE), "exec"), namespace)
-    run = namespace["run"]
-    assert (tmp_path / run.folder / SCORECARD_JSON).is_file() and run.scorecard is not None
+    (tmp_path / "example.py").write_text(example())
+    env = {k: v for k, v in os.environ.items() if k != "EVALSUITE_DEID_KEY"}
+    done = subprocess.run([sys.executable, "example.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0 and done.stderr.count("Traceback") == 0, done.stderr[-2000:]
+    printed = io.StringIO(done.stdout)
+    run = evalsuite.read_run(tmp_path / "runs" / "ap_demo")
+    assert (run.folder / SCORECARD_JSON).is_file() and run.scorecard is not None
     assert {r.agent for r in run.records} == {"reference", "noop"}
     tasks = {t.task_id for t in run.tasks}
     for agent in ("reference", "noop"):  # every task, twice, for each agent

@@ -102,7 +102,8 @@ def build_errors(*more: type[Exception]) -> Iterator[None]:
         typer.echo(f"error: gate {exc.gate} blocked: {exc.reason}", err=True)
         raise typer.Exit(2) from exc
     except (SpecError, RightsError, DeidError, PolicyError, QualityConfigError, TaskFileError, YamlModelError,
-            ReleaseError, LockError, UnknownDomainError, DomainFileError, *more) as exc:  # LockError: another build of the suite holds the home
+            ReleaseError, LockError, UnknownDomainError, DomainFileError, *more) as exc:
+        # LockError: another build of the suite holds the home
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
 

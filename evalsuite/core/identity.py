@@ -48,8 +48,9 @@ class AgentConfig(BaseModel):
 
     name: str
     # human: a person at `evalsuite play`; recorded: trials that ran elsewhere, imported and regraded
-    # (`evalsuite import-run`), never run here; model_workflow: fixed reads and actions, one model call for the decision
-    kind: Literal["baseline", "openai", "mcp", "human", "recorded", "model_workflow"] = "baseline"
+    # (`evalsuite import-run`), never run here; model_workflow: fixed reads and actions, one model call for the
+    # decision; python: a team's own agent, given to evalsuite.run as an object or built by an agent factory
+    kind: Literal["baseline", "openai", "mcp", "human", "recorded", "model_workflow", "python"] = "baseline"
     model: str | None = None
     base_url: str | None = None  # openai: None falls back to OPENAI_BASE_URL, as the openai SDK does
     command: list[str] | None = None

@@ -30,6 +30,7 @@ from evalsuite.scoring.runlog import (
     write_scorecard,
 )
 from evalsuite.scoring.scorecard import Scorecard, build_scorecard, sample_plan
+from evalsuite.trials.agents.base import Agent
 from evalsuite.trials.harness import TrialSettings, run_trials
 from evalsuite.trials.settings import EngineSettings
 from evalsuite.trials.spend import RunCapped
@@ -38,38 +39,47 @@ from evalsuite.trials.tracelog import TrialRecord
 if TYPE_CHECKING:
     from evalsuite.trials.agents.human import Desk
 
-def run_release(release: Release, agents: Sequence[str | AgentConfig], out_dir: Path, *, trials: int | None = None,
-                workers: int | None = None, seed: int = 0, progress: bool = False, resamples: int = 2000,
-                bootstrap_seed: int = 0, mode: str | None = None, engine: EngineSettings | None = None) -> Scorecard:
+def run_release(release: Release, agents: Sequence[str | AgentConfig | Agent], out_dir: Path, *,
+                trials: int | None = None, workers: int | None = None, seed: int = 0, progress: bool = False,
+                resamples: int = 2000, bootstrap_seed: int = 0, mode: str | None = None,
+                engine: EngineSettings | None = None, agent_factory: str | None = None) -> Scorecard:
     """Run (or resume) agents on a release into out_dir and write its scorecard.
 
     mode runs the release's tasks in another trial mode (evalsuite.scoring.modes): another task set, so another
     identity, stored in out_dir as the tasks it ran.
 
     agents are names (AgentConfig.parse: reference, openai:MODEL, mcp:COMMAND, ...) or AgentConfig objects,
-    e.g. a suite spec's agents; each name must stand for one config, in this call and in out_dir.
+    e.g. a suite spec's agents; each name must stand for one config, in this call and in out_dir. An agent object
+    (anything with a name and run(task, env) or arun) runs in this process, and then so does the whole run;
+    agent_factory ("module:callable", called with an AgentConfig) builds named agents of a team's own in every
+    worker instead.
 
     engine sets how model and external agents run (trials in flight, a run cap, the response cache, a progress
     report); a capped run's scorecard covers the tasks whose trials all ran and says what was capped.
     """
     out_dir, engine = Path(out_dir), engine or EngineSettings()
     release.domain()  # an unknown domain is one line here, before any folder is made or worker started
-    configs = agent_configs(agents)
+    objects = [a for a in agents if not isinstance(a, (str, AgentConfig))]
+    configs = agent_configs([*(a for a in agents if isinstance(a, (str, AgentConfig))),
+                             *(AgentConfig(name=a.name, kind="python") for a in objects)])
     if len(configs) != len(agents):
-        raise ValueError(f"agent names repeat: {[AgentConfig.parse(a).name for a in agents]}")
+        named = [AgentConfig.parse(a).name if isinstance(a, (str, AgentConfig)) else a.name for a in agents]
+        raise ValueError(f"agent names repeat: {named}")
     identity, tasks = release.run_identity(configs), release.tasks()
     if mode is not None:
         tasks = with_mode(tasks, mode)
         identity = mode_identity(identity, tasks)
     identity = identity.model_copy(update={"response_cache": engine.cache})
     out_dir.mkdir(parents=True, exist_ok=True)
-    settings = TrialSettings(identity, seed=seed, out_dir=out_dir, workers=workers, progress=progress,
-                             max_in_flight=engine.max_in_flight, cap=engine.cap, report=engine.report)
+    settings = TrialSettings(identity, seed=seed, out_dir=out_dir, workers=1 if objects else workers,
+                             progress=progress, max_in_flight=engine.max_in_flight, cap=engine.cap,
+                             report=engine.report, agent_factory=agent_factory)
     with folder_lock(out_dir), engine.endpoint():  # from run.json to the scorecard: a second writer would rerun
         _prepare(release, identity, out_dir, trials, seed, resamples, bootstrap_seed,
                  tasks if mode is not None else None)
         try:
-            run_trials(release.world_ref(), tasks, list(configs.values()), trials, settings)
+            by_name = {a.name: a for a in objects}
+            run_trials(release.world_ref(), tasks, [by_name.get(n, c) for n, c in configs.items()], trials, settings)
             reached = None
         except RunCapped as stop:
             reached = stop.reached

@@ -24,11 +24,13 @@ import json
 import multiprocessing
 import multiprocessing.connection
 import os
+import sys
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from typing import NamedTuple
 
 from evalsuite.core.identity import AgentConfig
@@ -80,7 +82,8 @@ def _drain(init: tuple, source: deque, limit: int, stamps: dict[str, Stamp],
     """Run chunks from source until it is empty or the pool breaks; return the chunks lost to a break."""
     lost: list[tuple[Chunk, BaseException]] = []
     broken: BaseException | None = None
-    with ProcessPoolExecutor(limit, mp_context=_context(), initializer=_init_worker, initargs=init) as pool:
+    with _main_hidden(), ProcessPoolExecutor(limit, mp_context=_context(), initializer=_init_worker,
+                                             initargs=init) as pool:
         inflight: dict[Future, Chunk] = {}
         try:
             while (source and not broken) or inflight:
@@ -112,6 +115,24 @@ def _drain(init: tuple, source: deque, limit: int, stamps: dict[str, Stamp],
     if broken and not lost:  # no trial was running, so no trial can be charged; retrying blind could loop forever
         raise HarnessError(f"the worker pool broke with no trial running: {broken}") from broken
     return lost
+
+
+@contextmanager
+def _main_hidden() -> Iterator[None]:
+    """While the pool lives, workers are told nothing of the calling script. Spawned and forkserver children
+    re-run a script's top level (multiprocessing imports __main__ again from its file or module name) unless it
+    stands under `if __name__ == "__main__":`, and a plain script calling evalsuite.run would then build and run a
+    second time inside every worker. A worker needs only evalsuite and the agent factory, imported by name."""
+    main = sys.modules.get("__main__")
+    saved = {k: v for k, v in vars(main).items() if k in ("__file__", "__spec__")} if main is not None else {}
+    if "__file__" in saved:
+        del main.__file__
+    if "__spec__" in saved:
+        main.__spec__ = None
+    try:
+        yield
+    finally:
+        vars(main).update(saved)
 
 
 def _context() -> multiprocessing.context.BaseContext:

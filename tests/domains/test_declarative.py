@@ -168,3 +168,31 @@ def test_the_bound_file_a_release_keeps_loads_alone_to_the_same_tools(release):
     package = load_domain_file(release.path / "domain.yaml")
     assert package.domain.tool_schemas_sha256() == release.domain().domain.tool_schemas_sha256()
     assert package.domain.image == release.manifest.environment_image
+
+
+class ExpenseRules:
+    """A team's own agent, in plain Python: reads the report and decides by the policy's rules."""
+
+    name = "expense_rules"
+
+    def run(self, task, env) -> str:
+        report_id = task.trigger.item_id
+        report = env.call("get_report", {"report_id": report_id}).result[0]
+        limit = 500 if task.policy.version == "v1" else 250
+        if report["category"] in ("alcohol", "personal"):
+            env.call("reject_report", {"report_id": report_id, "reason": "not_reimbursable"})
+        elif report["receipt_attached"] == "no":
+            env.call("request_receipt", {"report_id": report_id})
+        elif float(report["amount"]) <= limit:
+            env.call("approve_report", {"report_id": report_id})
+        else:
+            env.call("escalate_report", {"report_id": report_id})
+        return f"Report {report_id} decided."
+
+
+def test_a_teams_own_python_agent_runs_through_the_api_as_an_object_or_a_factory(release, tmp_path):
+    import evalsuite
+
+    run = evalsuite.run(release, [ExpenseRules, "noop"], out=tmp_path / "run", trials=1)
+    assert run.pass_hat() == {"expense_rules": {1: 1.0}, "noop": {1: 0.0}}
+    assert run.meta.identity["agent_configs"]["expense_rules"]["kind"] == "python"

@@ -76,3 +76,25 @@ def test_the_statement_walk_finds_every_import_a_full_walk_finds():
         name = ".".join(f.relative_to(code_versions.LIBRARY.parent).with_suffix("").parts).removesuffix(".__init__")
         full = [n for n in ast.walk(ast.parse(f.read_text())) if isinstance(n, (ast.Import, ast.ImportFrom))]
         assert sorted(map(ast.dump, code_versions._import_statements(name))) == sorted(map(ast.dump, full)), name
+
+
+def test_the_generation_stage_follows_the_domain_code_it_runs():
+    """generated_tasks composes with the domain's generate: editing domains/mobile_service/generate.py must mark it
+    stale, as it marks derived_tasks."""
+    spec = load_spec(ROOT / "suites" / "mobile_service.yaml")
+    for stage in ("generated_tasks", "derived_tasks"):
+        assert "evalsuite.domains.mobile_service.generate" in _closure_with_domain(stage, spec), stage
+
+
+def test_a_declarative_domain_file_is_part_of_the_versions_of_the_stages_that_run_it(tmp_path):
+    import shutil
+
+    shutil.copytree(ROOT / "examples" / "expense_desk", tmp_path / "p")
+    spec = load_spec(tmp_path / "p" / "suite.yaml")
+    before = versions(spec)
+    domain = tmp_path / "p" / "domain.yaml"
+    domain.write_text(domain.read_text().replace("version: \"1.0.0\"", "version: \"1.0.1\""))
+    after = versions(spec)
+    changed = {s for s in STAGES if before[s] != after[s]}
+    assert {"derived_tasks", "acceptance_results", "suite_release"} <= changed
+    assert not changed & {"rights_review", "policy_documents"}
