@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import typer
 
-from evalsuite.cli import build, local_model, play, releases, review, runs, site, tasks, transfer, users
+from evalsuite.cli import build, domain, local_model, play, releases, review, runs, site, tasks, transfer, users
 from evalsuite.cli.common import Typer
 
 app = Typer(help="Build agent test suites from records and score agents on them.")
@@ -27,7 +27,7 @@ for group in (build.commands, runs.commands, play.commands, local_model.commands
     app.add_typer(group)
 for name, group in (("task", tasks.task_app), ("trial", tasks.trial_app), ("users", users.users_app),
                     ("review", review.review_app), ("releases", releases.releases_app), ("runs", runs.runs_app),
-                    ("import", transfer.import_app), ("export", transfer.export_app),
+                    ("domain", domain.domain_app), ("import", transfer.import_app), ("export", transfer.export_app),
                     *((f"tau2-{n}", g) for n, g in transfer.tau2_apps.items()),
                     ("agentdojo-banking", transfer.agentdojo_app)):
     app.add_typer(group, name=name)

@@ -28,12 +28,23 @@ def task_validate(files: list[Path] = typer.Argument(..., metavar="FILE", help="
     typer.echo(f"{len(files)} file(s) valid")
 
 
+TASK_PAGE = ("Task records and goal states", "Every field of a task record (one line of a release's `tasks.jsonl`) "
+             "and of its goal state, generated from the pydantic models (`evalsuite task schema --markdown`). What "
+             "a domain's derivation writes and the grader checks: [Domains](../domains/index.md).")
+
+
 @task_app.command("schema")
-def task_schema() -> None:
-    """Print the JSON Schema of a task record."""
+def task_schema(markdown: bool = typer.Option(False, "--markdown", help="the reference page instead")) -> None:
+    """Print the JSON Schema of a task record; --markdown prints the reference page made from it
+    (docs/reference/task-records.md)."""
     from evalsuite.core.records import TaskRecord
 
-    typer.echo(json.dumps(TaskRecord.model_json_schema(), indent=2))
+    if markdown:
+        from evalsuite.core.schema_docs import schema_markdown
+
+        typer.echo(schema_markdown(TaskRecord.model_json_schema(), *TASK_PAGE), nl=False)
+    else:
+        typer.echo(json.dumps(TaskRecord.model_json_schema(), indent=2))
 
 
 @trial_app.command("replay")

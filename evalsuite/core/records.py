@@ -141,11 +141,11 @@ class UserScenario(Record):
 class Assertion(Record):
     """Rows of `table` matching `key` must carry `expect`; `row_count` pins how many match."""
 
-    table: str
-    key: dict[str, Any]
-    expect: dict[str, Any] = Field(default_factory=dict)
-    row_count: int | None = Field(default=None, ge=0)
-    clause: str
+    table: str = Field(description="a table of the world")
+    key: dict[str, Any] = Field(description="column -> value: the rows the assertion is about (a filter)")
+    expect: dict[str, Any] = Field(default_factory=dict, description="column -> value every matching row holds")
+    row_count: int | None = Field(default=None, ge=0, description="how many rows match (0: none may)")
+    clause: str = Field(description="the policy clause the assertion enforces")
 
     @field_validator("key", "expect")
     @classmethod
@@ -161,8 +161,8 @@ class Assertion(Record):
 
 
 class MaskedField(Record):
-    field: str  # "table.column" or "column" (every table)
-    justification: str = Field(min_length=1)
+    field: str = Field(description='"table.column", or "column" in every table: left out of every comparison')
+    justification: str = Field(min_length=1, description="why the value is volatile (a clock, a fresh id)")
 
 
 class RequiredOutput(Record):
@@ -239,15 +239,21 @@ class EvaluationCriteria(Record):
 
 
 class GoalState(Record):
-    assertions: list[Assertion] = Field(default_factory=list)
-    user_assertions: list[Assertion] = Field(default_factory=list)  # on the user-side world (dual control)
-    domain_checks: list[DomainCheck] = Field(default_factory=list)
-    user_checks: list[DomainCheck] = Field(default_factory=list)  # the user-side world's checks (dual control)
-    unchanged_tables: list[str] = Field(default_factory=list)
-    volatile_fields_masked: list[MaskedField] = Field(default_factory=list)
-    required_outputs: list[RequiredOutput] = Field(default_factory=list)
-    forbidden_calls: list[str] = Field(default_factory=list)
-    annotations: list[str] = Field(default_factory=list)  # natural-language, never graded
+    assertions: list[Assertion] = Field(default_factory=list, description="row conditions on the end state; any "
+                                        "changed row no assertion covers fails the trial")
+    user_assertions: list[Assertion] = Field(default_factory=list, description="on the user-side world (dual "
+                                             "control)")
+    domain_checks: list[DomainCheck] = Field(default_factory=list, description="checks the domain computes")
+    user_checks: list[DomainCheck] = Field(default_factory=list, description="the user-side world's checks")
+    unchanged_tables: list[str] = Field(default_factory=list, description="tables no row of may change")
+    volatile_fields_masked: list[MaskedField] = Field(default_factory=list, description="columns left out of "
+                                                      "every comparison, each with why")
+    required_outputs: list[RequiredOutput] = Field(default_factory=list, description="values the final message "
+                                                   "must state")
+    forbidden_calls: list[str] = Field(default_factory=list, description="tools whose attempted call fails the "
+                                       "trial")
+    annotations: list[str] = Field(default_factory=list, description="natural language for reviewers, never "
+                                   "graded")
 
     @property
     def requires_write(self) -> bool:
@@ -380,26 +386,29 @@ class Adjudication(Record):
 
 
 class TaskRecord(Record):
-    task_id: str = Field(pattern=r"^[^\s/]+$")  # non-empty, no whitespace or slash: ids name files and log lines
-    domain: str
-    suite: SuiteRef
-    split: Literal["train", "dev", "test", "held_out"] = "test"
-    category: str = "general"
-    environment: Environment
-    role: Role
-    policy: Policy
-    trigger: Trigger
-    user_scenario: UserScenario | None = None
-    goal_state: GoalState
+    # non-empty, no whitespace or slash: ids name files and log lines
+    task_id: str = Field(pattern=r"^[^\s/]+$", description="the task's id, unique in its suite")
+    domain: str = Field(description="the name of the domain whose world and tools the task runs on")
+    suite: SuiteRef = Field(description="the suite and the release version the task belongs to")
+    split: Literal["train", "dev", "test", "held_out"] = Field("test", description="held_out tasks are never "
+                                                               "exported for training or published")
+    category: str = Field("general", description="the slice the scorecard reports the task under")
+    environment: Environment = Field(description="the world image and the seed it starts from, with its hash")
+    role: Role = Field(description="the tools the agent may call and those it must never call")
+    policy: Policy = Field(description="the policy in effect on the case's date; every assertion cites a clause")
+    trigger: Trigger = Field(description="what the agent is given to start with")
+    user_scenario: UserScenario | None = Field(None, description="the simulated user of a conversation task")
+    goal_state: GoalState = Field(description="what a program checks on the end state and the trace")
     # the calls themselves: a solution given as a path to a file is refused, since nothing reads such a file
-    reference_solution: list[ToolCall]
-    reference_answer: str | None = None  # the final message a correct resolution ends with
+    reference_solution: list[ToolCall] = Field(description="the calls of a correct resolution (the verified case's)")
+    reference_answer: str | None = Field(None, description="the final message a correct resolution ends with")
     # other lawful resolutions (another order of reads, an extra read): each must pass, so the grader never
     # requires one authored sequence
     alternative_solutions: list[list[ToolCall]] = Field(default_factory=list)
     negative_controls: list[NegativeControl] = Field(default_factory=list)  # each must fail acceptance
     trial_protocol: TrialProtocol = Field(default_factory=TrialProtocol)
-    provenance: Provenance
+    provenance: Provenance = Field(description="the source record, who verified its outcome, license and "
+                                               "de-identification")
     adjudication: Adjudication | None = None
     attack: Attack | None = None  # an injection task placed in the world's untrusted text
     evaluation_criteria: EvaluationCriteria | None = None  # an imported benchmark's own reward bases

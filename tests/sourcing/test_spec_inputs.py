@@ -49,8 +49,19 @@ def test_a_version_prefix_that_is_not_a_plain_name_is_refused(tmp_path, prefix):
 def test_an_unknown_domain_is_refused_when_the_spec_is_read(tmp_path):
     spec = spec_with(tmp_path, domain="payroll")
     assert one_line_error(SpecError, load_spec, spec) == (
-        f"{spec}: domain: unknown domain 'payroll'; known: agentdojo_banking, ap_exceptions, contract_review, "
-        "mobile_service, retail_support, tau2_airline, tau2_retail, tau2_telecom")
+        f"{spec}: domain: unknown domain 'payroll'; installed: agentdojo_banking, ap_exceptions, contract_review, "
+        "mobile_service, retail_support, tau2_airline, tau2_retail, tau2_telecom; a domain is an entry point in the "
+        "group 'evalsuite.domains' of an installed package, a domain file ending in .yaml, or a dotted module path "
+        "(docs/domains/index.md)")
+
+
+@pytest.mark.parametrize("domain, says", [
+    ("payroll.desk", "unknown domain 'payroll.desk'"),  # a dotted path to a module that is not there
+    ("payroll/domain.yaml", "domain file not found"),
+])
+def test_a_domain_path_that_finds_nothing_is_refused_when_the_spec_is_read(tmp_path, domain, says):
+    spec = spec_with(tmp_path, domain=domain)
+    assert says in one_line_error(SpecError, load_spec, spec)
 
 
 def test_a_calendar_invalid_date_and_a_non_utf8_file_are_one_line(tmp_path):

@@ -27,13 +27,17 @@ class TableDef(Strict):
 
 
 class ArgDef(Strict):
+    """One argument of a tool: it reaches SQL only as the bound parameter :name."""
+
     type: Literal["string", "integer", "number", "boolean"]
-    enum: list[Any] | None = None
-    required: bool = True
-    description: str | None = None
+    enum: list[Any] | None = Field(None, description="the only values allowed")
+    required: bool = Field(True, description="false: the agent may leave it out (it binds as NULL)")
+    description: str | None = Field(None, description="what the agent sees")
 
 
 class StepDef(Strict):
+    """One SQL statement of a tool, run in order with the others in the call's one transaction."""
+
     sql: str = Field(min_length=1, description="one SELECT, INSERT, UPDATE or DELETE with :named parameters only")
     error_if_empty: str | None = Field(
         None, description="the call fails with this message (arguments as {name}) when the step finds or changes "
@@ -41,30 +45,38 @@ class StepDef(Strict):
 
 
 class ToolDef(Strict):
-    kind: Literal["read", "write"]
+    """A tool the agent can call: parameterised SQL steps, then the rows it returns."""
+
+    kind: Literal["read", "write"] = Field(description="read: its steps may only SELECT; write: it changes rows")
     description: str = Field(min_length=1, description="what the agent sees")
-    args: dict[str, ArgDef] = Field(default_factory=dict)
+    args: dict[str, ArgDef] = Field(default_factory=dict, description="its arguments, by name")
     steps: list[StepDef] = Field(min_length=1, description="run in order, in one transaction")
     returns: str | None = Field(None, description="a SELECT: the rows the agent receives")
 
 
 class RoleDef(Strict):
-    read: list[str] = Field(default_factory=list)
-    write: list[str] = Field(default_factory=list)
+    """A role the agent plays: the tools it may call and the defined tools it must never call."""
+
+    read: list[str] = Field(default_factory=list, description="read tools it may call")
+    write: list[str] = Field(default_factory=list, description="write tools it may call")
     forbidden: list[str] = Field(default_factory=list, description="defined tools whose call fails the trial")
 
 
 class TriggerDef(Strict):
+    """What starts a task: a queue item (or a conversation's opening), written from the case row."""
+
     type: Literal["queue_item", "conversation"] = "queue_item"
     text: str = Field(min_length=1, description="the case row's columns as {column}")
-    item_id: str | None = None
+    item_id: str | None = Field(None, description="the queue item's id, from the case row's columns as {column}")
 
 
 class DerivationDef(Strict):
+    """Tasks from resolved cases: the goal is what the case's verified actions change when replayed."""
+
     cases: str = Field(description="the case table")
     verified: str = Field(description="a column (true/false, yes/no, 1/0): cases where it is false are skipped")
     policy_date: str = Field(description="a date column: the policy in effect on it ships with the task")
-    trigger: TriggerDef
+    trigger: TriggerDef = Field(description="what starts each task")
     actions: str = Field(description='a column holding a JSON list of {"tool": ..., "arguments": {...}}')
     clauses: dict[str, str] = Field(description="the clause each write tool enforces")
     masked: dict[str, str] = Field(default_factory=dict, description="table.column -> why it is volatile")
@@ -82,11 +94,12 @@ class DomainFile(Strict):
     name: str = Field(pattern=NAME, description="the domain's name (letters, digits, _)")
     version: str = Field(min_length=1, description="part of every release version and trial identity")
     now: dt.datetime = Field(description="the world's clock: tools read it as :now, never the machine's clock")
-    description: str | None = None
-    tables: dict[str, TableDef] = Field(min_length=1)
-    tools: dict[str, ToolDef] = Field(min_length=1)
-    roles: dict[str, RoleDef] = Field(min_length=1)
-    derivation: DerivationDef | None = None
+    description: str | None = Field(None, description="what the process is, for people")
+    tables: dict[str, TableDef] = Field(min_length=1, description="the world's tables and the case tables, by name")
+    tools: dict[str, ToolDef] = Field(min_length=1, description="what the agent can call, by name")
+    roles: dict[str, RoleDef] = Field(min_length=1, description="who acts, with the tools each may and must not call")
+    derivation: DerivationDef | None = Field(None, description="tasks from resolved cases; without it, the spec "
+                                                               "gives derivation.tasks")
 
     @model_validator(mode="after")
     def _names(self) -> DomainFile:
