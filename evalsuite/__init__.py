@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 
 # name -> the module it lives in, imported when the name is first used. Besides the functions below: what a team
 # needs to write a plugin domain (Domain, DomainPackage, ToolContext, ToolError, CheckInput, CheckOutcome, Role,
-# Money, FixedRules, Derivation, DeriveContext), a task record (TaskRecord, GoalState, Assertion, DomainCheck,
-# Trigger, ToolCall) and an agent (Agent, AsyncAgent, AgentEnv).
+# Money, FixedRules, Derivation, DeriveContext, PolicyDoc, policy_in_effect), a task record (TaskRecord, GoalState,
+# Assertion, DomainCheck, Trigger, ToolCall, Provenance) and an agent (Agent, AsyncAgent, AgentEnv).
 _LAZY = {"DEMO_KEY": "evalsuite.deid.keys", "AgentConfig": "evalsuite.core.identity",
          "Release": "evalsuite.releases.release", "Run": "evalsuite.scoring.runlog",
          "RunMeta": "evalsuite.scoring.runlog", "Scorecard": "evalsuite.scoring.scorecard",
@@ -42,13 +42,15 @@ _LAZY = {"DEMO_KEY": "evalsuite.deid.keys", "AgentConfig": "evalsuite.core.ident
          "TaskRecord": "evalsuite.core.records", "GoalState": "evalsuite.core.records",
          "Assertion": "evalsuite.core.records", "DomainCheck": "evalsuite.core.records",
          "Trigger": "evalsuite.core.records", "ToolCall": "evalsuite.core.records", "Role": "evalsuite.core.records",
+         "Provenance": "evalsuite.core.records", "PolicyDoc": "evalsuite.sourcing.policies",
+         "policy_in_effect": "evalsuite.sourcing.policies",
          "Agent": "evalsuite.trials.agents.base", "AsyncAgent": "evalsuite.trials.agents.base",
          "AgentEnv": "evalsuite.trials.agents.base"}
 __all__ = ["Agent", "AgentConfig", "AgentEnv", "Assertion", "AsyncAgent", "CheckInput", "CheckOutcome", "DEMO_KEY",
            "Derivation", "DeriveContext", "Domain", "DomainCheck", "DomainPackage", "EngineSettings", "FixedRules",
-           "GoalState", "Money", "Release", "Role", "Run", "RunCap", "RunMeta", "Scorecard", "TaskRecord",
-           "ToolCall", "ToolContext", "ToolError", "TrialLimits", "Trigger", "build", "open_release", "read_run",
-           "rescore", "run", "write_run"]
+           "GoalState", "Money", "PolicyDoc", "Provenance", "Release", "Role", "Run", "RunCap", "RunMeta",
+           "Scorecard", "TaskRecord", "ToolCall", "ToolContext", "ToolError", "TrialLimits", "Trigger", "build",
+           "open_release", "policy_in_effect", "read_run", "rescore", "run", "write_run"]
 
 
 def __getattr__(name: str) -> Any:

@@ -18,6 +18,7 @@ import dagster as dg
 import yaml
 
 from evalsuite.sourcing.spec import SpecError, load_spec
+from evalsuite_dagster.defs.shared import shared_defs
 from evalsuite_dagster.suite.loading import InvalidSpec, invalid_spec_assets, listed_specs, specs_defs
 
 INSTANCE = "defs.yaml"
@@ -58,6 +59,14 @@ def _suite_name(spec: Path) -> str | None:
         return load_spec(spec).name
     except SpecError:  # a spec that does not load takes no name: its own instance shows its error
         return None
+
+
+class SharedResources(dg.Component, dg.Resolvable, dg.Model):
+    """What every suite of a project shares (the home folder and model endpoint resources, the executor and the
+    automation sensor); one instance per project, beside its SuiteComponent instances."""
+
+    def build_defs(self, context: dg.ComponentLoadContext) -> dg.Definitions:
+        return shared_defs()
 
 
 class ListedSuites(dg.Component, dg.Resolvable, dg.Model):
