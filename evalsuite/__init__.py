@@ -42,15 +42,15 @@ _LAZY = {"DEMO_KEY": "evalsuite.deid.keys", "AgentConfig": "evalsuite.core.ident
          "TaskRecord": "evalsuite.core.records", "GoalState": "evalsuite.core.records",
          "Assertion": "evalsuite.core.records", "DomainCheck": "evalsuite.core.records",
          "Trigger": "evalsuite.core.records", "ToolCall": "evalsuite.core.records", "Role": "evalsuite.core.records",
-         "Provenance": "evalsuite.core.records", "PolicyDoc": "evalsuite.sourcing.policies",
-         "policy_in_effect": "evalsuite.sourcing.policies",
+         "Provenance": "evalsuite.core.records", "MaskedField": "evalsuite.core.records",
+         "PolicyDoc": "evalsuite.sourcing.policies", "policy_in_effect": "evalsuite.sourcing.policies",
          "Agent": "evalsuite.trials.agents.base", "AsyncAgent": "evalsuite.trials.agents.base",
          "AgentEnv": "evalsuite.trials.agents.base"}
 __all__ = ["Agent", "AgentConfig", "AgentEnv", "Assertion", "AsyncAgent", "CheckInput", "CheckOutcome", "DEMO_KEY",
            "Derivation", "DeriveContext", "Domain", "DomainCheck", "DomainPackage", "EngineSettings", "FixedRules",
-           "GoalState", "Money", "PolicyDoc", "Provenance", "Release", "Role", "Run", "RunCap", "RunMeta",
-           "Scorecard", "TaskRecord", "ToolCall", "ToolContext", "ToolError", "TrialLimits", "Trigger", "build",
-           "open_release", "policy_in_effect", "read_run", "rescore", "run", "write_run"]
+           "GoalState", "MaskedField", "Money", "PolicyDoc", "Provenance", "Release", "Role", "Run", "RunCap",
+           "RunMeta", "Scorecard", "TaskRecord", "ToolCall", "ToolContext", "ToolError", "TrialLimits", "Trigger",
+           "build", "open_release", "policy_in_effect", "read_run", "rescore", "run", "write_run"]
 
 
 def __getattr__(name: str) -> Any:

@@ -16,6 +16,8 @@ import evalsuite as es
 metadata = MetaData()
 Table("tickets", metadata, Column("ticket_id", String, primary_key=True), Column("customer", String),
       Column("subject", String), Column("status", String), Column("resolution", String), Column("line", String))
+Table("ticket_events", metadata, Column("event_id", String, primary_key=True), Column("ticket_id", String),
+      Column("action", String))  # the ticket's history: every write leaves one row (starts empty)
 
 DOMAIN = es.Domain(name="ticket_desk", version="0.1.0", metadata=metadata, case_tables=frozenset({"resolved"}))
 
@@ -29,36 +31,43 @@ class CloseArgs(TicketArgs):
     resolution: Literal["answered", "duplicate", "no_fault_found"]
 
 
-def _open(ctx: es.ToolContext, ticket_id: str) -> dict:
+def _ticket(ctx: es.ToolContext, ticket_id: str) -> dict:
     rows = ctx.rows("SELECT * FROM tickets WHERE ticket_id = ?", (ticket_id,))
-    if not rows or rows[0]["status"] != "open":
-        raise es.ToolError(f"ticket {ticket_id} is not open")
+    if not rows:
+        raise es.ToolError(f"ticket {ticket_id} not found")
     return rows[0]
+
+
+def _event(ctx: es.ToolContext, ticket_id: str, action: str) -> None:
+    n = ctx.rows("SELECT COUNT(*) AS n FROM ticket_events")[0]["n"] + 1
+    ctx.run("INSERT INTO ticket_events (event_id, ticket_id, action) VALUES (?, ?, ?)", (f"EV-{n}", ticket_id, action))
 
 
 @DOMAIN.tool("read")
 def get_ticket(ctx: es.ToolContext, args: TicketArgs) -> dict:
     """Read one ticket by its id."""
-    rows = ctx.rows("SELECT * FROM tickets WHERE ticket_id = ?", (args.ticket_id,))
-    if not rows:
-        raise es.ToolError(f"ticket {args.ticket_id} not found")
-    return rows[0]
+    return _ticket(ctx, args.ticket_id)
 
 
 @DOMAIN.tool("write")
 def close_ticket(ctx: es.ToolContext, args: CloseArgs) -> dict:
     """Close an open ticket with its resolution."""
-    _open(ctx, args.ticket_id)
+    if _ticket(ctx, args.ticket_id)["status"] != "open":
+        raise es.ToolError(f"ticket {args.ticket_id} is not open")
     ctx.run("UPDATE tickets SET status = 'closed', resolution = ? WHERE ticket_id = ?",
             (args.resolution, args.ticket_id))
+    _event(ctx, args.ticket_id, "close")
     return {"ticket_id": args.ticket_id, "status": "closed"}
 
 
 @DOMAIN.tool("write")
 def hand_to_second_line(ctx: es.ToolContext, args: TicketArgs) -> dict:
-    """Hand an open ticket to the second-line team."""
-    _open(ctx, args.ticket_id)
-    ctx.run("UPDATE tickets SET line = 'second' WHERE ticket_id = ?", (args.ticket_id,))
+    """Hand a first-line ticket to the second-line team (a closed one is reopened)."""
+    if _ticket(ctx, args.ticket_id)["line"] != "first":
+        raise es.ToolError(f"ticket {args.ticket_id} is not with the first line")
+    ctx.run("UPDATE tickets SET line = 'second', status = 'open', resolution = NULL WHERE ticket_id = ?",
+            (args.ticket_id,))
+    _event(ctx, args.ticket_id, "hand_on")
     return {"ticket_id": args.ticket_id, "line": "second"}
 
 
@@ -75,9 +84,19 @@ def derive(tables: dict[str, list[dict]], policies, ctx: es.DeriveContext) -> es
             continue
         policy = es.policy_in_effect(policies, dt.date.fromisoformat(case["resolved_on"]))
         handed = case["outcome"] == "second_line"
-        expect = {"line": "second"} if handed else {"status": "closed", "resolution": case["outcome"]}
-        goal = es.GoalState(assertions=[es.Assertion(table="tickets", key={"ticket_id": case["ticket_id"]},
-                                                     expect=expect, row_count=1, clause="TD-2" if handed else "TD-1")])
+        # the history row makes a second write visible: without it the acceptance audit's every-write adversary
+        # passed (close, then a hand-on the closed ticket refused, left the reference's end state)
+        expect = {"line": "second", "status": "open"} if handed else \
+            {"status": "closed", "resolution": case["outcome"], "line": "first"}
+        clause, tid = ("TD-2" if handed else "TD-1"), case["ticket_id"]
+        goal = es.GoalState(
+            assertions=[es.Assertion(table="tickets", key={"ticket_id": tid}, expect=expect, row_count=1,
+                                     clause=clause),
+                        es.Assertion(table="ticket_events", key={"ticket_id": tid,
+                                                                 "action": "hand_on" if handed else "close"},
+                                     row_count=1, clause=clause)],
+            volatile_fields_masked=[es.MaskedField(field="ticket_events.event_id",
+                                                   justification="numbered by the world in call order")])
         tasks.append(es.TaskRecord(
             task_id=f"ticket-{case['ticket_id']}", domain=DOMAIN.name, suite=ctx.suite, environment=ctx.environment,
             role=DOMAIN.roles["desk_agent"], policy=policy.as_policy(), category=case["outcome"],
