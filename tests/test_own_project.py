@@ -57,7 +57,8 @@ def team(tmp_path_factory) -> Path:
     shutil.copytree(EXAMPLES / "ticket_desk_plugin" / "suite", project / "ticket_suite")
     defs = project / "expense_pipeline" / "defs" / "ticket_desk"
     defs.mkdir()
-    (defs / "defs.yaml").write_text("type: evalsuite_dagster.SuiteComponent\nattributes:\n  spec: ticket_suite/suite.yaml\n")
+    (defs / "defs.yaml").write_text("type: evalsuite_dagster.SuiteComponent\n"
+                                    "attributes:\n  spec: ticket_suite/suite.yaml\n")
     return project
 
 

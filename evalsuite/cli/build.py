@@ -1,4 +1,4 @@
-"""`evalsuite build`, `audit`, `gates` and `example`: suites built, audited and explained."""
+"""`evalsuite new`, `build`, `audit`, `gates` and `example`: suites started, built, audited and explained."""
 from __future__ import annotations
 
 import tempfile
@@ -13,6 +13,22 @@ from rich.table import Table
 from evalsuite.cli.common import HOME, Typer, build_errors, console
 
 commands = Typer()
+
+
+@commands.command("new")
+def new_cmd(exports: Path = typer.Argument(..., metavar="EXPORTS", help="a folder of CSV or Parquet exports"),
+            out: Path = typer.Option(..., "--out", metavar="FOLDER", help="the project folder (new or empty)"),
+            name: str = typer.Option(..., "--name", help="the suite's name (lower-case letters, digits, _)")) -> None:
+    """Start a project from a folder of exports: the suite spec, rights, de-identification (the personal columns
+    the scan finds) and quality files (the keys it infers), a declarative domain with one read tool per table, a
+    policy skeleton and a README of what is left to fill in. It loads as it stands; a build stops at the first gap
+    with one line."""
+    from evalsuite.pipeline.starter import StarterError, new_project
+
+    with build_errors(StarterError):
+        personal = new_project(exports, out, name)
+    typer.echo(f"{out / 'suite.yaml'}: starter project written; personal columns found: "
+               f"{', '.join(personal) or 'none'}; what is left: {out / 'README.md'}")
 
 
 @commands.command("build")
