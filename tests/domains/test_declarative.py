@@ -196,3 +196,21 @@ def test_a_teams_own_python_agent_runs_through_the_api_as_an_object_or_a_factory
     run = evalsuite.run(release, [ExpenseRules, "noop"], out=tmp_path / "run", trials=1)
     assert run.pass_hat() == {"expense_rules": {1: 1.0}, "noop": {1: 0.0}}
     assert run.meta.identity["agent_configs"]["expense_rules"]["kind"] == "python"
+
+
+@pytest.mark.parametrize("args, page", [(["domain", "schema", "--markdown"], "reference/declarative-domain.md"),
+                                        (["task", "schema", "--markdown"], "reference/task-records.md")])
+def test_the_reference_pages_are_the_ones_the_models_make(args, page):
+    """Regenerate with `evalsuite domain schema --markdown > docs/reference/declarative-domain.md` (and task)."""
+    assert RUNNER.invoke(app, args).stdout == (ROOT / "docs" / page).read_text()
+
+
+def test_the_published_schema_takes_the_example_and_refuses_a_stray_key():
+    import jsonschema
+
+    schema = json.loads(RUNNER.invoke(app, ["domain", "schema"]).stdout)
+    example = yaml.safe_load((EXAMPLE / "domain.yaml").read_text())
+    jsonschema.validate(example, schema)
+    example["tools"]["get_report"]["stepz"] = example["tools"]["get_report"].pop("steps")
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(example, schema)

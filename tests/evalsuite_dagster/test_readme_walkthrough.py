@@ -36,3 +36,5 @@ def test_walkthrough_builds_releases_and_scores(tmp_path):
     # The Dagster build of the same inputs released the same version: still one folder.
     assert [p.name for p in release.parent.iterdir()] == [built["version"]]
     assert "RUN_SUCCESS" in run.stdout + run.stderr
+    # the instance is configured (telemetry off), not Dagster's defaults with a warning that no file was found
+    assert "No dagster instance configuration file" not in run.stdout + run.stderr
