@@ -1,29 +1,39 @@
-"""The code location: Dagster loads the defs folder beside this module and merges what it finds.
+"""The bundled suites' code location, by module name: the Dagster project in the checkout's assets/ folder, which
+workspace.yaml loads through evalsuite_dagster.project as a team's own project is loaded.
 
-defs/suites/<name>/defs.yaml   one SuiteComponent per bundled suite (suite/component.py)
-defs/listed_suites/defs.yaml   the suites of the spec files EVALSUITE_SUITES names, when set
-defs/shared.py                 resources, executor and the automation sensor every suite shares
+assets/bundled_suites/defs/<suite>/defs.yaml   one SuiteComponent per bundled suite (suite/component.py)
+assets/bundled_suites/defs/listed_suites/      the suites of the spec files EVALSUITE_SUITES names, when set
+assets/bundled_suites/defs/shared/             SharedResources: resources, executor and the automation sensor
 
 `build_defs` gives the same Definitions for suite graphs built in Python, on a home folder of one's choosing
 (the tests, benchmarks and `make demo`).
 """
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import dagster as dg
 
-from evalsuite_dagster.defs.shared import shared_defs
+from evalsuite_dagster.shared import shared_defs
 from evalsuite_dagster.suite.graph import SuiteGraph
 from evalsuite_dagster.suite.loading import InvalidSpec, invalid_spec_assets, suite_defs
 
 LOCATION = "evalsuite_dagster.definitions"  # the location name workspace.yaml gives: group pages live under it
 
 
+BUNDLED = Path(__file__).resolve().parent.parent / "assets"  # the checkout's project of the bundled suites
+
+
 @dg.definitions
 def defs() -> dg.Definitions:
-    return dg.load_from_defs_folder(path_within_project=Path(__file__).parent)
+    if not (BUNDLED / "pyproject.toml").is_file():
+        raise FileNotFoundError(f"{BUNDLED}: the bundled suites' project is part of a checkout; a project of your "
+                                "own loads through evalsuite_dagster.project (docs/own-process.md)")
+    if str(BUNDLED) not in sys.path:
+        sys.path.insert(0, str(BUNDLED))
+    return dg.load_from_defs_folder(path_within_project=BUNDLED)
 
 
 def build_defs(graphs: Sequence[SuiteGraph], home: str | Path | None = None,

@@ -1,9 +1,10 @@
-"""The suite as a Dagster component: each YAML instance (defs/suites/<name>/defs.yaml) names one suite spec and
-becomes that suite's asset graph, checks, jobs, schedule and sensors.
+"""The suite as a Dagster component: each YAML instance (a project's defs/<name>/defs.yaml, the bundled ones in
+assets/bundled_suites/defs/) names one suite spec and becomes that suite's asset graph, checks, jobs, schedule and
+sensors.
 
 EVALSUITE_SUITES, when set, chooses the suites instead (`make ui` on a user's own
 spec, the tests): the bundled instances then build nothing and the one
-ListedSuites instance (defs/listed_suites/defs.yaml) builds a suite for each
+ListedSuites instance (listed_suites/defs.yaml) builds a suite for each
 spec file it names, in order, the first spec of a suite name winning.
 
 Two bundled instances whose specs carry one suite name: the instance of the
@@ -18,7 +19,7 @@ import dagster as dg
 import yaml
 
 from evalsuite.sourcing.spec import SpecError, load_spec
-from evalsuite_dagster.defs.shared import shared_defs
+from evalsuite_dagster.shared import shared_defs
 from evalsuite_dagster.suite.loading import InvalidSpec, invalid_spec_assets, listed_specs, specs_defs
 
 INSTANCE = "defs.yaml"

@@ -25,7 +25,8 @@ from evalsuite_dagster.suite.automation import suite_automation
 from evalsuite_dagster.suite.graph import SuiteGraph, build_suite_graph
 from evalsuite_dagster.trials.celery import celery_trials_job
 
-SUITES = Path(__file__).resolve().parents[2] / "suites"  # the bundled specs (defs/suites/*/defs.yaml name them)
+# the bundled specs (assets/bundled_suites/defs/*/defs.yaml name them)
+SUITES = Path(__file__).resolve().parents[2] / "suites"
 INVALID_GROUP = "invalid_suite_specs"
 
 log = logging.getLogger(__name__)

@@ -88,3 +88,10 @@ def held_back_view(base: str, assets: list[str], reason: str) -> tuple[dict, str
         page.get_by_text(reason).first.wait_for(timeout=60_000)
         text = page.inner_text("body")
     return {i["assetKey"]["path"][1]: i for i in latest}, text
+
+
+def load_bundled() -> dg.Definitions:
+    """The bundled suites' code location as workspace.yaml loads it: the Dagster project in assets/."""
+    from evalsuite_dagster.definitions import defs
+
+    return defs()

@@ -20,7 +20,8 @@ def load_location(monkeypatch, *specs: Path) -> dg.Definitions:
     """The code location's definitions loaded afresh from its defs folder, as Dagster loads them, with
     EVALSUITE_SUITES listing these specs."""
     monkeypatch.setenv("EVALSUITE_SUITES", os.pathsep.join(str(s) for s in specs))
-    defs = dg.load_from_defs_folder(path_within_project=ROOT / "evalsuite_dagster")
+    monkeypatch.syspath_prepend(str(ROOT / "assets"))
+    defs = dg.load_from_defs_folder(path_within_project=ROOT / "assets")
     dg.Definitions.validate_loadable(defs)  # what loading the location in the UI does
     return defs
 
@@ -77,7 +78,8 @@ def bundled_project(root: Path, specs: dict[str, Path]) -> Path:
     for module in (root / "bundled", root / "bundled" / "defs"):
         module.mkdir(parents=True, exist_ok=True)
         (module / "__init__.py").write_text("")
-    shutil.copyfile(ROOT / "evalsuite_dagster" / "defs" / "shared.py", root / "bundled" / "defs" / "shared.py")
+    (root / "bundled" / "defs" / "shared").mkdir()
+    (root / "bundled" / "defs" / "shared" / "defs.yaml").write_text("type: evalsuite_dagster.SharedResources\n")
     for folder, spec in specs.items():
         (root / "bundled" / "defs" / folder).mkdir()
         (root / "bundled" / "defs" / folder / "defs.yaml").write_text(yaml.safe_dump(
@@ -144,8 +146,10 @@ def validate(env: dict[str, str]) -> subprocess.CompletedProcess:
     ./dagster.yaml and makes a temporary home in the current folder, which must not be the checkout."""
     root = Path(env["HOME"]).parent / "project_root"
     root.mkdir(exist_ok=True)
-    for name in ("dagster.yaml", "workspace.yaml"):
-        shutil.copyfile(ROOT / name, root / name)
+    shutil.copyfile(ROOT / "dagster.yaml", root / "dagster.yaml")
+    workspace = (ROOT / "workspace.yaml").read_text()  # its project folder named absolutely: the copy is elsewhere
+    (root / "workspace.yaml").write_text(workspace.replace("working_directory: assets",
+                                                           f"working_directory: {ROOT / 'assets'}"))
     return subprocess.run([DAGSTER, "definitions", "validate", "-w", "workspace.yaml"], cwd=root, env=env,
                           capture_output=True, text=True, timeout=300)
 

@@ -3,8 +3,8 @@ what the user asks for (or a new drop for a suite built here) may run."""
 from __future__ import annotations
 
 import dagster as dg
-from pipeline_support import suite_instance
-from suite_support import ROOT, SUITE, copy_suite
+from pipeline_support import load_bundled, suite_instance
+from suite_support import SUITE, copy_suite
 
 from evalsuite_dagster.suite.automation import drop_folder_sensor, schedule
 
@@ -26,7 +26,7 @@ def _requests(defs: dg.Definitions, instance: dg.DagsterInstance) -> dict[str, i
 
 def test_loading_the_bundled_suites_starts_no_run(tmp_path, monkeypatch):
     monkeypatch.delenv("EVALSUITE_SUITES", raising=False)  # every bundled suite, as `make ui` loads them
-    defs = dg.load_from_defs_folder(path_within_project=ROOT / "evalsuite_dagster")
+    defs = load_bundled()
 
     assert len({k.path[0] for k in defs.resolve_asset_graph().get_all_asset_keys()}) > 1
     with dg.instance_for_test(temp_dir=str(tmp_path)) as instance:

@@ -21,7 +21,3 @@ def shared_defs(home: str | Path | None = None) -> dg.Definitions:
                    "model_endpoint": ModelEndpoint.from_env()},  # openai agents' key and address, from EnvVars
         executor=dg.in_process_executor)
 
-
-@dg.definitions
-def shared() -> dg.Definitions:
-    return shared_defs()
