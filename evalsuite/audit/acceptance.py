@@ -132,8 +132,7 @@ def _adjudicated(task: TaskRecord, required: bool, reviews: Sequence[ReviewEntry
 def silent_pass(result: TrialResult) -> bool:
     """The trial passes every check but the final-message ones (what a silent agent can pass: the no-op says
     nothing, so judge the rest). Not recorded.regrade.state_passed, the end-state checks alone."""
-    return result.verdict is not None and all(c.passed for c in result.verdict.checks
-                                              if not c.name.startswith("output "))
+    return result.verdict is not None and all(c.passed for c in result.verdict.checks if c.kind != "output")
 
 
 def requires_action(goal: GoalState) -> bool:

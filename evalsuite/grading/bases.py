@@ -151,14 +151,14 @@ def _env(task: TaskRecord, trial: TrialWorld, device: TrialWorld | None,
                              f"domain {task.domain} has no user-side world")
         outcome = run_check(where, final_message, a.func_name, a.arguments, f"evaluation_criteria.env_assertions.{i}")
         held = outcome.passed == a.assert_value
-        checks.append(Check(name=f"{a.env_type} {a.func_name} is {a.assert_value}", passed=held,
+        checks.append(Check(name=f"{a.env_type} {a.func_name} is {a.assert_value}", passed=held, kind="basis",
                             detail="" if held else (a.message or outcome.detail or f"it is {outcome.passed}")))
     return _status(checks), checks, ""
 
 
 def _communicate(crit: EvaluationCriteria, said: list[str]) -> tuple[Status, list[Check], str]:
     searched = [m.lower().replace(",", "") for m in said]
-    checks = [Check(name=f"says {info!r}", passed=any(info.lower() in m for m in searched),
+    checks = [Check(name=f"says {info!r}", kind="basis", passed=any(info.lower() in m for m in searched),
                     detail="" if any(info.lower() in m for m in searched) else f"in none of {len(said)} agent messages")
               for info in crit.communicate_info]
     return _status(checks), checks, ""
@@ -185,7 +185,8 @@ def _actions(actions: list[GoldAction], calls: list[TraceEvent]) -> tuple[Status
             f"no call of {gold.name}" if not same_tool else
             f"{len(same_tool)} call(s) of {gold.name}, arguments differ on "
             f"{sorted(_differing(gold, same_tool[0]))} (first: #{same_tool[0].seq})")
-        checks.append(Check(name=f"action {gold.action_id} {gold.name}", passed=hit is not None, detail=detail))
+        checks.append(Check(name=f"action {gold.action_id} {gold.name}", kind="basis", passed=hit is not None,
+                            detail=detail))
     return _status(checks), checks, ""
 
 
@@ -203,5 +204,6 @@ def _nl(crit: EvaluationCriteria, judged: Judgement | None,
         return "not_graded", [], "not judged: the trial ended without a stop"
     if judged is None:
         return "not_graded", [], f"not judged: no judge endpoint ({judge.BASE_URL_VAR} is not set)"
-    checks = [Check(name=f"asserts {r.assertion!r}", passed=r.met, detail=r.reasoning) for r in judged.results]
+    checks = [Check(name=f"asserts {r.assertion!r}", kind="basis", passed=r.met, detail=r.reasoning)
+              for r in judged.results]
     return _status(checks), checks, f"judged by {judged.settings.model} (endpoint reported {judged.response_model})"

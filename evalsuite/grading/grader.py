@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, model_validator
 
 from evalsuite.core.hashing import canonical_number, canonical_value
 from evalsuite.core.records import Assertion, DomainCheck, GoalState, Role, TraceEvent
@@ -21,11 +21,40 @@ from evalsuite.worlds.domain import CheckInput, CheckOutcome
 from evalsuite.worlds.trial_world import TrialWorld
 from evalsuite.worlds.world import TableSchema
 
+CheckKind = Literal["state", "trace", "output", "domain", "basis"]
+TRACE_CHECKS = ("no forbidden call", "no write outside role")  # judged on the calls made, not on the end state
+USER_WORLD = "user world: "  # how a check on the user-side world (dual control) is shown
+
 
 class Check(BaseModel):
+    """One check of a verdict. `kind` says what it judges, and every reader that cares asks it, never the name:
+    the end state (a goal row, an unchanged table, no collateral change), the trace (the calls made), the final
+    message (a required output), a domain check, or an imported benchmark's reward basis. `subject` names the
+    domain check or required output it is; `side` the world it judged (the user's device, in dual control)."""
+
     name: str
     passed: bool
     detail: str = ""
+    kind: CheckKind
+    subject: str | None = Field(None, exclude_if=lambda v: v is None)
+    side: Literal["agent", "user"] = Field("agent", exclude_if=lambda v: v == "agent")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_kind(cls, data: Any) -> Any:
+        """A check recorded before kinds were fields carried its kind in its name; read so, once, here. Every
+        check made now states its kind (the field is required)."""
+        if not isinstance(data, dict) or "kind" in data or not isinstance(data.get("name"), str):
+            return data
+        name = data["name"]
+        bare = name.removeprefix(USER_WORLD)
+        side = {"side": "user"} if bare != name else {}
+        if bare.startswith(TRACE_CHECKS):
+            return {**data, **side, "kind": "trace"}
+        for prefix, kind in (("output ", "output"), ("check ", "domain")):
+            if bare.startswith(prefix):
+                return {**data, **side, "kind": kind, "subject": bare.removeprefix(prefix)}
+        return {**data, **side, "kind": "state"}
 
 
 class Verdict(BaseModel):
@@ -97,19 +126,19 @@ def _diff(before: _Table, after: _Table) -> tuple[list[dict], list[dict], list[t
 def _check_assertion(i: int, a: Assertion, table: _Table | None) -> Check:
     name = f"assertion[{i}] {a.table} {a.key} ({a.clause})"
     if table is None:
-        return Check(name=name, passed=False, detail=f"unknown table {a.table}")
+        return Check(name=name, passed=False, kind="state", detail=f"unknown table {a.table}")
     rows = table.matching(a.key)
     if a.row_count is not None and len(rows) != a.row_count:
-        return Check(name=name, passed=False, detail=f"expected {a.row_count} row(s), found {len(rows)}")
+        return Check(name=name, passed=False, kind="state", detail=f"expected {a.row_count} row(s), found {len(rows)}")
     if a.row_count is None and not rows:
-        return Check(name=name, passed=False, detail="no row matches the key")
+        return Check(name=name, passed=False, kind="state", detail="no row matches the key")
     money = set(table.schema.money)
     for row in rows:
         for col, want in a.expect.items():
             if row.get(col) != _norm(want, col in money):
-                return Check(name=name, passed=False,
+                return Check(name=name, passed=False, kind="state",
                              detail=f"{col}: expected {want!r}, found {_plain(row.get(col))!r}")
-    return Check(name=name, passed=True)
+    return Check(name=name, passed=True, kind="state")
 
 
 def _plain(v: Any) -> Any:
@@ -196,14 +225,15 @@ def grade(
     after = {t: _Table(schemas[t], end[t] if t in end else initial.get(t, [])) for t in needed}
     checks = [_check_assertion(i, a, after.get(a.table)) for i, a in enumerate(goal.assertions)]
     for t in goal.unchanged_tables:
-        checks.append(Check(name=f"unchanged {t}", passed=t not in changed,
+        checks.append(Check(name=f"unchanged {t}", passed=t not in changed, kind="state",
                             detail="rows changed" if t in changed else ""))
     collateral = [p for t in changed for p in _collateral(goal, t, before[t], after[t])]
-    checks.append(Check(name="no collateral change", passed=not collateral, detail="; ".join(collateral[:5])))
+    checks.append(Check(name="no collateral change", passed=not collateral, kind="state",
+                        detail="; ".join(collateral[:5])))
     checks.extend(_trace_checks(trace, role, forbidden if forbidden is not None else set(role.forbidden_tools)))
     for out in goal.required_outputs:
         ok = output_present(out.value, final_message)
-        checks.append(Check(name=f"{OUTPUT_CHECK}{out.name}", passed=ok,
+        checks.append(Check(name=f"output {out.name}", passed=ok, kind="output", subject=out.name,
                             detail="" if ok else f"{out.value!r} not in final message"))
     return Verdict(passed=all(c.passed for c in checks), checks=checks)
 
@@ -259,7 +289,8 @@ def _rebased(schema: TableSchema, rows: Sequence[tuple], baseline: Mapping[tuple
 def _domain_check(trial: TrialWorld, final_message: str, spec: DomainCheck) -> Check:
     """Run one of the domain's registered checks on the trial's end state, seed and trace."""
     outcome = run_check(trial, final_message, spec.name, spec.params, "goal_state.domain_checks")
-    return Check(name=f"check {spec.name}", passed=outcome.passed, detail=outcome.detail)
+    return Check(name=f"check {spec.name}", passed=outcome.passed, detail=outcome.detail, kind="domain",
+                 subject=spec.name)
 
 
 def run_check(trial: TrialWorld, final_message: str, name: str, params: Mapping[str, Any],
@@ -272,16 +303,10 @@ def run_check(trial: TrialWorld, final_message: str, name: str, params: Mapping[
                          final_message=final_message, params=params))
 
 
-TRACE_CHECKS = ("no forbidden call", "no write outside role")  # judged on the calls made, not on the end state
-OUTPUT_CHECK = "output "  # the prefix of a required output's check: judged on the final message
-USER_WORLD = "user world: "  # the prefix of a check on the user-side world (dual control)
-
-
 def state_checks(verdict: Verdict) -> list[Check]:
     """The checks of a verdict on the end state, of either world: goal rows, unchanged tables, no collateral change
     and domain checks; not those on the trace or the final message."""
-    return [c for c in verdict.checks
-            if not c.name.removeprefix(USER_WORLD).startswith((*TRACE_CHECKS, OUTPUT_CHECK))]
+    return [c for c in verdict.checks if c.kind not in ("trace", "output")]
 
 
 def _trace_checks(trace: Sequence[TraceEvent], role: Role, forbidden: set[str]) -> list[Check]:
@@ -289,8 +314,8 @@ def _trace_checks(trace: Sequence[TraceEvent], role: Role, forbidden: set[str]) 
     out_of_role = [e for e in trace if e.kind == "write" and e.tool not in role.write_tools and e.tool not in forbidden]
     forbidden_name, role_name = TRACE_CHECKS
     return [
-        Check(name=forbidden_name, passed=not bad,
+        Check(name=forbidden_name, passed=not bad, kind="trace",
               detail=", ".join(f"#{e.seq} {e.tool} ({e.outcome})" for e in bad)),
-        Check(name=role_name, passed=not out_of_role,
+        Check(name=role_name, passed=not out_of_role, kind="trace",
               detail=", ".join(f"#{e.seq} {e.tool} ({e.outcome})" for e in out_of_role)),
     ]

@@ -26,8 +26,6 @@ from evalsuite.core.records import Record, TaskRecord, TraceEvent
 from evalsuite.grading.grader import Verdict
 from evalsuite.worlds.domain import Domain
 
-TRACE_CHECKS = frozenset({"no forbidden call", "no write outside role"})  # the grader's checks of attempts
-USER_SIDE = "user world: "  # the prefix of a user-side check (trials.users.dual.grade_sides)
 IDENTIFIER = re.compile(r"#[A-Z]?\d+|\b[A-Z][A-Z0-9]{0,5}(?:-[A-Z0-9]+)*-\d+[A-Z]?\b")
 FIGURE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")
 
@@ -62,8 +60,8 @@ def measure_trial(task: TaskRecord, domain: Domain, verdict: Verdict, trace: Seq
 
 def outcome_passed(verdict: Verdict, domain: Domain) -> bool:
     """Every check of the verdict that judges the end state passed (attempt checks aside)."""
-    attempts = TRACE_CHECKS | {f"check {n}" for n in domain.attempt_checks}
-    return all(c.passed for c in verdict.checks if c.name.removeprefix(USER_SIDE) not in attempts)
+    return all(c.passed for c in verdict.checks
+               if not (c.kind == "trace" or (c.kind == "domain" and c.subject in domain.attempt_checks)))
 
 
 def authority_violations(trace: Sequence[TraceEvent], forbidden: set[str]) -> list[str]:

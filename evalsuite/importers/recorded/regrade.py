@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalsuite.core.records import MESSAGE, TaskRecord, TraceEvent
-from evalsuite.grading.grader import TRACE_CHECKS, Check, Verdict, output_present, state_checks
+from evalsuite.grading.grader import Check, Verdict, output_present, state_checks
 from evalsuite.importers.peers import PeerCheck
 from evalsuite.importers.recorded.formats import RecordedTrial
 from evalsuite.importers.recorded.tasks import gold_writes
@@ -107,7 +107,7 @@ def disagreement(note: TrialNote, result: TrialResult, rec: RecordedTrial, task:
     if note.original_db is False:
         return corrected or ("the original's own DB check fails the replayed calls too: the recorded reward does not "
                              f"follow from them ({len(state)} of evalsuite's end-state checks fail)")
-    trace = [c for c in failed if c.name.startswith(TRACE_CHECKS)]
+    trace = [c for c in failed if c.kind == "trace"]
     if trace:
         return f"the recorded grader missed what evalsuite's {trace[0].name} check sees: {trace[0].detail}"
     if state:
@@ -122,10 +122,10 @@ def disagreement(note: TrialNote, result: TrialResult, rec: RecordedTrial, task:
 
 def _said_earlier(failed: Sequence[Check], task: TaskRecord, rec: RecordedTrial) -> str | None:
     """The first failing output check whose value some earlier message of the recorded agent holds."""
-    values = {f"output {o.name}": o.value for o in task.goal_state.required_outputs}
+    values = {o.name: o.value for o in task.goal_state.required_outputs}
     said = [t.text or "" for t in rec.turns if not t.is_call and t.actor == "agent"]
-    return next((c.name.removeprefix("output ") for c in failed if c.name in values
-                 and any(output_present(values[c.name], text) for text in said)), None)
+    return next((c.subject for c in failed if c.kind == "output" and c.subject in values
+                 and any(output_present(values[c.subject], text) for text in said)), None)
 
 
 def _public(name: str) -> str:

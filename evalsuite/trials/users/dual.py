@@ -137,5 +137,6 @@ def grade_sides(device: TrialWorld | None, device_baseline: Baseline | None, ver
         return verdict
     goal = GoalState(assertions=task.goal_state.user_assertions, domain_checks=task.goal_state.user_checks)
     theirs = grade_trial(device, final_message, goal, user_role(device.domain), set(), device_baseline)
-    checks = verdict.checks + [c.model_copy(update={"name": f"{USER_WORLD}{c.name}"}) for c in theirs.checks]
+    checks = verdict.checks + [c.model_copy(update={"name": f"{USER_WORLD}{c.name}", "side": "user"})
+                               for c in theirs.checks]
     return Verdict(passed=all(c.passed for c in checks), checks=checks)
