@@ -121,3 +121,12 @@ def test_the_code_location_holds_definitions_and_no_harness():
         assert (ast.get_docstring(ast.parse(f.read_text())) or "").strip(), f
         roots = {n.split(".")[0] for n in _imports(f)}
         assert not roots & {"dagster_driver", "celery_workers", "demo", "subprocess"}, f
+
+
+def test_the_run_folders_of_the_readme_example_are_not_committed_by_accident():
+    """`evalsuite.run(..., out="runs/ap_demo")` from a checkout writes runs/: git ignores it, as it ignores the home."""
+    import subprocess
+
+    root = LIBRARY.parent
+    for path in ("runs/ap_demo/traces.jsonl", ".evalsuite/releases/x/manifest.json"):
+        assert subprocess.run(["git", "check-ignore", "-q", path], cwd=root).returncode == 0, path
