@@ -30,7 +30,7 @@ def releases_diff(old: str = typer.Argument(..., metavar="OLD", help="a release 
                                             help=SUITE_HELP + ", to name releases by version"),
                   home: Path = HOME, markdown: bool = typer.Option(False, "--markdown", help="print Markdown")) -> None:
     """Tasks added, removed and changed (field by field), quarantine changes, and identity changes from OLD to NEW."""
-    from evalsuite.pipeline.stages.release import diff_markdown
+    from evalsuite.pipeline.stages.suite_release import diff_markdown
     from evalsuite.releases.history import diff_lines, diff_refs
 
     with build_errors():

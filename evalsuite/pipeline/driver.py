@@ -22,7 +22,7 @@ from evalsuite.pipeline.locks import LockError, suite_lock
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.registry import build_stages
 from evalsuite.pipeline.stage import GateError, StageOutput, require
-from evalsuite.pipeline.stages import acceptance, derived, seed
+from evalsuite.pipeline.stages import acceptance_results, derived_tasks, seed_snapshot
 from evalsuite.releases.release import Release, ReleaseError
 from evalsuite.sourcing.spec import SuiteSpec, load_spec
 from evalsuite.worlds.world import World
@@ -47,7 +47,7 @@ class Built(BaseModel):
 def inputs_ready(spec: SuiteSpec) -> None:
     """The de-identification key and the sources against the domain, checked before anything is written (not even
     the suite's lock file): neither may stop a build after a stage wrote."""
-    seed.deid_key_ready(spec)
+    seed_snapshot.deid_key_ready(spec)
     preflight.check_sources(spec)
 
 
@@ -58,7 +58,10 @@ def run_until(spec: SuiteSpec, paths: Paths, last: str, runner: Runner | None = 
     `on_stage` hears of each stage as it finishes, before its gates are judged. The caller has checked the
     inputs (inputs_ready) before taking the suite's lock."""
     for stage in build_stages(spec):
-        out = acceptance.run(spec, paths, runner) if stage is acceptance.STAGE else stage.run(spec, paths)
+        if stage is acceptance_results.STAGE:
+            out = acceptance_results.run(spec, paths, runner)
+        else:
+            out = stage.run(spec, paths)
         if on_stage:
             on_stage(stage.name, out)
         if stage.name == last:
@@ -94,13 +97,13 @@ def audit(spec_path: str | Path, out: Path, home: Path | None = None, runner: Ru
         run_until(spec, paths, "acceptance_results", runner, judge_last=False)
         audit_text = paths.audit.read_text()
         audit_json, audit_md = json.loads(audit_text), (paths.acceptance / "audit.md").read_text()
-        world, tasks = World(preflight.domain_for(spec).domain, paths.world), derived.tasks_on_disk(paths)
+        world, tasks = World(preflight.domain_for(spec).domain, paths.world), derived_tasks.tasks_on_disk(paths)
         if probes:
             audit_md += probe_tasks(world, tasks, audit_json, peer_of)
         audit_md += users_section(world, tasks, audit_json)
         write_json(out / "audit.json", audit_json)
         atomic_write(out / "audit.md", audit_md)
-        return acceptance.AuditRecord.model_validate_json(audit_text)
+        return acceptance_results.AuditRecord.model_validate_json(audit_text)
 
 
 def users_section(world: World, tasks: list[TaskRecord], audit_json: dict) -> str:

@@ -13,29 +13,30 @@ from evalsuite.pipeline import code_versions
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import Gate, GateResult, Stage, evaluate
 from evalsuite.pipeline.stages import (
-    acceptance,
-    deidentified,
-    derived,
-    dossier,
-    generation,
+    acceptance_results,
+    deidentified_snapshot,
+    derived_tasks,
+    generated_tasks,
     leaderboard,
-    policies,
-    release,
-    rights,
+    policy_documents,
+    process_dossier,
+    rights_review,
     scorecard,
-    seed,
-    trials,
+    seed_snapshot,
+    suite_release,
+    trial_traces,
 )
 from evalsuite.sourcing.spec import SuiteSpec
 
-BUILD: tuple[Stage, ...] = (rights.STAGE, seed.STAGE, deidentified.STAGE, policies.STAGE, dossier.STAGE,
-                            generation.STAGE, derived.STAGE, acceptance.STAGE, release.STAGE)
+BUILD: tuple[Stage, ...] = (rights_review.STAGE, seed_snapshot.STAGE, deidentified_snapshot.STAGE,
+                            policy_documents.STAGE, process_dossier.STAGE, generated_tasks.STAGE, derived_tasks.STAGE,
+                            acceptance_results.STAGE, suite_release.STAGE)
 STAGES: dict[str, Stage] = {s.name: s for s in BUILD}
 GATES: dict[str, Gate] = {g.name: g for s in BUILD for g in s.gates}
 
 # The evaluation stages run per release and agent; their code is their module's imports, their config the spec's.
 EVALUATION: dict[str, tuple[str, Callable[[SuiteSpec, Paths], Any]]] = {
-    "trial_traces": (trials.__name__, trials.config),
+    "trial_traces": (trial_traces.__name__, trial_traces.config),
     "scorecard": (scorecard.__name__, lambda spec, paths: None),
     "leaderboard": (leaderboard.__name__, lambda spec, paths: None),
 }

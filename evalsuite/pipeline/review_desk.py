@@ -15,7 +15,7 @@ from evalsuite.audit.reviews import (
 from evalsuite.core.home import home_dir
 from evalsuite.core.records import TaskRecord
 from evalsuite.pipeline.paths import Paths
-from evalsuite.pipeline.stages.acceptance import ledger
+from evalsuite.pipeline.stages.acceptance_results import ledger
 from evalsuite.sourcing.spec import load_spec
 from evalsuite.tasks.taskfile import read_tasks
 

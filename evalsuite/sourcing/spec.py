@@ -150,7 +150,7 @@ class SuiteSpec(Strict):
     agents: list[AgentConfig] = [AgentConfig(name="reference"), AgentConfig(name="noop"), AgentConfig(name="adversary")]
     schedule: str | None = None  # a cron string, as Dagster's schedules take it (sourcing.cron)
     site: SiteSettings = SiteSettings()
-    dossier: DossierRef | None = None  # the process dossier, upstream of derivation (pipeline.stages.dossier)
+    dossier: DossierRef | None = None  # the process dossier, upstream of derivation (pipeline.stages.process_dossier)
     base_dir: Path = Field(default=Path("."), exclude=True)
     spec_file: Path | None = Field(default=None, exclude=True)  # where it was read from, for error lines
 

@@ -4,7 +4,7 @@ traced back to a requirement; each write permission backed by a requirement; not
 every customization moved whole (policy, tool authority and expected outcome together) or not at all.
 
 `trace_problems` returns one line per problem, in that order; the gate requirements_traced
-(evalsuite.pipeline.stages.dossier) blocks on the first and lists the rest.
+(evalsuite.pipeline.stages.process_dossier) blocks on the first and lists the rest.
 """
 from __future__ import annotations
 

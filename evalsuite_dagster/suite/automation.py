@@ -18,7 +18,7 @@ import json
 import dagster as dg
 
 from evalsuite.pipeline.drop_folder import drop_folder_changes, drop_folder_digest, drop_folder_state
-from evalsuite.pipeline.stages.trials import imported_agents
+from evalsuite.pipeline.stages.trial_traces import imported_agents
 from evalsuite_dagster.suite.graph import SuiteGraph
 
 SENSOR_INTERVAL = 30  # seconds

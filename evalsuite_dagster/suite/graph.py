@@ -25,7 +25,7 @@ from evalsuite.pipeline import preflight, registry
 from evalsuite.pipeline.locks import suite_lock
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import GateError, Stage
-from evalsuite.pipeline.stages import leaderboard, scorecard, sources, trials
+from evalsuite.pipeline.stages import leaderboard, scorecard, source_records, trial_traces
 from evalsuite.sourcing.spec import SpecError, SuiteSpec, load_spec
 from evalsuite.trials.settings import EngineSettings
 from evalsuite.trials.spend import RunCap
@@ -143,7 +143,7 @@ def _source_asset(g: SuiteGraph):
                                 description=f"The supplier delivery {spec.sources.name} as received; "
                                             "data version = hash of the raw inputs.")
     def _observe() -> dg.ObserveResult:
-        out = sources.observe(spec)
+        out = source_records.observe(spec)
         return dg.ObserveResult(data_version=dg.DataVersion(out.data_version), metadata=to_metadata(out.metadata))
 
     return _observe
@@ -173,7 +173,7 @@ def _trial_asset(g: SuiteGraph):
     def _asset(context: dg.AssetExecutionContext, config: TrialRunConfig, home: EvalsuiteHome,
                model_endpoint: ModelEndpoint) -> dg.MaterializeResult:
         keys = context.partition_key.keys_by_dimension
-        return materialized(run_stage(trials.run, spec, home.paths(spec), keys["version"], keys["agent"], None,
+        return materialized(run_stage(trial_traces.run, spec, home.paths(spec), keys["version"], keys["agent"], None,
                                       model_endpoint.settings(), config.engine(context.log.info)))
 
     return _asset

@@ -4,7 +4,7 @@
 (op names carry the suite: Dagster wants them unique across the code location's jobs)
 
 `collect` puts the chunks' records into the run folder and calls the trial
-stage the in-process `trials_job` runs (evalsuite.pipeline.stages.trials),
+stage the in-process `trials_job` runs (evalsuite.pipeline.stages.trial_traces),
 which finds every trial recorded and writes the summary and the scorecard:
 same seeds, same scorecard. It then reports the `trial_traces` partition
 (version × agent) as materialized, so the scorecard follows as usual. Wiring
@@ -25,7 +25,7 @@ import dagster as dg
 from dagster_celery import celery_executor, core_execution_loop
 
 from evalsuite.core.identity import AgentConfig, RunIdentity, agent_configs
-from evalsuite.pipeline.stages import trials
+from evalsuite.pipeline.stages import trial_traces
 from evalsuite.releases.release import Release
 from evalsuite.trials.chunks import TrialChunk, merge_records, plan_chunks, run_chunk
 from evalsuite.trials.tracelog import TrialRecord
@@ -133,7 +133,7 @@ def celery_trials_job(g: SuiteGraph, home: str | Path | None = None) -> dg.JobDe
         if left:  # the stage below would run them here, hiding that a chunk's trials never came back
             raise dg.Failure(description=f"{len(left)} task(s) of {agent} have no records from the workers, "
                                          f"first {left[0].task_ids[0]}", allow_retries=False)
-        out = run_stage(trials.run, g.spec, paths, version, agent, 1)  # every trial recorded: nothing left to run
+        out = run_stage(trial_traces.run, g.spec, paths, version, agent, 1)  # every trial recorded: nothing left to run
         _register(context.instance, g, version, agent)
         yield dg.AssetMaterialization(asset_key=g.key("trial_traces"), metadata=to_metadata(out.metadata),
                                       partition=dg.MultiPartitionKey({"version": version, "agent": agent}),

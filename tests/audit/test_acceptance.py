@@ -14,7 +14,7 @@ from evalsuite.audit.acceptance import (
 from evalsuite.core.records import ToolCall
 from evalsuite.pipeline import driver
 from evalsuite.pipeline.paths import Paths
-from evalsuite.pipeline.stages.release import release
+from evalsuite.pipeline.stages.suite_release import release
 from evalsuite.releases.release import Release
 from evalsuite.sourcing.spec import Acceptance, load_spec
 from evalsuite.trials.agents.baselines import ReferenceAgent

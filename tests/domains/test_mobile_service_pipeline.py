@@ -14,7 +14,7 @@ import yaml
 from evalsuite.domains.registry import domain_of as get_domain
 from evalsuite.pipeline.driver import users_section
 from evalsuite.pipeline.paths import Paths
-from evalsuite.pipeline.stages.derived import tasks_on_disk
+from evalsuite.pipeline.stages.derived_tasks import tasks_on_disk
 from evalsuite.sourcing.spec import load_spec
 from evalsuite.worlds.world import World
 from evalsuite_dagster.definitions import build_defs

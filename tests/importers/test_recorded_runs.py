@@ -200,7 +200,7 @@ def test_the_evidence_site_shows_the_provenance_the_disagreements_and_the_record
 
 def test_the_pipeline_reports_an_imported_run_as_a_trial_run_of_the_release(imported, release, tmp_path):
     from evalsuite.pipeline.paths import Paths
-    from evalsuite.pipeline.stages import trials
+    from evalsuite.pipeline.stages import trial_traces
     from evalsuite.sourcing.spec import load_spec
 
     spec = load_spec(ROOT / "suites" / "tau2_retail.yaml")
@@ -212,8 +212,8 @@ def test_the_pipeline_reports_an_imported_run_as_a_trial_run_of_the_release(impo
     card, out = import_run(tau2_results(release, tmp_path / "r.json"), Release(paths.release(spec.name, version)),
                            None, ORIGIN)
     assert out == paths.agent_run(version, "recorded:scripted-test-model")
-    assert trials.imported_agents(paths, version) == ["recorded:scripted-test-model"]
-    meta = trials.run(spec, paths, version, "recorded:scripted-test-model").metadata
+    assert trial_traces.imported_agents(paths, version) == ["recorded:scripted-test-model"]
+    meta = trial_traces.run(spec, paths, version, "recorded:scripted-test-model").metadata
     assert (meta["kind"], meta["license"], meta["model"], meta["disagreements"]) == (
         "recorded", "MIT (test recording)", "scripted-test-model", 3)
     assert meta["pass^1 regraded"] == round(1 / 3, 4) and meta["pass^1 recorded"] == 0.5

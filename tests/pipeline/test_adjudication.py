@@ -17,7 +17,7 @@ from evalsuite.domains.registry import domain_of as get_domain
 from evalsuite.pipeline import driver, registry
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import GateError
-from evalsuite.pipeline.stages import acceptance
+from evalsuite.pipeline.stages import acceptance_results
 from evalsuite.sourcing.spec import load_spec
 from evalsuite.tasks.taskfile import read_tasks
 from evalsuite.worlds.world import World
@@ -48,7 +48,7 @@ def review(*args) -> str:
 
 
 def accept(spec, paths):
-    return acceptance.accept(spec, paths, in_process_runner(World(get_domain(spec.domain), paths.world)))
+    return acceptance_results.accept(spec, paths, in_process_runner(World(get_domain(spec.domain), paths.world)))
 
 
 def sign_all(paths, tasks, *reviewers):
@@ -99,7 +99,7 @@ def test_sign_disagree_resolve_then_the_gate_passes_and_the_release_holds_every_
     built = driver.build(spec_file, paths.home)
     assert (built.accepted, built.quarantined) == (len(tasks), 0)
     assert registry.judge("adjudicated", spec, paths).passed
-    assert acceptance.audit_on_record(paths).reviews == {
+    assert acceptance_results.audit_on_record(paths).reviews == {
         "tasks": len(tasks), "signed_by_0": 0, "signed_by_1": 0, "signed_by_2_or_more": len(tasks),
         "disagreements_open": 0, "resolved": 1, "adjudicated": len(tasks), "needs_review_again": 0}
 
@@ -148,12 +148,12 @@ def test_a_new_sign_off_marks_acceptance_changed(suite):
     lenient = spec.model_copy(update={"acceptance": spec.acceptance.model_copy(update={"require_adjudication": False})})
     before = {s: registry.code_version(s, spec, paths) for s in registry.STAGES}
     loose = registry.code_version("acceptance_results", lenient, paths)
-    out = acceptance.run(spec, paths, runner)
+    out = acceptance_results.run(spec, paths, runner)
     Ledger(paths.root / "reviews.jsonl").sign(task, "ann", "agree")
     after = {s: registry.code_version(s, spec, paths) for s in registry.STAGES}
     assert {s for s in before if before[s] != after[s]} == {"acceptance_results"}
     assert registry.code_version("acceptance_results", lenient, paths) == loose  # not an input where not required
-    again = acceptance.run(spec, paths, runner)
+    again = acceptance_results.run(spec, paths, runner)
     assert again.data_version != out.data_version
     assert (out.metadata["reviews"]["signed_by_1"], again.metadata["reviews"]["signed_by_1"]) == (0, 1)
 

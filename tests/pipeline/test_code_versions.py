@@ -35,7 +35,7 @@ def test_the_scorecard_does_not_run_gate_text_or_build_stages():
 
 
 @pytest.mark.parametrize("edited, stale, fresh", [
-    ("evalsuite.pipeline.stages.rights", {"rights_review", "seed_snapshot", "suite_release"},
+    ("evalsuite.pipeline.stages.rights_review", {"rights_review", "seed_snapshot", "suite_release"},
      {"scorecard", "leaderboard"}),
     ("evalsuite.scoring.render", {"scorecard"}, {"rights_review", "derived_tasks"}),
     ("evalsuite.domains.ap_exceptions.derive", {"derived_tasks", "acceptance_results", "trial_traces"},

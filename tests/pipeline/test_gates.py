@@ -26,7 +26,14 @@ from evalsuite.domains.registry import domain_of as get_domain
 from evalsuite.pipeline import driver, registry
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import GateError
-from evalsuite.pipeline.stages import acceptance, deidentified, derived, release, rights, seed
+from evalsuite.pipeline.stages import (
+    acceptance_results,
+    deidentified_snapshot,
+    derived_tasks,
+    rights_review,
+    seed_snapshot,
+    suite_release,
+)
 from evalsuite.sourcing.spec import load_spec
 from evalsuite.tasks.taskfile import task_set_sha256
 from evalsuite.trials.agents.baselines import AdversaryAgent, ReferenceAgent
@@ -90,11 +97,11 @@ def test_a_gate_without_its_record_blocks_and_says_so(suite):
 def test_rights_cleared_blocks_an_expired_license(suite):
     spec, paths = suite
     expire_license(spec.base_dir / "ap_exceptions.yaml")
-    rights.review_rights(spec, paths)
+    rights_review.review_rights(spec, paths)
     v = judge("rights_cleared", spec, paths)
     assert v.blocking and "expired license on 2020-01-01" in v.reason
     with pytest.raises(GateError, match="rights_cleared"):  # and the next stage refuses to read the sources
-        seed.build_seed(spec, paths)
+        seed_snapshot.build_seed(spec, paths)
 
 
 def test_source_quality_blocks_a_duplicate_key_and_a_snapshot_changed_after_its_check(suite):
@@ -102,11 +109,11 @@ def test_source_quality_blocks_a_duplicate_key_and_a_snapshot_changed_after_its_
     invoices = spec.resolve(spec.sources.tables["invoices"].path)
     lines = invoices.read_text().splitlines()
     invoices.write_text("\n".join([*lines, lines[1]]) + "\n")  # the first invoice twice
-    seed.build_seed(spec, paths)
+    seed_snapshot.build_seed(spec, paths)
     v = judge("source_quality", spec, paths)
     assert v.blocking and "invoices" in v.reason
     with pytest.raises(GateError, match="source_quality"):
-        deidentified.deidentify_seed(spec, paths)
+        deidentified_snapshot.deidentify_seed(spec, paths)
     meta = json.loads((paths.seed / "snapshot.json").read_text())
     (paths.seed / "snapshot.json").write_text(json.dumps({**meta, "sha256": "0" * 64}))
     assert "seed changed after its quality check" in judge("source_quality", spec, paths).reason
@@ -115,20 +122,20 @@ def test_source_quality_blocks_a_duplicate_key_and_a_snapshot_changed_after_its_
 def test_no_residual_pii_blocks_a_leaked_email_and_never_shows_it(suite):
     spec, paths = suite
     email = leak_email(spec.base_dir / "ap_exceptions.yaml")
-    seed.build_seed(spec, paths)
-    deidentified.deidentify_seed(spec, paths)
+    seed_snapshot.build_seed(spec, paths)
+    deidentified_snapshot.deidentify_seed(spec, paths)
     v = judge("no_residual_pii", spec, paths)
     assert v.blocking and "purchase_orders.buyer" in v.reason
     assert email not in json.dumps(v.model_dump(mode="json"))
     with pytest.raises(GateError, match="no_residual_pii"):
-        derived.derive(spec, paths)
+        derived_tasks.derive(spec, paths)
 
 
 def test_personal_data_declared_blocks_contacts_a_manifest_denies_and_never_shows_them(suite):
     spec, paths = suite
     deny_personal_data(spec.base_dir / "ap_exceptions.yaml")
-    assert rights.review_rights(spec, paths).cleared  # the manifest's word alone clears it: the bypass of the issue
-    seed.build_seed(spec, paths)
+    assert rights_review.review_rights(spec, paths).cleared  # the manifest's word alone clears it: the issue's bypass
+    seed_snapshot.build_seed(spec, paths)
     v = judge("personal_data_declared", spec, paths)
     assert v.blocking
     for column, detector, rows in [("contact_name", "person_name", 27), ("email", "email", 24), ("phone", "phone", 11),
@@ -142,15 +149,15 @@ def test_personal_data_declared_blocks_contacts_a_manifest_denies_and_never_show
     assert json.loads(record)["undeclared"] == [f"vendor_master.{c}" for c in ("bank_account", "contact_name",
                                                                               "email", "phone")]
     with pytest.raises(GateError, match="personal_data_declared"):  # nothing is de-identified, derived or released
-        deidentified.deidentify_seed(spec, paths)
+        deidentified_snapshot.deidentify_seed(spec, paths)
 
 
 def test_personal_data_declared_blocks_real_contacts_a_manifest_calls_synthetic(suite):
     """Issue 25: the `personal_data: false` lie told through `synthetic_columns` released 85 of 85 originals."""
     spec, paths = suite
     declare_contacts_synthetic(spec.base_dir / "ap_exceptions.yaml")
-    assert rights.review_rights(spec, paths).cleared
-    seed.build_seed(spec, paths)
+    assert rights_review.review_rights(spec, paths).cleared
+    seed_snapshot.build_seed(spec, paths)
     v = judge("personal_data_declared", spec, paths)
     assert v.blocking and "\n" not in v.reason
     for column, rows in [("contact_name", 27), ("email", 24), ("phone", 18), ("bank_account", 27)]:  # = 96 of 96
@@ -160,7 +167,7 @@ def test_personal_data_declared_blocks_real_contacts_a_manifest_calls_synthetic(
     for value in contacts[["contact_name", "email", "phone", "bank_account"]].stack().dropna():
         assert value not in json.dumps(v.model_dump(mode="json"))
     with pytest.raises(GateError, match="personal_data_declared"):  # nothing is de-identified, derived or released
-        deidentified.deidentify_seed(spec, paths)
+        deidentified_snapshot.deidentify_seed(spec, paths)
 
 
 def test_invented_values_pass_as_synthetic_and_a_contact_named_in_a_real_note_does_not(suite):
@@ -173,7 +180,7 @@ def test_invented_values_pass_as_synthetic_and_a_contact_named_in_a_real_note_do
     vendors["phone"] = [f"+1 212 555 01{i:02d}" for i in range(len(vendors))]
     vendors["bank_account"] = "DE89370400440532013000"
     vendors.to_csv(source, index=False)
-    seed.build_seed(spec, paths)
+    seed_snapshot.build_seed(spec, paths)
     v = judge("personal_data_declared", spec, paths)
     assert v.blocking and v.reason.startswith("vendor_master.contact_name: declared synthetic")
     assert "email" not in v.reason and "phone" not in v.reason and "bank_account" not in v.reason
@@ -198,7 +205,7 @@ def test_joins_preserved_blocks_a_broken_foreign_key(suite):
 
 def _rewrite_tasks(paths: Paths, edit) -> None:
     """Edit the derived tasks and record the edit as the derivation (so only the gate under test can object)."""
-    tasks = derived.tasks_on_disk(paths)
+    tasks = derived_tasks.tasks_on_disk(paths)
     tasks = edit(tasks)
     paths.tasks.write_text("".join(t.model_dump_json() + "\n" for t in tasks))
     record = json.loads(paths.derivation.read_text())
@@ -216,7 +223,8 @@ def test_task_schema_valid_blocks_an_unknown_tool_and_tasks_edited_after_derivat
 
     _rewrite_tasks(paths, unknown_tool)
     v = judge("task_schema_valid", spec, paths)
-    assert v.blocking and f"role.read_tools.{len(derived.tasks_on_disk(paths)[0].role.read_tools) - 1}" in v.reason
+    last = len(derived_tasks.tasks_on_disk(paths)[0].role.read_tools) - 1
+    assert v.blocking and f"role.read_tools.{last}" in v.reason
     assert "unknown tool 'sudo'" in v.reason
     paths.tasks.write_text(original.replace('"split":"train"', '"split":"test"', 1))  # not recorded as derived
     assert judge("task_schema_valid", spec, paths).reason == "tasks.jsonl changed after derivation"
@@ -224,7 +232,7 @@ def test_task_schema_valid_blocks_an_unknown_tool_and_tasks_edited_after_derivat
 
 def test_an_assertion_citing_no_clause_of_its_policy_is_refused_by_name(suite):
     spec, paths = suite
-    t0 = next(t for t in derived.tasks_on_disk(paths) if t.goal_state.assertions)
+    t0 = next(t for t in derived_tasks.tasks_on_disk(paths) if t.goal_state.assertions)
     bad = json.loads(t0.model_dump_json())
     bad["goal_state"]["assertions"][0]["clause"] = "AP-99"
     lines = [json.dumps(bad) if json.loads(line)["task_id"] == t0.task_id else line
@@ -243,7 +251,7 @@ def test_an_assertion_citing_no_clause_of_its_policy_is_refused_by_name(suite):
 ])
 def test_task_level_gates_quarantine_within_the_allowance_and_block_beyond_it(suite, gate, spoil):
     spec, paths = suite
-    candidates = [t.task_id for t in derived.tasks_on_disk(paths)
+    candidates = [t.task_id for t in derived_tasks.tasks_on_disk(paths)
                   if spoil(t) != t.goal_state]
     assert len(candidates) >= 6
 
@@ -296,26 +304,26 @@ def _adversary_only(world: World, task):
 def test_a_task_only_the_every_write_adversary_passes_is_quarantined_and_blocks_without_allowance(suite):
     spec, paths = suite
     world = World(get_domain(spec.domain), paths.world)
-    tasks = derived.tasks_on_disk(paths)
+    tasks = derived_tasks.tasks_on_disk(paths)
     target = _adversary_only(world, next(t for t in tasks if t.goal_state.requires_write))
     assert run_trial(world, target, AdversaryAgent()).passed and run_trial(world, target, ReferenceAgent()).passed
     _rewrite_tasks(paths, lambda ts: [target if t.task_id == target.task_id else t for t in ts])
-    report = acceptance.accept(spec, paths, in_process_runner(world))
+    report = acceptance_results.accept(spec, paths, in_process_runner(world))
     audit = next(t for t in report.tasks if t.task_id == target.task_id)
     assert audit.adversary_passes and not audit.noop_passes and audit.reference_stable and audit.quarantined
     v = judge("not_trivially_passable", spec, paths)
     assert not v.passed and not v.blocking and target.task_id in v.reason  # 1 of 49: within the 10% allowed
     for other in ("reference_solvable", "reference_stable", "resettable"):
         assert judge(other, spec, paths).passed, other
-    rel = release.release(spec, paths)
+    rel = suite_release.release(spec, paths)
     shipped = [json.loads(line)["task_id"] for line in (rel / "tasks.jsonl").read_text().splitlines()]
     assert target.task_id not in shipped and len(shipped) == len(tasks) - 1
 
     strict = spec.model_copy(update={"acceptance": spec.acceptance.model_copy(update={"max_quarantined_fraction": 0})})
-    acceptance.accept(strict, paths, in_process_runner(world))
+    acceptance_results.accept(strict, paths, in_process_runner(world))
     assert judge("not_trivially_passable", strict, paths).blocking
     with pytest.raises(GateError, match="not_trivially_passable"):
-        release.release(strict, paths)
+        suite_release.release(strict, paths)
 
 
 class FlakyReference(ReferenceAgent):
@@ -335,8 +343,8 @@ class FlakyReference(ReferenceAgent):
 def test_reference_stable_fails_a_task_whose_reference_passes_only_sometimes(suite):
     spec, paths = suite
     world = World(get_domain(spec.domain), paths.world)
-    flaky = next(t for t in derived.tasks_on_disk(paths) if t.goal_state.requires_write).task_id
-    acceptance.accept(spec, paths, in_process_runner(world, agents={"reference": FlakyReference(flaky)}))
+    flaky = next(t for t in derived_tasks.tasks_on_disk(paths) if t.goal_state.requires_write).task_id
+    acceptance_results.accept(spec, paths, in_process_runner(world, agents={"reference": FlakyReference(flaky)}))
     v = judge("reference_stable", spec, paths)
     assert not v.passed and flaky in v.reason and "flaky" in v.reason
     assert judge("reference_solvable", spec, paths).passed  # it passed once: solvable, not stable
@@ -345,7 +353,7 @@ def test_reference_stable_fails_a_task_whose_reference_passes_only_sometimes(sui
 def test_resettable_fails_when_a_reset_does_not_reproduce_the_seed(suite):
     spec, paths = suite
     wrong_seed = World(get_domain(spec.domain), paths.world, seed_sha256="0" * 64)
-    acceptance.accept(spec, paths, in_process_runner(wrong_seed))
+    acceptance_results.accept(spec, paths, in_process_runner(wrong_seed))
     v = judge("resettable", spec, paths)
     assert v.blocking and "not resettable" in v.reason  # every task fails it: far beyond the allowance
 
@@ -355,7 +363,7 @@ def test_adjudicated_applies_only_where_the_spec_requires_it(suite):
     assert "adjudicated" not in [g.name for g in registry.gates_of("acceptance_results", spec)]
     strict = spec.model_copy(update={"acceptance": spec.acceptance.model_copy(update={"require_adjudication": True})})
     assert "adjudicated" in [g.name for g in registry.gates_of("acceptance_results", strict)]
-    acceptance.accept(strict, paths, in_process_runner(World(get_domain(spec.domain), paths.world)))
+    acceptance_results.accept(strict, paths, in_process_runner(World(get_domain(spec.domain), paths.world)))
     v = judge("adjudicated", strict, paths)
     assert v.blocking and "reviewer sign-off" in v.reason
 
@@ -366,7 +374,7 @@ def test_acceptance_results_for_another_task_set_are_refused(suite):
     v = judge("reference_solvable", spec, paths)
     assert v.blocking and "acceptance results are for task set" in v.reason
     with pytest.raises(GateError):
-        release.release(spec, paths)
+        suite_release.release(spec, paths)
 
 
 @pytest.mark.parametrize("spoil, gate, reason, not_written", [

@@ -10,7 +10,7 @@ from suite_support import DEMO_KEY
 
 from evalsuite.core.identity import AgentConfig
 from evalsuite.pipeline.paths import Paths
-from evalsuite.pipeline.stages import scorecard, trials
+from evalsuite.pipeline.stages import scorecard, trial_traces
 from evalsuite.sourcing.spec import load_spec
 from evalsuite.trials.agents.endpoint import Endpoint
 
@@ -30,8 +30,8 @@ def test_a_spec_agent_runs_with_its_model_endpoint_and_temperature(built, endpoi
     paths = Paths(spec, tmp_path / "home")
     version = next((paths.releases / spec.name).iterdir()).name
 
-    out = trials.run(spec, paths, version, "scripted", workers=1)
-    trials.run(spec, paths, version, "reference", workers=1)
+    out = trial_traces.run(spec, paths, version, "scripted", workers=1)
+    trial_traces.run(spec, paths, version, "reference", workers=1)
     expected = AgentConfig(name="scripted", kind="openai", model="scripted-model", base_url=endpoint.url,
                            temperature=0.3).model_dump(mode="json")
     records = [json.loads(line) for line in out.metadata["traces"].read_text().splitlines()]
@@ -62,7 +62,7 @@ def test_pool_workers_use_the_endpoint_settings_of_the_resource_not_the_environm
     version = next((paths.releases / spec.name).iterdir()).name
 
     settings = Endpoint(api_key="sk-from-the-resource", base_url=endpoint.url, max_retries=0)
-    out = trials.run(spec, paths, version, "scripted", workers=2, model_endpoint=settings)
+    out = trial_traces.run(spec, paths, version, "scripted", workers=2, model_endpoint=settings)
     assert out.metadata["infra_errors"] == 0 and out.metadata["trials"] > 2
     assert len(endpoint.seen) >= out.metadata["trials"]
     assert {h["Authorization"] for h in endpoint.headers_seen} == {"Bearer sk-from-the-resource"}

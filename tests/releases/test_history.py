@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from evalsuite.cli import app
 from evalsuite.pipeline.paths import Paths
-from evalsuite.pipeline.stages.release import diff_markdown
+from evalsuite.pipeline.stages.suite_release import diff_markdown
 from evalsuite.releases.history import diff_releases, releases
 from evalsuite.releases.release import Quarantined, Release, latest_release
 from evalsuite.sourcing.spec import load_spec
@@ -90,7 +90,7 @@ def test_cli_bad_input_is_one_line_exit_2(built, tmp_path):
 
 
 def test_suite_release_metadata_carries_the_diff_against_the_previous_release(built, tmp_path):
-    from evalsuite.pipeline.stages.release import _changes
+    from evalsuite.pipeline.stages.suite_release import _changes
 
     spec, root, first, second, removed, _ = _edited_release(built, tmp_path)
     md = _changes(second, Paths(spec, root.parent))

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from evalsuite.cli import app
 from evalsuite.pipeline.paths import Paths
-from evalsuite.pipeline.stages import leaderboard, scorecard, trials
+from evalsuite.pipeline.stages import leaderboard, scorecard, trial_traces
 from evalsuite.releases.release import Release
 from evalsuite.releases.runs import run_release
 from evalsuite.scoring.compare import UNDECIDED, CompareError, compare_counts, compare_records
@@ -117,7 +117,7 @@ def test_the_scorecard_stage_compares_every_pair_and_the_leaderboard_marks_ties(
     paths = Paths(spec, tmp_path / "home")
     version = next((paths.releases / spec.name).iterdir()).name
     for agent in ("reference", "noop", "adversary"):
-        trials.run(spec, paths, version, agent, workers=1)
+        trial_traces.run(spec, paths, version, agent, workers=1)
     table = scorecard.run(spec, paths, version).metadata["paired_comparison"]
     assert "| reference − noop | 1 | 1.000 [1.00, 1.00] | A better |" in table
     board = leaderboard.run(spec, paths).metadata["leaderboard"]

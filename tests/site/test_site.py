@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from evalsuite.cli import app
 from evalsuite.pipeline.paths import Paths
-from evalsuite.pipeline.stages import release as stage_release
+from evalsuite.pipeline.stages import suite_release as stage_release
 from evalsuite.releases.release import Release, latest_release
 from evalsuite.releases.runs import run_release
 from evalsuite.scoring.runlog import TRACES

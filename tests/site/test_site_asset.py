@@ -8,7 +8,7 @@ import dagster as dg
 from suite_support import DEMO_KEY
 
 from evalsuite.pipeline.paths import Paths
-from evalsuite.pipeline.stages import scorecard, trials
+from evalsuite.pipeline.stages import scorecard, trial_traces
 from evalsuite.releases.release import latest_release
 from evalsuite_dagster.resources import EvalsuiteHome
 from evalsuite_dagster.site.asset import NAME, site_parts
@@ -24,7 +24,7 @@ def test_the_asset_publishes_the_scored_release_downstream_of_its_scorecard(buil
     paths = Paths(g.spec, home)
     version = latest_release(paths.releases, g.spec.name).manifest.version
     for agent in ("reference", "noop"):  # the scorecard folder as the graph's trial and scorecard steps leave it
-        trials.run(g.spec, paths, version, agent, workers=1)
+        trial_traces.run(g.spec, paths, version, agent, workers=1)
     scorecard.run(g.spec, paths, version)
     asset, job = site_parts(g)
     assert asset.asset_deps[g.key(NAME)] == {g.key("scorecard")}

@@ -9,7 +9,7 @@ import yaml
 from evalsuite.domains.ap_exceptions.derive import expected_outcome
 from evalsuite.domains.ap_exceptions.example import ap_policies
 from evalsuite.pipeline.paths import Paths
-from evalsuite.pipeline.stages.rights import review_rights
+from evalsuite.pipeline.stages.rights_review import review_rights
 from evalsuite.sourcing.policies import PolicyError, load_policy, policy_in_effect
 from evalsuite.sourcing.spec import SpecError, load_spec
 

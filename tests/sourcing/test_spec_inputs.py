@@ -8,7 +8,7 @@ import yaml
 from suite_support import copy_suite, rewrite_manifest
 
 from evalsuite.pipeline.paths import Paths
-from evalsuite.pipeline.stages.rights import review_rights
+from evalsuite.pipeline.stages.rights_review import review_rights
 from evalsuite.sourcing.rights import RightsError, load_manifest
 from evalsuite.sourcing.spec import SpecError, load_spec
 

@@ -22,7 +22,7 @@ from evalsuite.domains.ref import WorldRef
 from evalsuite.pipeline import preflight
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import Gate, GateError, GateResult, Stage, StageOutput, require
-from evalsuite.pipeline.stages import derived
+from evalsuite.pipeline.stages import derived_tasks
 from evalsuite.sourcing.spec import SuiteSpec
 from evalsuite.trials.harness import acceptance_runner
 from evalsuite.worlds.world import World
@@ -48,8 +48,8 @@ def parallel_runner(spec: SuiteSpec, world: World, task_set: str, workers: int |
 
 def accept(spec: SuiteSpec, paths: Paths, runner: Runner | None = None) -> AuditRecord:
     """Acceptance of every derived task; trials run on all cores unless a runner is given."""
-    require(derived.STAGE, spec, paths)
-    tasks, task_set = derived.tasks_on_disk(paths), derived.task_set_on_disk(paths)
+    require(derived_tasks.STAGE, spec, paths)
+    tasks, task_set = derived_tasks.tasks_on_disk(paths), derived_tasks.task_set_on_disk(paths)
     world = World(preflight.domain_for(spec).domain, paths.world)
     reviews = ledger_entries(spec, paths)
     report = run_acceptance(tasks, spec.acceptance, runner or parallel_runner(spec, world, task_set), reviews)
@@ -126,8 +126,8 @@ def audit_on_record(paths: Paths) -> AuditRecord:
     """The acceptance results, refused unless they are for exactly the task set on disk."""
     if not paths.audit.is_file():
         raise GateError("acceptance_results", "no acceptance results on record")
-    audit = _audit_at(derived.stamp(paths.audit))
-    current = derived.task_set_on_disk(paths)
+    audit = _audit_at(derived_tasks.stamp(paths.audit))
+    current = derived_tasks.task_set_on_disk(paths)
     if audit.task_set_sha256 != current:
         raise GateError("acceptance_results",
                         f"acceptance results are for task set {audit.task_set_sha256[:12]}, not {current[:12]}")
@@ -138,7 +138,7 @@ def _acceptance_gate(name: str):
     def judge(spec: SuiteSpec, paths: Paths) -> GateResult:
         audit = audit_on_record(paths)
         failing = [(t.task_id, "; ".join(t.reasons)) for t in audit.gate(name)]
-        return derived.quarantine_verdict(name, spec, len(audit.tasks), failing,
+        return derived_tasks.quarantine_verdict(name, spec, len(audit.tasks), failing,
                                           releasable=bool(audit.summary["releasable"]))
 
     return judge
@@ -149,7 +149,7 @@ def adjudicated(spec: SuiteSpec, paths: Paths, listed: int = 5) -> GateResult:
     the reason lists per task what review is missing, and the review counts are its metadata."""
     audit = audit_on_record(paths)
     failing = [(t.task_id, audit.unreviewed.get(t.task_id) or "; ".join(t.reasons)) for t in audit.gate("adjudicated")]
-    v = derived.quarantine_verdict("adjudicated", spec, len(audit.tasks), failing,
+    v = derived_tasks.quarantine_verdict("adjudicated", spec, len(audit.tasks), failing,
                                    releasable=bool(audit.summary["releasable"]))
     v.metadata["reviews"] = audit.reviews
     if v.passed:

@@ -17,7 +17,7 @@ from evalsuite.core.records import Environment, TaskRecord
 from evalsuite.pipeline import preflight
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import Stage, StageOutput, require
-from evalsuite.pipeline.stages import deidentified, policies
+from evalsuite.pipeline.stages import deidentified_snapshot, policy_documents
 from evalsuite.sourcing.snapshot import read_snapshot
 from evalsuite.sourcing.spec import SuiteSpec
 
@@ -42,21 +42,21 @@ def record_path(paths: Paths) -> Path:
 
 def _config_sha256(spec: SuiteSpec, paths: Paths) -> str:
     settings = spec.generation.model_dump(mode="json") if spec.generation else None
-    docs = [d.model_dump(mode="json") for d in policies.policy_docs(spec)]
+    docs = [d.model_dump(mode="json") for d in policy_documents.policy_docs(spec)]
     protocol = spec.trial_protocol.model_dump(mode="json")
-    return json_sha256([settings, deidentified.on_record(paths).sha256, docs, protocol])
+    return json_sha256([settings, deidentified_snapshot.on_record(paths).sha256, docs, protocol])
 
 
 def generate(spec: SuiteSpec, paths: Paths) -> GenerationRecord:
     """Compose, verify and sample with the domain's generate, on the plans of the de-identified snapshot."""
     if spec.generation is None:
         raise ValueError(f"{spec.spec_file}: generation: this suite does not generate its tasks")
-    require(deidentified.STAGE, spec, paths)
+    require(deidentified_snapshot.STAGE, spec, paths)
     fn = preflight.domain_for(spec).generate
     if fn is None:
         raise ValueError(f"{spec.spec_file}: generation: domain {spec.domain!r} composes no tasks")
     catalog = {n: df.to_dict("records") for n, df in read_snapshot(paths.deid).items()}
-    policy = max(policies.policy_docs(spec), key=lambda d: d.effective_from).as_policy()
+    policy = max(policy_documents.policy_docs(spec), key=lambda d: d.effective_from).as_policy()
     g = spec.generation
     out = fn(catalog.get("plans", []), policy, n=g.sample, seed=g.seed, protocol=spec.trial_protocol,
              intents=g.intents, max_subtasks=g.max_subtasks)

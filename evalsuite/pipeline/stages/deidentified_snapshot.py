@@ -12,7 +12,7 @@ from evalsuite.deid.rules import load_rules
 from evalsuite.deid.transform import deidentify
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import Gate, GateResult, Stage, StageOutput, blocked, passed, require
-from evalsuite.pipeline.stages import seed as seed_stage
+from evalsuite.pipeline.stages import seed_snapshot as seed_stage
 from evalsuite.sourcing.quality import TableExpectations
 from evalsuite.sourcing.snapshot import read_snapshot, write_snapshot
 from evalsuite.sourcing.spec import SuiteSpec

@@ -9,8 +9,15 @@ from evalsuite.domains.package import DomainPackage
 from evalsuite.pipeline import preflight
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import GateError, Stage, StageOutput, require
-from evalsuite.pipeline.stages import acceptance, deidentified, derived, dossier, rights, seed
-from evalsuite.pipeline.stages.acceptance import quarantine_table
+from evalsuite.pipeline.stages import (
+    acceptance_results,
+    deidentified_snapshot,
+    derived_tasks,
+    process_dossier,
+    rights_review,
+    seed_snapshot,
+)
+from evalsuite.pipeline.stages.acceptance_results import quarantine_table
 from evalsuite.releases.history import ReleaseDiff, diff_releases, previous_release, short
 from evalsuite.releases.release import (
     DOMAIN_FILE,
@@ -24,20 +31,21 @@ from evalsuite.sourcing.spec import SiteSettings, SuiteSpec
 from evalsuite.tasks.taskfile import task_set_sha256
 from evalsuite.worlds.world import World
 
-UPSTREAM = (rights.STAGE, seed.STAGE, deidentified.STAGE, derived.STAGE, acceptance.STAGE)
+UPSTREAM = (rights_review.STAGE, seed_snapshot.STAGE, deidentified_snapshot.STAGE, derived_tasks.STAGE,
+            acceptance_results.STAGE)
 
 
 def release(spec: SuiteSpec, paths: Paths) -> Path:
     """Release the accepted tasks; every upstream gate must pass for this exact task set and rights decision."""
     for stage in UPSTREAM:
         require(stage, spec, paths)
-    audit = acceptance.audit_on_record(paths)
+    audit = acceptance_results.audit_on_record(paths)
     if not audit.summary["releasable"]:  # the gates above name the cause; this guards a report no gate explains
         raise GateError("acceptance_results", f"{audit.summary['quarantined']} of {audit.summary['tasks']} tasks "
                                               "quarantined: not releasable")
     accepted_ids = set(audit.accepted_ids)
-    accepted = [t for t in derived.tasks_on_disk(paths) if t.task_id in accepted_ids]
-    decision = rights.decision_on_record(paths)
+    accepted = [t for t in derived_tasks.tasks_on_disk(paths) if t.task_id in accepted_ids]
+    decision = rights_review.decision_on_record(paths)
     package = preflight.domain_for(spec)
     domain = package.domain
     world = World(domain, paths.world)
@@ -53,7 +61,7 @@ def release(spec: SuiteSpec, paths: Paths) -> Path:
     if package.bound_file is not None:  # a declarative domain's SQL is its code: another file, another release
         identity["domain_file"] = json_sha256(package.bound_file)
         extra[DOMAIN_FILE] = package.bound_file
-    traced = dossier.on_record(paths) if spec.dossier else None
+    traced = process_dossier.on_record(paths) if spec.dossier else None
     if traced:  # the requirements the tasks trace to are part of what a score means
         identity["dossier"] = {"sha256": traced.sha256, "applied": traced.applied}
     manifest = ReleaseManifest(

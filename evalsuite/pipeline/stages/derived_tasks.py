@@ -19,7 +19,13 @@ from evalsuite.core.records import Deidentification, Environment, SuiteRef, Task
 from evalsuite.pipeline import preflight
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import Gate, GateError, GateResult, Stage, StageOutput, blocked, passed, require
-from evalsuite.pipeline.stages import deidentified, dossier, generation, policies, rights
+from evalsuite.pipeline.stages import (
+    deidentified_snapshot,
+    generated_tasks,
+    policy_documents,
+    process_dossier,
+    rights_review,
+)
 from evalsuite.sourcing.snapshot import FrameRows, iter_frame_rows, read_snapshot
 from evalsuite.sourcing.spec import SpecError, SuiteSpec
 from evalsuite.tasks.derivation import DeriveContext
@@ -93,14 +99,14 @@ def _imported(spec: SuiteSpec, ctx: DeriveContext) -> list[TaskRecord]:
 
 def derive(spec: SuiteSpec, paths: Paths) -> DeriveRecord:
     """Build the world from the de-identified snapshot and derive (or import) its tasks."""
-    require(rights.STAGE, spec, paths)
-    require(deidentified.STAGE, spec, paths)
-    decision, deid_sha = rights.decision_on_record(paths), deidentified.on_record(paths).sha256
+    require(rights_review.STAGE, spec, paths)
+    require(deidentified_snapshot.STAGE, spec, paths)
+    decision, deid_sha = rights_review.decision_on_record(paths), deidentified_snapshot.on_record(paths).sha256
     package = preflight.domain_for(spec)
     domain = package.domain
-    frames = dossier.customized_frames(spec, read_snapshot(paths.deid))
+    frames = process_dossier.customized_frames(spec, read_snapshot(paths.deid))
     rows = FrameRows(frames)  # converted per table as the deriver reads it; the world streams every table
-    generated = generation.ensure(spec, paths) if spec.generation else None  # composed tasks and their rows
+    generated = generated_tasks.ensure(spec, paths) if spec.generation else None  # composed tasks and their rows
     world = World.build(domain, {n: iter_frame_rows(df) for n, df in frames.items() if n in domain.tables}
                         | (generated.tables if generated else {}), paths.world)
     prov = json.loads((paths.deid / "snapshot.json").read_text()).get("deidentification")
@@ -108,15 +114,15 @@ def derive(spec: SuiteSpec, paths: Paths) -> DeriveRecord:
     if spec.derivation.tasks:
         tasks, skipped = _imported(spec, ctx), {}
     elif generated:
-        tasks = generation.stamped(generated, ctx.suite, ctx.environment, ctx.license_ref)
+        tasks = generated_tasks.stamped(generated, ctx.suite, ctx.environment, ctx.license_ref)
         skipped = {f"composite dropped: {k}": v for k, v in generated.dropped.items()}
     else:
         if package.derive is None:
             raise SpecError(f"{spec.spec_file}: derivation: domain {domain.name!r} derives no tasks from cases; "
                             "give derivation.tasks in the spec")
-        der = package.derive(rows, policies.policy_docs(spec), ctx.model_copy(update={"world": world}))
+        der = package.derive(rows, policy_documents.policy_docs(spec), ctx.model_copy(update={"world": world}))
         tasks, skipped = der.tasks, der.skipped
-    tasks = dossier.customized(spec, tasks)
+    tasks = process_dossier.customized(spec, tasks)
     problems = [f"{t.task_id}:{f}: {m}" for t in tasks for f, m in domain_problems(t, domain)]
     write_tasks(paths.tasks, tasks)
     record = DeriveRecord(task_set_sha256=task_set_sha256(tasks), seed_sha256=world.seed_sha256, tasks=len(tasks),
@@ -162,9 +168,9 @@ def task_schema_valid(spec: SuiteSpec, paths: Paths) -> GateResult:
     tasks = tasks_on_disk(paths)
     if der.task_set_sha256 != task_set_on_disk(paths):
         raise GateError("task_schema_valid", "tasks.jsonl changed after derivation")
-    if der.rights_manifest_sha256 != rights.decision_on_record(paths).manifest_sha256:
+    if der.rights_manifest_sha256 != rights_review.decision_on_record(paths).manifest_sha256:
         raise GateError("task_schema_valid", "the tasks were derived under another rights decision")
-    if der.deid_sha256 != deidentified.on_record(paths).sha256:
+    if der.deid_sha256 != deidentified_snapshot.on_record(paths).sha256:
         raise GateError("task_schema_valid", "the tasks were derived from another de-identified snapshot")
     if not tasks:
         raise GateError("task_schema_valid", "no task was derived")
@@ -218,7 +224,7 @@ STAGE = Stage(
                 _task_gate("masked_fields_justified",
                            lambda t: all(m.justification.strip() for m in t.goal_state.volatile_fields_masked)),
                 description="Every masked volatile field carries a justification."),
-           Gate("requirements_traced", "derived_tasks", dossier.requirements_traced,
+           Gate("requirements_traced", "derived_tasks", process_dossier.requirements_traced,
                 applies=lambda spec: spec.dossier is not None,
                 description="Every dossier requirement is stated by a clause, enforced where it restricts an action, "
                             "verified by a check and exercised by a task; every cited clause and write permission "

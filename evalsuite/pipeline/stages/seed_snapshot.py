@@ -14,7 +14,7 @@ from evalsuite.deid.keys import load_key
 from evalsuite.deid.rules import HIDING_RULES, load_rules
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import Gate, GateError, GateResult, Stage, StageOutput, blocked, passed, require
-from evalsuite.pipeline.stages import rights
+from evalsuite.pipeline.stages import rights_review
 from evalsuite.sourcing import pii_scan
 from evalsuite.sourcing.quality import QualityReport, TableExpectations, check_tables, load_expectations
 from evalsuite.sourcing.rights import load_manifest
@@ -47,7 +47,7 @@ def deid_key_ready(spec: SuiteSpec) -> None:
 
 def build_seed(spec: SuiteSpec, paths: Paths) -> SnapshotResult:
     """Read the sources, check them with great-expectations, write the seed snapshot and quality.json."""
-    require(rights.STAGE, spec, paths)
+    require(rights_review.STAGE, spec, paths)
     deid_key_ready(spec)
     tables = read_sources(spec)
     report = check_tables(tables, expectations(spec), declared_columns(spec)) if spec.quality else None

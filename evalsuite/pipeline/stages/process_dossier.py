@@ -14,7 +14,7 @@ from evalsuite.core.records import TaskRecord
 from evalsuite.pipeline import preflight
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import GateError, GateResult, Stage, StageOutput, blocked, passed
-from evalsuite.pipeline.stages import policies
+from evalsuite.pipeline.stages import policy_documents
 from evalsuite.sourcing.dossier import Dossier, load_dossier
 from evalsuite.sourcing.spec import SuiteSpec
 from evalsuite.tasks.customization import customize_frames, customize_task
@@ -66,7 +66,7 @@ def customized(spec: SuiteSpec, tasks: list[TaskRecord]) -> list[TaskRecord]:
         return tasks
     dossier = load_dossier(spec.resolve(spec.dossier.file))
     hooks = preflight.domain_for(spec).customize
-    docs = {(d.doc, d.version): d.as_policy() for d in policies.policy_docs(spec)}
+    docs = {(d.doc, d.version): d.as_policy() for d in policy_documents.policy_docs(spec)}
     for c in map(dossier.customization, spec.dossier.apply):
         tasks = [customize_task(t, c, docs[(c.policy.doc, c.policy.version)], hooks) for t in tasks]
     return tasks
@@ -91,7 +91,8 @@ def requirements_traced(spec: SuiteSpec, paths: Paths) -> GateResult:
     if not paths.tasks.is_file():
         raise GateError("requirements_traced", "no derived tasks on record")
     tasks = read_tasks(paths.tasks)
-    problems = trace_problems(record.dossier, tasks, preflight.domain_for(spec).domain, policies.policy_docs(spec))
+    problems = trace_problems(record.dossier, tasks, preflight.domain_for(spec).domain,
+                              policy_documents.policy_docs(spec))
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         return blocked("requirements_traced", problems[0] + more, problems=md_list(problems[:50]))
