@@ -76,7 +76,7 @@ def test_a_suite_that_does_not_require_adjudication_says_how_to_make_sign_offs_c
         out = review(*args)
         assert out.splitlines()[-1] == (f"note: {spec_file} does not require adjudication, so sign-offs do not gate "
                                         f"its releases; {NOTE} and rebuild to make them count")
-    assert not registry.judge("adjudicated", load_spec(spec_file), paths).blocking
+    assert not registry.gate_result("adjudicated", load_spec(spec_file), paths).blocking
 
 
 def test_a_second_spelling_of_one_reviewer_is_not_a_second_reviewer(suite):

@@ -221,7 +221,7 @@ REWARD_BASES: tuple[RewardBasis, ...] = ("DB", "ENV_ASSERTION", "COMMUNICATE", "
 
 class EvaluationCriteria(Record):
     """An imported benchmark's own evaluation criteria, kept as it wrote them (τ²-bench's `evaluation_criteria`), so
-    each reward basis is graded as it grades it (evalsuite.grading.bases); the reward is the product of the bases
+    each reward basis is graded as it grades it (evalsuite.grading.reward_bases); the reward is the product of the bases
     in `reward_basis`. `judge` pins the model for `nl_assertions`, required when NL_ASSERTION counts."""
 
     reward_basis: list[RewardBasis] = Field(default_factory=lambda: ["DB", "COMMUNICATE"])  # the original's default

@@ -1,7 +1,7 @@
 """The one build driver: every stage in order, each refusing unchecked inputs, stopping at the first blocking gate.
 
 The command line calls `build`, `audit`, `run_source`, `replay_calls` and `example`; each Dagster asset calls
-the same stage's `run` (the driver's loop is Dagster's graph there), and each asset check calls `registry.judge`.
+the same stage's `run` (the driver's loop is Dagster's graph there), and each asset check calls `registry.gate_result`.
 """
 from __future__ import annotations
 
@@ -52,10 +52,10 @@ def inputs_ready(spec: SuiteSpec) -> None:
 
 
 def run_until(spec: SuiteSpec, paths: Paths, last: str, runner: Runner | None = None,
-              judge_last: bool = True, on_stage: OnStage | None = None) -> StageOutput:
+              decide_last: bool = True, on_stage: OnStage | None = None) -> StageOutput:
     """Run the build stages in order up to and including `last`, each followed by its own gates
-    (those of `last` only if `judge_last`: an audit reports failing tasks rather than stopping at them);
-    `on_stage` hears of each stage as it finishes, before its gates are judged. The caller has checked the
+    (those of `last` only if `decide_last`: an audit reports failing tasks rather than stopping at them);
+    `on_stage` hears of each stage as it finishes, before its gates decide. The caller has checked the
     inputs (inputs_ready) before taking the suite's lock."""
     for stage in build_stages(spec):
         if stage is acceptance_results.STAGE:
@@ -65,7 +65,7 @@ def run_until(spec: SuiteSpec, paths: Paths, last: str, runner: Runner | None = 
         if on_stage:
             on_stage(stage.name, out)
         if stage.name == last:
-            if judge_last:
+            if decide_last:
                 require(stage, spec, paths)
             return out
         require(stage, spec, paths)
@@ -94,7 +94,7 @@ def audit(spec_path: str | Path, out: Path, home: Path | None = None, runner: Ru
     inputs_ready(spec)
     paths = Paths(spec, home)
     with suite_lock(paths):
-        run_until(spec, paths, "acceptance_results", runner, judge_last=False)
+        run_until(spec, paths, "acceptance_results", runner, decide_last=False)
         audit_text = paths.audit.read_text()
         audit_json, audit_md = json.loads(audit_text), (paths.acceptance / "audit.md").read_text()
         world, tasks = World(preflight.domain_for(spec).domain, paths.world), derived_tasks.tasks_on_disk(paths)

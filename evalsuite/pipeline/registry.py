@@ -58,7 +58,7 @@ def gates_of(stage: str, spec: SuiteSpec) -> list[Gate]:
     return [g for g in STAGES[stage].gates if g.applies(spec)] if stage in STAGES else []
 
 
-def judge(name: str, spec: SuiteSpec, paths: Paths) -> GateResult:
+def gate_result(name: str, spec: SuiteSpec, paths: Paths) -> GateResult:
     """One gate's verdict from the records on disk; never raises (an unknown gate name does)."""
     if name not in GATES:
         raise KeyError(f"unknown gate {name!r}; gates: {', '.join(GATES)}")

@@ -38,7 +38,7 @@ class StageOutput:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-Judge = Callable[["SuiteSpec", "Paths"], GateResult]
+Decide = Callable[["SuiteSpec", "Paths"], GateResult]  # a gate's decision, from the records on disk
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class Gate:
 
     name: str
     stage: str
-    judge: Judge  # judges from the records on disk
+    decide: Decide
     description: str  # one sentence, shown in the UI, `evalsuite gates` and the README
     applies: Callable[["SuiteSpec"], bool] = lambda spec: True
 
@@ -77,9 +77,9 @@ def blocked(gate: str, reason: str, **metadata: Any) -> GateResult:
 
 
 def evaluate(gate: Gate, spec: SuiteSpec, paths: Paths) -> GateResult:
-    """Judge one gate; a judge that raises is a blocking failure saying what went wrong, never a pass."""
+    """Decide one gate; a decision that raises is a blocking failure saying what went wrong, never a pass."""
     try:
-        return gate.judge(spec, paths)
+        return gate.decide(spec, paths)
     except GateError as exc:
         return blocked(gate.name, exc.reason)
     except Exception as exc:  # a gate that cannot be evaluated must not pass

@@ -10,11 +10,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from evalsuite.core.markdown import md_table
-from evalsuite.scoring.bases import BasisRow
 from evalsuite.scoring.cost import money
 from evalsuite.scoring.measures import measure_cells, measures_table
 from evalsuite.scoring.metrics import KPoint
 from evalsuite.scoring.recorded import RecordedScore
+from evalsuite.scoring.reward_bases import BasisRow
 from evalsuite.scoring.scorecard import AgentScore, HumanScore, Scorecard
 
 
@@ -75,7 +75,7 @@ def console_table(card: Scorecard):
     row("infra errors", (str(a.outcomes["infra_error"]) for a in card.agents), lambda h: str(h.outcomes["infra_error"]))
     for k in shown_ks(max((len(a.curve) for a in card.agents), default=1)):
         row(f"pass^{k}", (passk_cell(a.curve, k) for a in card.agents), lambda h: human_cell(h) if k == 1 else "—")
-    if card.bases:  # each reward basis beside the scorecard's own pass^k (evalsuite.scoring.bases)
+    if card.bases:  # each reward basis beside the scorecard's own pass^k (evalsuite.scoring.reward_bases)
         by_agent = {a.agent: {r.basis: r for r in a.rows} for a in card.bases.agents}
         for basis in dict.fromkeys(r.basis for a in card.bases.agents for r in a.rows if r.tasks):  # counted ones
             row(f"{basis} pass^1", (_basis_cell(by_agent.get(a.agent, {}).get(basis)) for a in card.agents),

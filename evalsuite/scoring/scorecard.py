@@ -22,12 +22,12 @@ from evalsuite.core.identity import SuiteVersion
 from evalsuite.core.prices import PricedTable, load_prices
 from evalsuite.core.records import TaskRecord
 from evalsuite.domains.registry import lookup
-from evalsuite.scoring.bases import POLICY as BASES_POLICY
-from evalsuite.scoring.bases import RewardBases, basis_scores
 from evalsuite.scoring.cost import AgentCost, agent_cost
 from evalsuite.scoring.measures import AgentMeasures, agent_measures
 from evalsuite.scoring.metrics import KPoint, slice_table, suite_pass_curve, wilson_interval
 from evalsuite.scoring.recorded import RecordedScore
+from evalsuite.scoring.reward_bases import POLICY as BASES_POLICY
+from evalsuite.scoring.reward_bases import RewardBases, basis_scores
 from evalsuite.scoring.security import SecurityScore, security_scores
 from evalsuite.trials.spend import CapReached
 from evalsuite.trials.tracelog import TrialRecord, summary_frame

@@ -28,7 +28,7 @@ from pydantic import ConfigDict, Field, ValidationError
 from evalsuite.core.identity import AgentConfig, SuiteVersion
 from evalsuite.core.io import atomic_write, write_with
 from evalsuite.core.records import Simulator
-from evalsuite.grading.bases import bases_summary
+from evalsuite.grading.reward_bases import bases_summary
 from evalsuite.trials.trial import TrialResult
 
 if TYPE_CHECKING:

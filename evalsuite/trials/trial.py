@@ -12,10 +12,10 @@ from pydantic import BaseModel, Field
 from evalsuite.core.identity import TrialLimits
 from evalsuite.core.prices import PriceTable
 from evalsuite.core.records import TaskRecord, TraceEvent, Usage
-from evalsuite.grading.bases import Bases, ajudge_trial, grade_bases, judge_trial
 from evalsuite.grading.grader import Verdict, grade_trial, merged
 from evalsuite.grading.judge import Judgement
 from evalsuite.grading.measures import TrialMeasures, measure_trial
+from evalsuite.grading.reward_bases import Bases, ajudge_trial, grade_bases, judge_trial
 from evalsuite.trials.agents.base import Agent, AgentEnv, AsyncAgent, BudgetExhausted
 from evalsuite.trials.attacks import attack_effect, place_attack
 from evalsuite.trials.users.dual import Sides, grade_sides, prepare

@@ -1,7 +1,7 @@
 """The gates as asset checks that always emit a result: ERROR when the gate blocks.
 
 Each check is one entry of the gate registry (evalsuite.pipeline.registry): its
-name, description and judge. Task-level gates that fail within the quarantine
+name, description and decision. Task-level gates that fail within the quarantine
 the spec allows report WARN (the tasks are quarantined and the release goes
 ahead without them); beyond it, ERROR. An ERROR does not fail the run: every
 stage below refuses the blocked input itself and is held back, not run, with
@@ -29,7 +29,7 @@ def stage_checks(spec: SuiteSpec, asset_key: dg.AssetKey, gates: list[Gate]) -> 
                                  for g in gates])
     def _checks(context: dg.AssetCheckExecutionContext, home: EvalsuiteHome) -> Iterator[dg.AssetCheckResult]:
         for key in sorted(context.selected_asset_check_keys, key=lambda k: list(by_name).index(k.name)):
-            yield check_result(key, registry.judge(key.name, spec, home.paths(spec)))
+            yield check_result(key, registry.gate_result(key.name, spec, home.paths(spec)))
 
     return _checks
 

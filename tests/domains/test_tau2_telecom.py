@@ -30,7 +30,7 @@ from evalsuite.domains.tau2_telecom import (
     user_from_nested,
     user_to_nested,
 )
-from evalsuite.domains.tau2_telecom.replay import assess, initialize, run_task
+from evalsuite.domains.tau2_telecom.task_run import assess, initialize, run_task
 from evalsuite.worlds.domain import CheckInput, ToolContext
 from evalsuite.worlds.link import connect
 

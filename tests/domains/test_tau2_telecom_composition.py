@@ -30,7 +30,7 @@ from evalsuite.domains.tau2_telecom.issues import (
     then,
     user,
 )
-from evalsuite.domains.tau2_telecom.sandbox import TelecomSandbox
+from evalsuite.domains.tau2_telecom.workbench import TelecomWorkbench
 from evalsuite.tasks.composition import Composite, verify
 
 SRC = Path(__file__).resolve().parents[2] / "third_party" / "tau2_telecom"
@@ -166,10 +166,10 @@ def test_the_strata_table_counts_the_base_split_per_intent_issue_count_and_perso
 
 
 @pytest.fixture(scope="module")
-def box(tmp_path_factory) -> TelecomSandbox:
+def box(tmp_path_factory) -> TelecomWorkbench:
     worlds = build_worlds(from_toml(SRC / "db.toml"), from_toml(SRC / "user_db.toml"),
                           tmp_path_factory.mktemp("tel") / "world.sqlite")
-    return TelecomSandbox(*worlds)
+    return TelecomWorkbench(*worlds)
 
 
 def test_every_task_verifies_with_the_domains_tools(composed, box):

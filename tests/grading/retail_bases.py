@@ -7,8 +7,8 @@ from pathlib import Path
 
 from evalsuite.core.records import MESSAGE, EvaluationCriteria, TaskRecord, TraceEvent
 from evalsuite.domains.tau2_retail import build_world
-from evalsuite.grading.bases import Bases, BasisResult, grade_bases
 from evalsuite.grading.grader import grade_trial
+from evalsuite.grading.reward_bases import Bases, BasisResult, grade_bases
 from evalsuite.tasks.taskfile import read_tasks
 from evalsuite.worlds.world import World
 

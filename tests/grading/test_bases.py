@@ -8,8 +8,8 @@ import pytest
 
 from evalsuite.core.records import EnvAssertion, GoalState, GoldAction, TraceEvent
 from evalsuite.domains.tau2_retail import tau2_hash
-from evalsuite.grading.bases import action_matches, combine, grade_bases
 from evalsuite.grading.grader import grade_trial
+from evalsuite.grading.reward_bases import action_matches, combine, grade_bases
 from tests.audit.test_probes import _task as shop_task
 from tests.grading import test_domain_checks  # noqa: F401  (registers the shop's closed_exactly check)
 from tests.grading.grader_shop import build_world as build_shop

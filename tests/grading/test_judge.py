@@ -10,8 +10,8 @@ import pytest
 from scripted_model import reply, run_async, serve_staged
 
 from evalsuite.grading import judge
-from evalsuite.grading.bases import grade_bases, judge_trial
 from evalsuite.grading.grader import grade_trial
+from evalsuite.grading.reward_bases import grade_bases, judge_trial
 from evalsuite.trials.agents.factory import make_agent
 from evalsuite.trials.trial import run_trial
 from tests.grading.retail_bases import ROOT, act, basis

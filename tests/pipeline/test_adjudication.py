@@ -62,7 +62,7 @@ def test_with_no_sign_offs_the_gate_blocks_and_lists_what_each_task_needs(suite)
     _, spec, paths = suite
     tasks = read_tasks(paths.tasks)
     accept(spec, paths)
-    v = registry.judge("adjudicated", spec, paths)
+    v = registry.gate_result("adjudicated", spec, paths)
     assert v.blocking
     assert v.reason.startswith(f"{len(tasks)} of {len(tasks)} task(s) not adjudicated (blocks the release")
     assert f"{tasks[0].task_id}: 0 of 2 reviewer sign-offs; {tasks[1].task_id}: 0 of 2" in v.reason
@@ -86,7 +86,7 @@ def test_sign_disagree_resolve_then_the_gate_passes_and_the_release_holds_every_
                       f"{one}: 1 of 2 reviewer sign-offs", f"{split}: disagreement open"]
 
     accept(spec, paths)  # two of 49 unreviewed: quarantined within the 10% allowance, the release still allowed
-    v = registry.judge("adjudicated", spec, paths)
+    v = registry.gate_result("adjudicated", spec, paths)
     assert not v.passed and not v.blocking
     assert v.reason == (f"2 of {len(tasks)} task(s) not adjudicated (quarantined, release still allowed; allowed 10%): "
                         f"{one}: 1 of 2 reviewer sign-offs; {split}: disagreement open")
@@ -98,7 +98,7 @@ def test_sign_disagree_resolve_then_the_gate_passes_and_the_release_holds_every_
     review("sign", spec_file, "--task", one, "--reviewer", "bob", "--decision", "agree")
     built = driver.build(spec_file, paths.home)
     assert (built.accepted, built.quarantined) == (len(tasks), 0)
-    assert registry.judge("adjudicated", spec, paths).passed
+    assert registry.gate_result("adjudicated", spec, paths).passed
     assert acceptance_results.audit_on_record(paths).reviews == {
         "tasks": len(tasks), "signed_by_0": 0, "signed_by_1": 0, "signed_by_2_or_more": len(tasks),
         "disagreements_open": 0, "resolved": 1, "adjudicated": len(tasks), "needs_review_again": 0}

@@ -53,7 +53,7 @@ def suite(built, tmp_path, monkeypatch):
 
 
 def judge(name, spec, paths):
-    return registry.judge(name, spec, paths)
+    return registry.gate_result(name, spec, paths)
 
 
 def test_every_gate_is_declared_once_with_its_stage_and_one_sentence():

@@ -82,7 +82,7 @@ def fresh_rows(e: Entity) -> dict[str, dict[str, Any]]:
                         "data_roaming": 0, "apn": "internet", "mms_enabled": 1, "abroad": 0}}
 
 
-class SqlSandbox:
+class SqlWorkbench:
     """An in-memory SQLite world with both sides' tables; attempts are savepoints, tools are the real ones."""
 
     def __init__(self, plans: Sequence[Mapping[str, Any]]):
@@ -144,7 +144,7 @@ def generate(plans: Sequence[Mapping[str, Any]], policy: Policy, *, n: int = 100
              license_ref: str = "generated", protocol: TrialProtocol | None = None,
              intents: Sequence[str] | None = None, max_subtasks: int | None = None) -> Generation:
     """Compose, verify (dropping and counting failures), sample ~n balanced tasks, build their rows and records."""
-    box = SqlSandbox(plans)
+    box = SqlWorkbench(plans)
     every = composites(intents, max_subtasks)
     dropped: Counter = Counter()
     good = []
@@ -166,7 +166,7 @@ def generate(plans: Sequence[Mapping[str, Any]], policy: Policy, *, n: int = 100
                       sampled=len(picked), strata=strata, tables=_seed_rows(box, picked), tasks=tasks)
 
 
-def _seed_rows(box: SqlSandbox, picked: Sequence[tuple[Composite, str]]) -> dict[str, list[dict[str, Any]]]:
+def _seed_rows(box: SqlWorkbench, picked: Sequence[tuple[Composite, str]]) -> dict[str, list[dict[str, Any]]]:
     """Each sampled task's rows, fresh then broken by its initialisation."""
     with box.attempt():
         for k, (c, _) in enumerate(picked):

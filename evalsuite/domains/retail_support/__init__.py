@@ -14,7 +14,7 @@ from pathlib import Path
 from evalsuite.domains.package import DomainPackage, FixedRules
 from evalsuite.domains.retail_support import (
     checks,  # noqa: F401 - registers the domain checks
-    workflow,
+    fixed_rules,
 )
 from evalsuite.domains.retail_support.customize import CUSTOMIZE
 from evalsuite.domains.retail_support.seed import tables
@@ -22,7 +22,7 @@ from evalsuite.domains.retail_support.tools import DOMAIN, ROLE
 from evalsuite.worlds.world import World
 
 PACKAGE = DomainPackage(domain=DOMAIN, customize=CUSTOMIZE, fixed_rules=FixedRules(
-    decisions=workflow.DECISIONS, gather=workflow.gather, decide=workflow.decide, act=workflow.act))
+    decisions=fixed_rules.DECISIONS, gather=fixed_rules.gather, decide=fixed_rules.decide, act=fixed_rules.act))
 
 __all__ = ["DOMAIN", "PACKAGE", "ROLE", "build_world", "open_or_build_world"]
 

@@ -28,7 +28,7 @@ from evalsuite.domains.tau2_telecom.convert import from_nested, to_nested
 from evalsuite.domains.tau2_telecom.link import LINK
 from evalsuite.domains.tau2_telecom.phone_convert import user_from_nested, user_to_nested
 from evalsuite.domains.tau2_telecom.phone_tools import USER_DOMAIN
-from evalsuite.domains.tau2_telecom.replay import TaskRun, run_task
+from evalsuite.domains.tau2_telecom.task_run import TaskRun, run_task
 from evalsuite.domains.tau2_telecom.tau2_hash import TAU2_HASH
 from evalsuite.domains.tau2_telecom.tools import DOMAIN, ROLE
 from evalsuite.worlds.world import World

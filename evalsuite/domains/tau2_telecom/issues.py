@@ -189,7 +189,7 @@ def handoff(intent: Intent) -> Subtask:
 
 
 def set_up(box: Any, issue: Issue, e: Entity) -> None:
-    """Run the issue's setup steps on `box` (evalsuite.domains.tau2_telecom.sandbox), then require its setup
+    """Run the issue's setup steps on `box` (evalsuite.domains.tau2_telecom.workbench), then require its setup
     checks."""
     for call in issue.setup(e):
         box.initialize(call)

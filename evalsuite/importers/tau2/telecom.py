@@ -40,9 +40,9 @@ from evalsuite.core.records import (
 from evalsuite.deid.rules import load_rules
 from evalsuite.domains import tau2_telecom as tel
 from evalsuite.domains.tau2_telecom import composition as comp
-from evalsuite.domains.tau2_telecom.replay import setup_calls
-from evalsuite.domains.tau2_telecom.sandbox import TelecomSandbox
+from evalsuite.domains.tau2_telecom.task_run import setup_calls
 from evalsuite.domains.tau2_telecom.user_script import script
+from evalsuite.domains.tau2_telecom.workbench import TelecomWorkbench
 from evalsuite.importers.gold import GoldReplayError, replay_gold_dual
 from evalsuite.importers.source_files import pinned_files
 from evalsuite.importers.suite_folder import IMPORTED_USES, write_parquet, write_rights, write_suite, written_files
@@ -159,7 +159,7 @@ def import_telecom(src: Path, out: Path) -> TelecomReport:
     full = comp.kept(composed)
     sample = sorted(comp.kept(comp.sampled(composed)), key=lambda t: t.id)
     splits = json.loads((src / "split_tasks.json").read_text())
-    box = TelecomSandbox(agent, phone)
+    box = TelecomWorkbench(agent, phone)
     bits = dict(composed=len(composed), full=len(full), **_compared(full, raw),
                 verification_failures=comp.verify_all(full, box),
                 holding_at_start=_held(comp.holding_at_start(full, box)), sampled=len(sample),

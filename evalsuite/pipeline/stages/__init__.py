@@ -1,1 +1,1 @@
-"""The build stages, one module each: the work, the record it leaves on disk, and the gates that judge it."""
+"""The build stages, one module each: the work, the record it leaves on disk, and the gates that decide on it."""

@@ -135,13 +135,13 @@ def audit_on_record(paths: Paths) -> AuditRecord:
 
 
 def _acceptance_gate(name: str):
-    def judge(spec: SuiteSpec, paths: Paths) -> GateResult:
+    def decide(spec: SuiteSpec, paths: Paths) -> GateResult:
         audit = audit_on_record(paths)
         failing = [(t.task_id, "; ".join(t.reasons)) for t in audit.gate(name)]
         return derived_tasks.quarantine_verdict(name, spec, len(audit.tasks), failing,
                                           releasable=bool(audit.summary["releasable"]))
 
-    return judge
+    return decide
 
 
 def adjudicated(spec: SuiteSpec, paths: Paths, listed: int = 5) -> GateResult:

@@ -194,12 +194,12 @@ def quarantine_verdict(gate: str, spec: SuiteSpec, total: int, failing: list[tup
 
 
 def _task_gate(name: str, test: Callable[[TaskRecord], bool]):
-    def judge(spec: SuiteSpec, paths: Paths) -> GateResult:
+    def decide(spec: SuiteSpec, paths: Paths) -> GateResult:
         tasks = tasks_on_disk(paths)
         failing = [(t.task_id, name.replace("_", " ") + " fails") for t in tasks if not test(t)]
         return quarantine_verdict(name, spec, len(tasks), failing)
 
-    return judge
+    return decide
 
 
 def _config(spec: SuiteSpec, paths: Paths) -> list:

@@ -1,5 +1,5 @@
 """The process dossier as a source, upstream of derivation: validated, recorded with its content hash (which every
-release of the suite carries), its customizations applied to the derived tasks and world. The judge of the gate
+release of the suite carries), its customizations applied to the derived tasks and world. The decision of the gate
 requirements_traced stands here; the gate guards derived_tasks and is declared there.
 """
 from __future__ import annotations

@@ -14,14 +14,14 @@ from contextlib import contextmanager
 from evalsuite.core.records import EnvAssertion, ToolCall
 from evalsuite.domains.tau2_telecom.issues import INTENTS
 from evalsuite.domains.tau2_telecom.link import LINK
-from evalsuite.domains.tau2_telecom.replay import assess, play
+from evalsuite.domains.tau2_telecom.task_run import assess, play
 from evalsuite.tasks.composition import Entity, Goal, Subtask
 from evalsuite.worlds.domain import ToolError
 from evalsuite.worlds.link import apply_calls, connect
 from evalsuite.worlds.world import World
 
 
-class TelecomSandbox:
+class TelecomWorkbench:
     def __init__(self, agent: World, phone: World):
         self.worlds = (agent, phone)
         self.log: list[tuple[bool, ToolCall]] = []  # (a solution call?, the call) since the last reset

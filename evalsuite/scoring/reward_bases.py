@@ -1,6 +1,6 @@
 """Reward bases on a scorecard: for the tasks that carry an imported benchmark's evaluation criteria, each basis
 (DB, ENV_ASSERTION, COMMUNICATE, ACTION, NL_ASSERTION) and the reward they combine into, per agent, so a reader
-sees whether an agent failed on the end state, on what it said, or on the judge (evalsuite.grading.bases).
+sees whether an agent failed on the end state, on what it said, or on the judge (evalsuite.grading.reward_bases).
 
 A basis is scored over the tasks whose reward_basis lists it and that ask something of it (an empty list passes
 by definition, which says nothing of the agent); the reward over every task. Each row has its trials' pass, fail
