@@ -167,3 +167,12 @@ def test_definitions_validate_passes_with_a_bad_spec_listed(tmp_path):
     run = validate(minimal_env(tmp_path, EVALSUITE_SUITES=suites))
     assert run.returncode == 0, run.stdout + run.stderr
     assert "All code locations passed validation" in run.stdout + run.stderr
+
+
+def test_dg_finds_the_components_a_teams_project_names_through_the_entry_point():
+    """What `dg list components` and `dg scaffold defs` list: the components of every registry module installed
+    under the entry point group dagster_dg_cli.registry_modules (Dagster's own discovery)."""
+    from dagster.components.core.package_entry import discover_entry_point_package_objects
+
+    found = {(k.namespace, k.name) for k in discover_entry_point_package_objects()}
+    assert {("evalsuite_dagster", n) for n in ("SuiteComponent", "SharedResources", "ListedSuites")} <= found
