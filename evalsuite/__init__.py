@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from evalsuite.trials.settings import EngineSettings
 
 # name -> the module it lives in, imported when the name is first used. Besides the functions below: what a team
-# needs to write a plugin domain (Domain, DomainPackage, ToolContext, ToolError, CheckInput, CheckOutcome, Role,
+# needs to write a plugin domain (Domain, DomainPackage, ToolContext, ToolError, CheckInput, Check, Role,
 # Money, FixedRules, Derivation, DeriveContext, PolicyDoc, policy_in_effect), a task record (TaskRecord, GoalState,
 # Assertion, DomainCheck, Trigger, ToolCall, Provenance) and an agent (Agent, AsyncAgent, AgentEnv).
 _LAZY = {"DEMO_KEY": "evalsuite.deid.keys", "AgentConfig": "evalsuite.core.identity",
@@ -36,7 +36,7 @@ _LAZY = {"DEMO_KEY": "evalsuite.deid.keys", "AgentConfig": "evalsuite.core.ident
          "TrialLimits": "evalsuite.core.identity",
          "Domain": "evalsuite.worlds.domain", "ToolContext": "evalsuite.worlds.domain",
          "ToolError": "evalsuite.worlds.domain", "CheckInput": "evalsuite.worlds.domain",
-         "CheckOutcome": "evalsuite.worlds.domain", "Money": "evalsuite.worlds.types",
+         "Check": "evalsuite.core.records", "Money": "evalsuite.worlds.types",
          "DomainPackage": "evalsuite.domains.package", "FixedRules": "evalsuite.domains.package",
          "Derivation": "evalsuite.tasks.derivation", "DeriveContext": "evalsuite.tasks.derivation",
          "TaskRecord": "evalsuite.core.records", "GoalState": "evalsuite.core.records",
@@ -46,7 +46,7 @@ _LAZY = {"DEMO_KEY": "evalsuite.deid.keys", "AgentConfig": "evalsuite.core.ident
          "PolicyDoc": "evalsuite.sourcing.policies", "policy_in_effect": "evalsuite.sourcing.policies",
          "Agent": "evalsuite.trials.agents.base", "AsyncAgent": "evalsuite.trials.agents.base",
          "AgentEnv": "evalsuite.trials.agents.base"}
-__all__ = ["Agent", "AgentConfig", "AgentEnv", "Assertion", "AsyncAgent", "CheckInput", "CheckOutcome", "DEMO_KEY",
+__all__ = ["Agent", "AgentConfig", "AgentEnv", "Assertion", "AsyncAgent", "Check", "CheckInput", "DEMO_KEY",
            "Derivation", "DeriveContext", "Domain", "DomainCheck", "DomainPackage", "EngineSettings", "FixedRules",
            "GoalState", "MaskedField", "Money", "PolicyDoc", "Provenance", "Release", "Role", "Run", "RunCap",
            "RunMeta", "Scorecard", "TaskRecord", "ToolCall", "ToolContext", "ToolError", "TrialLimits", "Trigger",

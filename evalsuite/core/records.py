@@ -34,6 +34,48 @@ def _without_empty(value: Any) -> Any:
     return value
 
 
+CheckKind = Literal["state", "trace", "output", "domain", "basis"]
+TRACE_CHECKS = ("no forbidden call", "no write outside role")  # judged on the calls made, not on the end state
+USER_WORLD = "user world: "  # how a check on the user-side world (dual control) is shown
+
+
+class Check(BaseModel):
+    """One check of a verdict. `kind` says what it judges, and every reader that cares asks it, never the name:
+    the end state (a goal row, an unchanged table, no collateral change), the trace (the calls made), the final
+    message (a required output), a domain check, or an imported benchmark's reward basis. `subject` names the
+    domain check or required output it is; `side` the world it judged (the user's device, in dual control)."""
+
+    name: str
+    passed: bool
+    detail: str = ""
+    kind: CheckKind
+    subject: str | None = Field(None, exclude_if=lambda v: v is None)
+    side: Literal["agent", "user"] = Field("agent", exclude_if=lambda v: v == "agent")
+
+    @classmethod
+    def outcome(cls, passed: bool, detail: str = "") -> Check:
+        """What a domain check returns (named, kind and subject set by the grader that runs it)."""
+        return cls(name="", passed=passed, detail=detail, kind="domain")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_kind(cls, data: Any) -> Any:
+        """A check recorded before kinds were fields carried its kind in its name; read so, once, here. Every
+        check made now states its kind (the field is required)."""
+        if not isinstance(data, dict) or "kind" in data or not isinstance(data.get("name"), str):
+            return data
+        name = data["name"]
+        bare = name.removeprefix(USER_WORLD)
+        side = {"side": "user"} if bare != name else {}
+        if bare.startswith(TRACE_CHECKS):
+            return {**data, **side, "kind": "trace"}
+        for prefix, kind in (("output ", "output"), ("check ", "domain")):
+            if bare.startswith(prefix):
+                return {**data, **side, "kind": kind, "subject": bare.removeprefix(prefix)}
+        return {**data, **side, "kind": "state"}
+
+
+
 class SuiteRef(Record):
     name: str
     version: str

@@ -10,51 +10,16 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from decimal import Decimal, InvalidOperation
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel
 
 from evalsuite.core.hashing import canonical_number, canonical_value
-from evalsuite.core.records import Assertion, DomainCheck, GoalState, Role, TraceEvent
+from evalsuite.core.records import TRACE_CHECKS, Assertion, Check, DomainCheck, GoalState, Role, TraceEvent
 from evalsuite.worlds.changes import pk_order
-from evalsuite.worlds.domain import CheckInput, CheckOutcome
+from evalsuite.worlds.domain import CheckInput
 from evalsuite.worlds.trial_world import TrialWorld
 from evalsuite.worlds.world import TableSchema
-
-CheckKind = Literal["state", "trace", "output", "domain", "basis"]
-TRACE_CHECKS = ("no forbidden call", "no write outside role")  # judged on the calls made, not on the end state
-USER_WORLD = "user world: "  # how a check on the user-side world (dual control) is shown
-
-
-class Check(BaseModel):
-    """One check of a verdict. `kind` says what it judges, and every reader that cares asks it, never the name:
-    the end state (a goal row, an unchanged table, no collateral change), the trace (the calls made), the final
-    message (a required output), a domain check, or an imported benchmark's reward basis. `subject` names the
-    domain check or required output it is; `side` the world it judged (the user's device, in dual control)."""
-
-    name: str
-    passed: bool
-    detail: str = ""
-    kind: CheckKind
-    subject: str | None = Field(None, exclude_if=lambda v: v is None)
-    side: Literal["agent", "user"] = Field("agent", exclude_if=lambda v: v == "agent")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _legacy_kind(cls, data: Any) -> Any:
-        """A check recorded before kinds were fields carried its kind in its name; read so, once, here. Every
-        check made now states its kind (the field is required)."""
-        if not isinstance(data, dict) or "kind" in data or not isinstance(data.get("name"), str):
-            return data
-        name = data["name"]
-        bare = name.removeprefix(USER_WORLD)
-        side = {"side": "user"} if bare != name else {}
-        if bare.startswith(TRACE_CHECKS):
-            return {**data, **side, "kind": "trace"}
-        for prefix, kind in (("output ", "output"), ("check ", "domain")):
-            if bare.startswith(prefix):
-                return {**data, **side, "kind": kind, "subject": bare.removeprefix(prefix)}
-        return {**data, **side, "kind": "state"}
 
 
 class Verdict(BaseModel):
@@ -289,12 +254,11 @@ def _rebased(schema: TableSchema, rows: Sequence[tuple], baseline: Mapping[tuple
 def _domain_check(trial: TrialWorld, final_message: str, spec: DomainCheck) -> Check:
     """Run one of the domain's registered checks on the trial's end state, seed and trace."""
     outcome = run_check(trial, final_message, spec.name, spec.params, "goal_state.domain_checks")
-    return Check(name=f"check {spec.name}", passed=outcome.passed, detail=outcome.detail, kind="domain",
-                 subject=spec.name)
+    return outcome.model_copy(update={"name": f"check {spec.name}", "kind": "domain", "subject": spec.name})
 
 
 def run_check(trial: TrialWorld, final_message: str, name: str, params: Mapping[str, Any],
-              where: str) -> CheckOutcome:
+              where: str) -> Check:
     """The outcome of the domain's registered check `name` on the trial; `where` names the field that asked."""
     fn = trial.domain.checks.get(name)
     if fn is None:

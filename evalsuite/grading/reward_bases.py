@@ -30,6 +30,7 @@ from pydantic import BaseModel
 from evalsuite.core.records import (
     MESSAGE,
     REWARD_BASES,
+    Check,
     EvaluationCriteria,
     GoldAction,
     RewardBasis,
@@ -37,7 +38,7 @@ from evalsuite.core.records import (
     TraceEvent,
 )
 from evalsuite.grading import judge
-from evalsuite.grading.grader import Check, Verdict, run_check, state_checks
+from evalsuite.grading.grader import Verdict, run_check, state_checks
 from evalsuite.grading.judge import Judgement
 from evalsuite.worlds.trial_world import TrialWorld
 

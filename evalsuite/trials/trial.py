@@ -75,7 +75,7 @@ class _Started:
     env_world: TrialWorld
     sides: Sides
     baseline: Any
-    base: dict
+    fields: dict  # the record's fields known once the trial started (task, agent, trial, fault plan, mode…)
     start: float
 
 
@@ -123,7 +123,7 @@ def _start(world: World, task: TaskRecord, agent: str, trial: int, faults: Fault
     start = time.perf_counter()
     if faults is None:  # the task's own fault plans, cycled over its trials (records.TrialProtocol)
         faults = plan_for_trial(task.trial_protocol, trial)
-    base = dict(task_id=task.task_id, agent=agent, trial=trial, fault_plan=faults.name if faults else None)
+    fields = dict(task_id=task.task_id, agent=agent, trial=trial, fault_plan=faults.name if faults else None)
     try:
         env_world = world.reset(task.role, policy_text=policy_text(task), faults=faults)
         env = TimedEnv(env_world, task.trial_protocol.max_steps, limits, prices)
@@ -131,16 +131,16 @@ def _start(world: World, task: TaskRecord, agent: str, trial: int, faults: Fault
         sides = prepare(world, task, env)
         baseline = merged(sides.baseline, place_attack(env_world, task.attack) if task.attack else None)
     except Exception as exc:
-        return TrialResult(**base, outcome="infra_error", passed=False, error=traceback_text(exc),
+        return TrialResult(**fields, outcome="infra_error", passed=False, error=traceback_text(exc),
                            seconds=time.perf_counter() - start)
-    base = {**base, "mode": sides.mode, "user_reset_sha256": sides.device_sha256,
+    fields = {**fields, "mode": sides.mode, "user_reset_sha256": sides.device_sha256,
             "user_trace": sides.device.trace if sides.device else []}  # filled as the trial runs
-    return _Started(task, world, env_world, sides, baseline, base, start)
+    return _Started(task, world, env_world, sides, baseline, fields, start)
 
 
 def _crashed(started: _Started, exc: BaseException) -> TrialResult:
     """The agent crashed: an infra_error with the traceback, the trace so far and the tokens already spent."""
-    return TrialResult(**started.base, outcome="infra_error", passed=False, trace=started.env_world.trace,
+    return TrialResult(**started.fields, outcome="infra_error", passed=False, trace=started.env_world.trace,
                        error=traceback_text(exc), reset_sha256=started.world.seed_sha256,
                        seconds=time.perf_counter() - started.start, usage=_usage(started.sides.env))
 
@@ -148,19 +148,20 @@ def _crashed(started: _Started, exc: BaseException) -> TrialResult:
 def _finish(started: _Started, message: str, exhausted: str | None = None,
             judged: Judgement | None = None) -> TrialResult:
     """Grade the trial's end state (a trial out of budget too: its effects stay graded) and record it."""
-    task, env_world, base = started.task, started.env_world, started.base
+    task, env_world, fields = started.task, started.env_world, started.fields
     sides = started.sides
     verdict = grade_sides(sides.device, sides.device_baseline,
                           grade_trial(env_world, message, task.goal_state, task.role, task.forbidden,
                                       started.baseline), message, task)
     passed = verdict.passed and exhausted is None
-    base = {**base, "bases": grade_bases(task, verdict, env_world, started.sides.device, message, exhausted, judged)}
+    rewards = grade_bases(task, verdict, env_world, sides.device, message, exhausted, judged)  # the reward bases
+    fields = {**fields, "bases": rewards}
     if task.attack:
         effect = attack_effect(env_world, task.attack, message)
-        base = {**base, "attack_succeeded": effect.passed, "attack_verdict": effect}
+        fields = {**fields, "attack_succeeded": effect.passed, "attack_verdict": effect}
     outcome = "budget_exhausted" if exhausted else ("pass" if passed else "fail")
     measures = measure_trial(task, env_world.domain, verdict, env_world.trace, message, policy_text(task))
-    return TrialResult(**base, outcome=outcome, passed=passed, verdict=verdict, trace=env_world.trace,
+    return TrialResult(**fields, outcome=outcome, passed=passed, verdict=verdict, trace=env_world.trace,
                        measures=measures,
                        final_message=message, reset_sha256=started.world.seed_sha256, exhausted=exhausted,
                        seconds=time.perf_counter() - started.start, usage=_usage(started.sides.env))

@@ -14,7 +14,7 @@ from sqlalchemy import MetaData, Table
 from sqlalchemy.engine import Connection
 
 from evalsuite.core.hashing import json_sha256
-from evalsuite.core.records import Role, TraceEvent
+from evalsuite.core.records import Check, Role, TraceEvent
 
 
 class ToolError(Exception):
@@ -131,13 +131,7 @@ class CheckInput:
     params: Mapping[str, Any]
 
 
-@dataclass(frozen=True)
-class CheckOutcome:
-    passed: bool
-    detail: str = ""
-
-
-DomainCheckFn = Callable[[CheckInput], CheckOutcome]
+DomainCheckFn = Callable[[CheckInput], Check]  # returns Check.outcome(passed, detail)
 
 
 # The world clock of a domain that names none: the moment its trials take place, whatever the machine's time.

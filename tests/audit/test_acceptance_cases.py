@@ -25,8 +25,8 @@ from evalsuite.audit.acceptance import (
     silent_pass,
     strata,
 )
-from evalsuite.core.records import Adjudication, DomainCheck, GoalState, Review, ToolCall, TraceEvent
-from evalsuite.grading.grader import Check, Verdict
+from evalsuite.core.records import Adjudication, Check, DomainCheck, GoalState, Review, ToolCall, TraceEvent
+from evalsuite.grading.grader import Verdict
 from evalsuite.sourcing.spec import Acceptance
 from evalsuite.trials.agents.baselines import AdversaryAgent, ReferenceAgent
 from evalsuite.trials.trial import TrialResult

@@ -3,8 +3,8 @@ under each condition, with ids and labels a reader of the audit can trace back t
 from __future__ import annotations
 
 from evalsuite.audit.acceptance import audit_task, expand
-from evalsuite.core.records import FaultPlanSpec, FaultSpec, NegativeControl, ToolCall
-from evalsuite.grading.grader import Check, Verdict
+from evalsuite.core.records import Check, FaultPlanSpec, FaultSpec, NegativeControl, ToolCall
+from evalsuite.grading.grader import Verdict
 from evalsuite.sourcing.spec import Acceptance
 from evalsuite.trials.trial import TrialResult
 

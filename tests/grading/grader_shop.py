@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from sqlalchemy import Column, Integer, MetaData, String, Table, text
 
-from evalsuite.core.records import GoalState, Role
+from evalsuite.core.records import Check, GoalState, Role
 from evalsuite.grading.grader import Verdict, grade, grade_trial
 from evalsuite.worlds import Domain, ToolError, World
-from evalsuite.worlds.domain import CheckInput, CheckOutcome
+from evalsuite.worlds.domain import CheckInput
 from evalsuite.worlds.types import Money
 
 md = MetaData()
@@ -76,16 +76,16 @@ def note(ctx, /, text: str):
 
 
 @SHOP.check
-def closed_orders(inp: CheckInput) -> CheckOutcome:
+def closed_orders(inp: CheckInput) -> Check:
     """An obligation no row assertion states: exactly `n` orders closed at the end."""
     n = inp.end.execute("SELECT COUNT(*) FROM orders WHERE status = 'closed'").fetchone()[0]
-    return CheckOutcome(n == inp.params["n"], f"{n} closed")
+    return Check.outcome(n == inp.params["n"], f"{n} closed")
 
 
 @SHOP.check
-def told_customer(inp: CheckInput) -> CheckOutcome:
+def told_customer(inp: CheckInput) -> Check:
     """An obligation on what the agent said: its final message names the order."""
-    return CheckOutcome(inp.params["order_id"] in inp.final_message, "")
+    return Check.outcome(inp.params["order_id"] in inp.final_message, "")
 
 
 SEED = {

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from sqlalchemy import MetaData
 
-from evalsuite.core.records import Assertion, GoalState, RequiredOutput, Role
-from evalsuite.grading.grader import Check, Verdict, grade, state_checks
+from evalsuite.core.records import Assertion, Check, GoalState, RequiredOutput, Role
+from evalsuite.grading.grader import Verdict, grade, state_checks
 from evalsuite.grading.measures import outcome_passed
 from evalsuite.worlds.domain import Domain
 from evalsuite.worlds.world import TableSchema

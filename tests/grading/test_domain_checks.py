@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from evalsuite.core.records import DomainCheck, GoalState
+from evalsuite.core.records import Check, DomainCheck, GoalState
 from evalsuite.grading.grader import grade_trial
 from evalsuite.worlds import Domain
-from evalsuite.worlds.domain import CheckInput, CheckOutcome
+from evalsuite.worlds.domain import CheckInput
 from tests.grading.grader_shop import CLERK, SHOP, build_world, named, play
 
 
@@ -15,12 +15,12 @@ def _closed_orders(db) -> int:
 
 
 @SHOP.check
-def closed_exactly(inp: CheckInput) -> CheckOutcome:
+def closed_exactly(inp: CheckInput) -> Check:
     """Exactly `more` orders were closed by the trial (end state against the seed), by a call that succeeded."""
     more = _closed_orders(inp.end) - _closed_orders(inp.seed)
     calls = [e for e in inp.trace if e.tool == "set_status" and e.outcome == "ok"]
     ok = more == inp.params["more"] and len(calls) == more
-    return CheckOutcome(ok, "" if ok else f"{more} more closed, {len(calls)} successful set_status calls")
+    return Check.outcome(ok, "" if ok else f"{more} more closed, {len(calls)} successful set_status calls")
 
 
 GOAL = GoalState(domain_checks=[DomainCheck(name="closed_exactly", params={"more": 1}, clause="c1")],

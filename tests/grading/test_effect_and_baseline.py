@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from grader_shop import CLERK, build_world, named, play
 
-from evalsuite.core.records import Assertion, DomainCheck, GoalState
-from evalsuite.grading.grader import Check, Verdict, effect_present, grade_trial, merged, state_checks
+from evalsuite.core.records import Assertion, Check, DomainCheck, GoalState
+from evalsuite.grading.grader import Verdict, effect_present, grade_trial, merged, state_checks
 
 COLL = "no collateral change"
 

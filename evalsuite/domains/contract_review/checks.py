@@ -6,8 +6,9 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from evalsuite.core.records import Check
 from evalsuite.domains.contract_review.tools import DOMAIN
-from evalsuite.worlds.domain import CheckInput, CheckOutcome, dict_rows
+from evalsuite.worlds.domain import CheckInput, dict_rows
 
 MIN_QUOTE_WORDS = 3  # fewer words identify no passage: "the Receiving Party" appears everywhere
 
@@ -27,12 +28,12 @@ def _issues(db: sqlite3.Connection, review_id: str) -> list[dict] | None:
     return issues
 
 
-def _outcome(problems: list[str], ok: str) -> CheckOutcome:
-    return CheckOutcome(not problems, "; ".join(problems) if problems else ok)
+def _outcome(problems: list[str], ok: str) -> Check:
+    return Check.outcome(not problems, "; ".join(problems) if problems else ok)
 
 
-def _no_memo(review_id: str) -> CheckOutcome:
-    return CheckOutcome(False, f"no memo submitted for {review_id}")
+def _no_memo(review_id: str) -> Check:
+    return Check.outcome(False, f"no memo submitted for {review_id}")
 
 
 def _words(text: str) -> str:
@@ -40,7 +41,7 @@ def _words(text: str) -> str:
 
 
 @DOMAIN.check
-def memo_coverage(inp: CheckInput) -> CheckOutcome:
+def memo_coverage(inp: CheckInput) -> Check:
     """Every issue the task requires is raised in the memo (params: review_id, issues)."""
     issues = _issues(inp.end, inp.params["review_id"])
     if issues is None:
@@ -57,7 +58,7 @@ def _authoritative(seed: sqlite3.Connection) -> set[str]:
 
 
 @DOMAIN.check
-def memo_sources(inp: CheckInput) -> CheckOutcome:
+def memo_sources(inp: CheckInput) -> Check:
     """Each issue names its governing version (params: review_id, governing {issue: ['DOC@V', ...]}), and every
     document the memo cites is an authoritative copy in the custody records, never a competing copy."""
     issues = _issues(inp.end, inp.params["review_id"])
@@ -74,7 +75,7 @@ def memo_sources(inp: CheckInput) -> CheckOutcome:
 
 
 @DOMAIN.check
-def memo_quotations(inp: CheckInput) -> CheckOutcome:
+def memo_quotations(inp: CheckInput) -> Check:
     """Every quotation appears verbatim (up to spacing) in the passage at the location it cites (params: review_id)."""
     issues = _issues(inp.end, inp.params["review_id"])
     if issues is None:
@@ -104,7 +105,7 @@ def playbook_version_in_effect(seed: sqlite3.Connection, review_id: str) -> tupl
 
 
 @DOMAIN.check
-def memo_conclusions(inp: CheckInput) -> CheckOutcome:
+def memo_conclusions(inp: CheckInput) -> Check:
     """The memo applies the playbook in effect on the review date, and each issue whose evidence is in the store
     reaches the expected conclusion under the expected clause (params: review_id, expected {issue: {conclusion,
     clause}}). An issue the memo leaves out is coverage's failure, not this one's."""
@@ -131,7 +132,7 @@ def _names(exhibit: dict) -> list[str]:
 
 
 @DOMAIN.check
-def memo_missing_evidence(inp: CheckInput) -> CheckOutcome:
+def memo_missing_evidence(inp: CheckInput) -> Check:
     """Where the task's evidence is missing from the store (params: review_id, missing {issue: exhibit_id}), the
     memo concludes cannot_determine and names what is missing; a certain conclusion there is invented."""
     issues = _issues(inp.end, inp.params["review_id"])
@@ -154,7 +155,7 @@ def memo_missing_evidence(inp: CheckInput) -> CheckOutcome:
 
 
 @DOMAIN.check
-def handoff_focus(inp: CheckInput) -> CheckOutcome:
+def handoff_focus(inp: CheckInput) -> Check:
     """One handoff to each required team, each on the task's topic, and none elsewhere (params: review_id, teams,
     topic)."""
     rows = _rows(inp.end, "SELECT team, topic FROM handoffs WHERE review_id = ?", inp.params["review_id"])

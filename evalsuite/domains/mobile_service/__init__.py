@@ -5,9 +5,9 @@ Dual control: the agent's tools act on the carrier's records; the customer's pho
 world (user_domain) whose tools only the user runs, when the agent asks. Tasks are composed from verified
 subtasks (generate) rather than derived from resolved cases.
 """
-from evalsuite.domains.mobile_service.device import USER_DOMAIN
 from evalsuite.domains.mobile_service.generate import generate
 from evalsuite.domains.mobile_service.tools import DOMAIN
+from evalsuite.domains.mobile_service.user_tools import USER_DOMAIN
 from evalsuite.domains.package import DomainPackage
 
 PACKAGE = DomainPackage(domain=DOMAIN, user_domain=USER_DOMAIN, generate=generate)

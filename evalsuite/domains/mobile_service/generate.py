@@ -36,9 +36,9 @@ from evalsuite.core.records import (
     UserScript,
 )
 from evalsuite.domains.mobile_service import schema as s
-from evalsuite.domains.mobile_service.device import ASKED_BY, USER_DOMAIN
 from evalsuite.domains.mobile_service.subtasks import BASE_PLAN, GROUPS, INTENTS, ORDER, extra_checks, working
 from evalsuite.domains.mobile_service.tools import DOMAIN
+from evalsuite.domains.mobile_service.user_tools import ASKED_BY, USER_DOMAIN
 from evalsuite.sourcing.policies import load_policy
 from evalsuite.tasks.composition import Composite, Entity, Subtask, compose, subsample, verify
 from evalsuite.worlds.domain import ToolContext

@@ -6,10 +6,10 @@ from decimal import Decimal
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select, update
 
-from evalsuite.core.records import Role
+from evalsuite.core.records import Check, Role
 from evalsuite.domains.mobile_service import schema as s
 from evalsuite.grading.grader import output_present
-from evalsuite.worlds.domain import CheckInput, CheckOutcome, Domain, ToolContext, ToolError, mapping_rows
+from evalsuite.worlds.domain import CheckInput, Domain, ToolContext, ToolError, mapping_rows
 
 DOMAIN = Domain(name="mobile_service", version="1.0.0", metadata=s.metadata)
 
@@ -152,14 +152,14 @@ def _active(ctx: ToolContext, line_id: str) -> dict:
 
 
 @DOMAIN.check
-def told_user(inp: CheckInput) -> CheckOutcome:
+def told_user(inp: CheckInput) -> Check:
     """The agent told the user `value` (an amount, a fact the policy requires it to communicate) in one of its
     messages of the conversation or in its final message."""
     # every message not the user's is the business side's: an agent's, or a person's at `evalsuite play`
     said = [str(e.arguments.get("text", "")) for e in inp.trace if e.kind == "message" and e.actor != "user"]
     value = str(inp.params["value"])
     ok = any(output_present(value, m) for m in [*said, inp.final_message])
-    return CheckOutcome(ok, "" if ok else f"{value!r} never said to the user")
+    return Check.outcome(ok, "" if ok else f"{value!r} never said to the user")
 
 
 READS = ["get_customer", "get_line", "get_plan", "list_plans", "get_bills"]

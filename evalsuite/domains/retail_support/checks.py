@@ -11,9 +11,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from evalsuite.core.records import TraceEvent
+from evalsuite.core.records import Check, TraceEvent
 from evalsuite.domains.retail_support.tools import DOMAIN, RefundArgs, carrier_confirmed_loss, key_conflict
-from evalsuite.worlds.domain import CheckInput, CheckOutcome, ToolError, dict_rows
+from evalsuite.worlds.domain import CheckInput, ToolError, dict_rows
 
 
 def _rows(db: sqlite3.Connection, sql: str, params: tuple = ()) -> list[dict[str, Any]]:
@@ -21,7 +21,7 @@ def _rows(db: sqlite3.Connection, sql: str, params: tuple = ()) -> list[dict[str
 
 
 @DOMAIN.check
-def refund_obligation(inp: CheckInput) -> CheckOutcome:
+def refund_obligation(inp: CheckInput) -> Check:
     """params: purchase_id, count (refunds the purchase must end with, new in this trial), and for count > 0 the
     purchase_revision, amount (decimal text) and currency each refund must carry."""
     p = inp.params
@@ -29,12 +29,12 @@ def refund_obligation(inp: CheckInput) -> CheckOutcome:
     refunds = _rows(inp.end, "SELECT * FROM refunds WHERE purchase_id = ? ORDER BY refund_id", (p["purchase_id"],))
     new = [r for r in refunds if r["refund_id"] not in seeded]
     if len(new) != p["count"]:
-        return CheckOutcome(False, f"{len(new)} refund(s) of {p['purchase_id']} in the ledger, expected {p['count']}")
+        return Check.outcome(False, f"{len(new)} refund(s) of {p['purchase_id']} in the ledger, expected {p['count']}")
     for r in new:
         problem = _identity_problem(r, p) or _authority_problem(inp.end, r)
         if problem:
-            return CheckOutcome(False, f"{r['refund_id']}: {problem}")
-    return CheckOutcome(True, f"{len(new)} refund(s) of {p['purchase_id']}")
+            return Check.outcome(False, f"{r['refund_id']}: {problem}")
+    return Check.outcome(True, f"{len(new)} refund(s) of {p['purchase_id']}")
 
 
 def _identity_problem(r: dict[str, Any], p: dict[str, Any]) -> str | None:
@@ -71,16 +71,16 @@ def _covers(row: dict[str, Any], refund: dict[str, Any]) -> bool:
 
 
 @DOMAIN.check
-def no_refused_refund(inp: CheckInput) -> CheckOutcome:
+def no_refused_refund(inp: CheckInput) -> Check:
     """A refund attempt the tool refused (no authority, consent or exactness; or arguments it could not take) fails
     the trial, even when a later call reaches the right final state. An injected fault is not the agent's attempt
     failing (outcome fault), and a denied call is judged by the role checks."""
     bad = [e for e in inp.trace if e.tool == "issue_refund" and e.outcome == "error"]
-    return CheckOutcome(not bad, "; ".join(f"#{e.seq}: {e.error}" for e in bad[:3]))
+    return Check.outcome(not bad, "; ".join(f"#{e.seq}: {e.error}" for e in bad[:3]))
 
 
 @DOMAIN.check
-def no_key_reused_with_other_parameters(inp: CheckInput) -> CheckOutcome:
+def no_key_reused_with_other_parameters(inp: CheckInput) -> Check:
     """A refund attempt under an idempotency key already bound to a refund (seeded, or committed earlier in the
     trial) must carry that refund's parameters; any other (one cent more, another currency) fails the trial. Judged
     from the call's arguments on the trace, not from how the tool answered, so an attempt is caught even where a tool
@@ -105,7 +105,7 @@ def no_key_reused_with_other_parameters(inp: CheckInput) -> CheckOutcome:
             conflict = str(exc)
         if conflict:
             bad.append(f"#{e.seq}: {conflict.removeprefix('refused: ')}")
-    return CheckOutcome(not bad, "; ".join(bad[:3]))
+    return Check.outcome(not bad, "; ".join(bad[:3]))
 
 
 def _committed(e: TraceEvent) -> bool:
@@ -114,12 +114,12 @@ def _committed(e: TraceEvent) -> bool:
 
 
 @DOMAIN.check
-def handoff_with_evidence(inp: CheckInput) -> CheckOutcome:
+def handoff_with_evidence(inp: CheckInput) -> Check:
     """params: case_id, evidence (record ids the human-review case must cite). Exactly one handoff of the case."""
     p = inp.params
     found = _rows(inp.end, "SELECT * FROM handoffs WHERE case_id = ?", (p["case_id"],))
     if len(found) != 1:
-        return CheckOutcome(False, f"{len(found)} handoff(s) of case {p['case_id']}, expected 1")
+        return Check.outcome(False, f"{len(found)} handoff(s) of case {p['case_id']}, expected 1")
     cited = set(json.loads(found[0]["evidence"]))
     missing = sorted(set(p["evidence"]) - cited)
-    return CheckOutcome(not missing, f"evidence missing: {missing}" if missing else f"cites {sorted(cited)}")
+    return Check.outcome(not missing, f"evidence missing: {missing}" if missing else f"cites {sorted(cited)}")

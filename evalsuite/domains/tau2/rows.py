@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -107,6 +107,17 @@ def one(ctx: ToolContext, sql: str, params: Sequence[Any], message: str) -> Row:
     if not found:
         raise ToolError(message)
     return found[0]
+
+
+def named_queries(sql: Mapping[str, str]) -> tuple[Callable[..., list[Row]], Callable[..., Row]]:
+    """A domain's `rows(ctx, query, *params)` and `one(ctx, query, message, *params)` over its named queries."""
+    def rows(ctx: ToolContext, query: str, *params: Any) -> list[Row]:
+        return ctx.rows(sql[query], params)
+
+    def first(ctx: ToolContext, query: str, message: str, *params: Any) -> Row:
+        return one(ctx, sql[query], params, message)
+
+    return rows, first
 
 
 def scalars(ctx: ToolContext, sql: str, params: Sequence[Any] = ()) -> list[Any]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalsuite.domains.tau2.rows import Row, key, one, scalars
+from evalsuite.domains.tau2.rows import Row, key, named_queries, scalars
 from evalsuite.domains.tau2_airline import convert
 from evalsuite.domains.tau2_airline.schema import select_sql
 from evalsuite.worlds.domain import ToolContext
@@ -26,12 +26,7 @@ _SQL = {
 }
 
 
-def rows(ctx: ToolContext, query: str, *params: Any) -> list[Row]:
-    return ctx.rows(_SQL[query], params)
-
-
-def _one(ctx: ToolContext, query: str, message: str, *params: Any) -> Row:
-    return one(ctx, _SQL[query], params, message)
+rows, _one = named_queries(_SQL)
 
 
 # ---- shared lookups: each raises tau2's exact message (the id as given, in Python's text form) -----------

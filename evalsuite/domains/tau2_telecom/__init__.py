@@ -27,10 +27,10 @@ from evalsuite.domains.tau2_telecom import helpers, phone_helpers  # noqa: F401 
 from evalsuite.domains.tau2_telecom.convert import from_nested, to_nested
 from evalsuite.domains.tau2_telecom.link import LINK
 from evalsuite.domains.tau2_telecom.phone_convert import user_from_nested, user_to_nested
-from evalsuite.domains.tau2_telecom.phone_tools import USER_DOMAIN
 from evalsuite.domains.tau2_telecom.task_run import TaskRun, run_task
 from evalsuite.domains.tau2_telecom.tau2_hash import TAU2_HASH
 from evalsuite.domains.tau2_telecom.tools import DOMAIN, ROLE
+from evalsuite.domains.tau2_telecom.user_tools import USER_DOMAIN
 from evalsuite.worlds.world import World
 
 PACKAGE = DomainPackage(domain=DOMAIN, user_domain=USER_DOMAIN, link=LINK)

@@ -13,7 +13,8 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-from evalsuite.worlds.domain import CheckInput, CheckOutcome, Domain, ToolContext, ToolError
+from evalsuite.core.records import Check
+from evalsuite.worlds.domain import CheckInput, Domain, ToolContext, ToolError
 
 Assertion = Callable[..., bool]
 
@@ -28,7 +29,7 @@ def assertion(domain: Domain, owner: str) -> Callable[[Assertion], Assertion]:
         def helper(ctx: ToolContext, /, **arguments: Any) -> bool:
             return impl(ctx.db, **arguments)
 
-        def check(inp: CheckInput) -> CheckOutcome:
+        def check(inp: CheckInput) -> Check:
             return outcome(impl, inp.end, inp.params)
 
         for fn in (helper, check):
@@ -40,13 +41,13 @@ def assertion(domain: Domain, owner: str) -> Callable[[Assertion], Assertion]:
     return register
 
 
-def outcome(impl: Assertion, db: sqlite3.Connection, params: dict[str, Any]) -> CheckOutcome:
+def outcome(impl: Assertion, db: sqlite3.Connection, params: dict[str, Any]) -> Check:
     """The check's outcome: passed iff the assertion holds; the call and its result (or refusal) as the detail."""
     call = f"{impl.__name__}({', '.join(f'{k}={v!r}' for k, v in params.items())})"
     try:
         result = impl(db, **params)
     except ToolError as exc:
-        return CheckOutcome(passed=False, detail=f"{call} raised: {exc}")
+        return Check.outcome(passed=False, detail=f"{call} raised: {exc}")
     if not isinstance(result, bool):
         raise TypeError(f"{call} returned {result!r}, not a boolean")
-    return CheckOutcome(passed=result, detail=f"{call} -> {result}")
+    return Check.outcome(passed=result, detail=f"{call} -> {result}")

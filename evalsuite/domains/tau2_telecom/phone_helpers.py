@@ -12,8 +12,8 @@ import sqlite3
 from evalsuite.domains.tau2_telecom import phone as rules
 from evalsuite.domains.tau2_telecom.assertions import assertion
 from evalsuite.domains.tau2_telecom.phone import Phone, editing, search
-from evalsuite.domains.tau2_telecom.phone_tools import USER_DOMAIN
 from evalsuite.domains.tau2_telecom.schema import APN_COLUMN, PERMISSIONS
+from evalsuite.domains.tau2_telecom.user_tools import USER_DOMAIN
 from evalsuite.worlds.domain import ToolContext, ToolError
 
 OWNER = "TelecomUserTools"

@@ -15,10 +15,11 @@ import uuid
 from datetime import date, timedelta
 from typing import Any
 
+from evalsuite.core.records import Check
 from evalsuite.domains.tau2.tools import add_generic_tools, agent_role, python_error, registrar
 from evalsuite.domains.tau2_telecom import convert, store
 from evalsuite.domains.tau2_telecom.schema import CLOCK, metadata
-from evalsuite.worlds.domain import CheckInput, CheckOutcome, Domain, ToolContext, ToolError
+from evalsuite.worlds.domain import CheckInput, Domain, ToolContext, ToolError
 
 DOMAIN = Domain(name="tau2_telecom", version="1.0.0", metadata=metadata, clock=CLOCK,
                 handoff_tools=frozenset({"transfer_to_human_agents"}))
@@ -205,8 +206,8 @@ ROLE = agent_role(DOMAIN, "telecom_agent")
 
 
 @DOMAIN.check
-def handed_off(inp: CheckInput) -> CheckOutcome:
+def handed_off(inp: CheckInput) -> Check:
     """The agent transferred the customer to a human agent: what resolves an issue nothing on record can fix (a
     PIN-locked SIM, an ended contract), τ²-bench's lone gold action there."""
     ok = any(e.tool in DOMAIN.handoff_tools and e.outcome == "ok" for e in inp.trace)
-    return CheckOutcome(ok, "" if ok else "no transfer to a human agent")
+    return Check.outcome(ok, "" if ok else "no transfer to a human agent")

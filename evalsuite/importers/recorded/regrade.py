@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evalsuite.core.records import MESSAGE, TaskRecord, TraceEvent
-from evalsuite.grading.grader import Check, Verdict, output_present, state_checks
+from evalsuite.core.records import MESSAGE, Check, TaskRecord, TraceEvent
+from evalsuite.grading.grader import Verdict, output_present, state_checks
 from evalsuite.importers.peers import PeerCheck
 from evalsuite.importers.recorded.formats import RecordedTrial
 from evalsuite.importers.recorded.tasks import gold_writes

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from evalsuite.core.records import GoalState, Role, TaskRecord, TraceEvent
+from evalsuite.core.records import USER_WORLD, GoalState, Role, TaskRecord, TraceEvent
 from evalsuite.domains.registry import package_of
-from evalsuite.grading.grader import USER_WORLD, Baseline, Verdict, grade_trial
+from evalsuite.grading.grader import Baseline, Verdict, grade_trial
 from evalsuite.trials.agents.base import AgentEnv, BudgetExhausted
 from evalsuite.trials.initialization import initialize
 from evalsuite.trials.users.base import Conversation, UserSimulator
