@@ -2,7 +2,7 @@
 
 A subtask breaks one thing (init), fixes it (solution calls) and says what the fixed state holds (goal
 assertions). Subtasks are grouped so mutually exclusive alternatives share a group; a composite takes at
-most one subtask per group. Every composite is verified in a sandbox before it may become a task: the fresh
+most one subtask per group. Every composite is verified on a workbench before it may become a task: the fresh
 state passes its status check, the initialisation breaks it, leaving out any one subtask's solution leaves
 it broken, and running every solution fixes it with the goal assertions holding. Failing composites are
 dropped and counted by reason. Sampling is balanced over strata and seeded, so a suite of ~100 is drawn
@@ -34,7 +34,7 @@ Goal = Assertion | EnvAssertion  # a goal row, or a named assertion the domain r
 class Subtask:
     name: str
     group: str
-    init: Callable[[Any, Entity], None]  # (sandbox connection, entity): breaks the fresh state
+    init: Callable[[Any, Entity], None]  # (workbench connection, entity): breaks the fresh state
     solution: Callable[[Entity], list[ToolCall]]  # the calls that fix it, in order
     assertions: Callable[[Entity], Sequence[Goal]]  # goals once fixed (user-side tables included)
     fixable: bool = True  # False: nothing a participant may do fixes it (its solution is never run)
@@ -68,7 +68,7 @@ class Composite:
         return [a for p in self._done_by() for a in p.assertions(entity)]
 
 
-class Sandbox(Protocol):
+class Workbench(Protocol):
     """Where composites are verified: a state holding one entity per composite, with real tools."""
 
     def attempt(self) -> AbstractContextManager[None]: ...  # everything done inside is rolled back
@@ -97,7 +97,7 @@ def compose(groups: Mapping[str, Sequence[Subtask]], required: Sequence[str], op
             yield parts
 
 
-def verify(composite: Composite, entity: Entity, box: Sandbox, *, stepwise: bool = False) -> str | None:
+def verify(composite: Composite, entity: Entity, box: Workbench, *, stepwise: bool = False) -> str | None:
     """None when the composite is a sound task, else the reason it is dropped. Fixed means: leaving out any
     one part's solution leaves it broken (with `stepwise`: it is still broken before each solution call);
     running every solution fixes it with the goal holding. A composite with an unfixable part must stay
@@ -118,7 +118,7 @@ def verify(composite: Composite, entity: Entity, box: Sandbox, *, stepwise: bool
             return _solve(composite, entity, box, stepwise)
 
 
-def _without_each_part(composite: Composite, entity: Entity, box: Sandbox) -> str | None:
+def _without_each_part(composite: Composite, entity: Entity, box: Workbench) -> str | None:
     calls = [p.solution(entity) for p in composite.parts]
     for left_out, part in enumerate(composite.parts):
         with box.attempt():
@@ -128,7 +128,7 @@ def _without_each_part(composite: Composite, entity: Entity, box: Sandbox) -> st
     return None
 
 
-def _solve(composite: Composite, entity: Entity, box: Sandbox, stepwise: bool) -> str | None:
+def _solve(composite: Composite, entity: Entity, box: Workbench, stepwise: bool) -> str | None:
     for i, call in enumerate(composite.solution(entity)):
         if stepwise and i and box.working(composite.intent, entity):
             return f"solved before solution call {i} ({call.tool})"
@@ -143,7 +143,7 @@ def _solve(composite: Composite, entity: Entity, box: Sandbox, stepwise: bool) -
     return None if holds else "the handoff's goal does not hold"
 
 
-def _run(box: Sandbox, calls: Iterable[ToolCall]) -> str | None:
+def _run(box: Workbench, calls: Iterable[ToolCall]) -> str | None:
     for call in calls:
         try:
             box.run(call)

@@ -1,5 +1,5 @@
 """Generate the mobile-service suite: every composite of the subtasks, verified with the real tools in a
-sandbox, then a balanced seeded sample turned into task records and the seed rows they run on.
+workbench, then a balanced seeded sample turned into task records and the seed rows they run on.
 
 Each sampled task gets its own customer, line, bill and phone, initialised (broken) in the seed, so one
 world holds every task and any change to another task's rows is collateral.

@@ -1,6 +1,6 @@
 """τ²-bench telecom's task set composed as the original composed it (TOOLS_SPEC.md §12.3), with evalsuite's
 composition machinery (evalsuite.tasks.composition): every intent's combinations of issues, the personas, the
-task records in the task file's shape, the full, small and sampled sets, and their verification in a sandbox.
+task records in the task file's shape, the full, small and sampled sets, and their verification on a workbench.
 
 1. Each intent's groups are enumerated as a Cartesian product (alternatives in listed order, "none" last, the last
    group fastest); combinations failing the intent's validity rule are dropped.
@@ -9,7 +9,7 @@ task records in the task file's shape, the full, small and sampled sets, and the
 3. Stable-sorted by issue count, the tasks get the personas None, Easy, Hard cyclically.
 4. `record`: the user info, then each issue's setup steps; the fixes as gold actions, or a lone transfer (and the
    ACTION basis) when an issue is unfixable; the intent's success assertions and the extras, or its failure ones.
-5. `verify_all` (evalsuite.tasks.composition.verify, stepwise) in a sandbox with the domain's tools.
+5. `verify_all` (evalsuite.tasks.composition.verify, stepwise) on a workbench with the domain's tools.
 6. The full set is mobile data, then service, then MMS (3,405 tasks); the sample is drawn from it with
    random.seed(42): up to 3 tasks per (intent, issue count, persona) among tasks of two or more issues, the
    strata in first-seen order. Then every task holding `data_usage_exceeded_no_refuel` is deleted, from the
@@ -23,7 +23,15 @@ from typing import Any
 from evalsuite.core.records import EnvAssertion, ToolCall
 from evalsuite.domains.tau2_telecom.issues import DELETED, ENTITY, INTENTS, ISSUES, ORDER, Intent, groups_of, handoff
 from evalsuite.domains.tau2_telecom.texts import PERSONAS, scenario
-from evalsuite.tasks.composition import Composite, Entity, Sandbox, compose, sample_per_stratum, stratum_counts, verify
+from evalsuite.tasks.composition import (
+    Composite,
+    Entity,
+    Workbench,
+    compose,
+    sample_per_stratum,
+    stratum_counts,
+    verify,
+)
 
 SEED, PER_STRATUM = 42, 3
 
@@ -129,7 +137,7 @@ def _gold(calls: list[ToolCall], by_name: bool) -> list[dict[str, Any]]:
             for i, call in enumerate(calls)]
 
 
-def verify_all(tasks: list[Composed], box: Sandbox, entity: Entity = ENTITY) -> dict[str, str]:
+def verify_all(tasks: list[Composed], box: Workbench, entity: Entity = ENTITY) -> dict[str, str]:
     """Step 5 for every task: its id and the reason for each task that is not sound (fresh state passes the
     intent's check; after setup it fails before each gold action; after them it passes, or for an unfixable task
     still fails; the stored assertions hold)."""
@@ -141,7 +149,7 @@ def verify_all(tasks: list[Composed], box: Sandbox, entity: Entity = ENTITY) -> 
     return out
 
 
-def holding_at_start(tasks: list[Composed], box: Sandbox, entity: Entity = ENTITY) -> dict[str, list[str]]:
+def holding_at_start(tasks: list[Composed], box: Workbench, entity: Entity = ENTITY) -> dict[str, list[str]]:
     """Per task, the stored assertions that already hold right after its setup (so an empty trajectory, or a
     lone transfer, passes them): `func_name(arguments)` of each, tasks with none left out."""
     out = {}

@@ -178,7 +178,7 @@ ORDER = ("mobile_data_issue", "service_issue", "mms_issue")  # the full set's or
 
 
 def subtask(issue: Issue) -> Subtask:
-    """The issue as a composable subtask: its init runs the setup steps in the sandbox and checks them."""
+    """The issue as a composable subtask: its init runs the setup steps in the workbench and checks them."""
     return Subtask(issue.name, GROUP_OF[issue.name], lambda box, e: set_up(box, issue, e),
                    issue.fix or (lambda e: []), issue.extra, fixable=issue.fix is not None)
 

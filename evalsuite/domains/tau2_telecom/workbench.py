@@ -1,4 +1,4 @@
-"""Where composed telecom tasks are verified (evalsuite.tasks.composition.Sandbox): the carrier's world and the
+"""Where composed telecom tasks are verified (evalsuite.tasks.composition.Workbench): the carrier's world and the
 phone's, connected by the sync step (LINK), with the domain's own tools, helpers and assertions.
 
 Set-up steps run as a task's initialization actions do (helpers or tools, untraced, each followed by the sync
@@ -56,7 +56,7 @@ class TelecomWorkbench:
         """The phone learns its owner and number (every task's first initialization action)."""
         self._current()
         if self.log:
-            raise RuntimeError("setup: the sandbox is not fresh (set up inside an attempt that began fresh)")
+            raise RuntimeError("setup: the workbench is not fresh (set up inside an attempt that began fresh)")
         self.initialize(ToolCall(tool="set_user_info", actor="user",
                                  arguments={"name": entity["name"], "phone_number": entity["phone_number"]}))
 

@@ -4,7 +4,7 @@
 tables (one world file holds both), the rights record, the policies (the main policy with the technical-support
 manual, and the workflow variant; each with its solo form for the no-user mode), then composes the task set as
 the original did (evalsuite.domains.tau2_telecom.composition): the full set must equal tasks.json, every task is
-verified in a sandbox, and the seeded per-stratum sample must be the original's `base` split. Each sampled task
+verified on a workbench, and the seeded per-stratum sample must be the original's `base` split. Each sampled task
 becomes a task record: its initialization (hashes after it recorded), its gold actions replayed live on both
 worlds (the rows they change, on each side, its goal), its env assertions as domain checks, the scripted user.
 """
