@@ -129,7 +129,10 @@ def is_imported(path: str | Path) -> bool:
 def imported_runs(folder: str | Path) -> list[Path]:
     """The imported run folders under a scorecard folder's agents/ (each a run of its own), by name."""
     agents = Path(folder) / AGENTS
-    return sorted(p for p in agents.iterdir() if is_imported(p)) if agents.is_dir() else []
+    # a hidden folder is an import still being written, or one a killed import left (core.io.staged_dir)
+    if not agents.is_dir():
+        return []
+    return sorted(p for p in agents.iterdir() if not p.name.startswith(".") and is_imported(p))
 
 
 def read_recording(folder: str | Path) -> RecordingFile:

@@ -14,8 +14,9 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from evalsuite.core.io import parse_json
 from evalsuite.core.records import ToolCall
 from evalsuite.scoring.recorded import Format
 from evalsuite.trials.agents.recorded import Turn
@@ -25,12 +26,17 @@ class RecordingError(ValueError):
     """A recording that cannot be read, or whose trials cannot be imported; one line naming the file and field."""
 
 
+MAX_TRIAL_INDEX = 10**6  # a trial number beyond it is no recording's: refused, not carried into every record
+MODEL_NAME = r"[\w .:/@+=,-]{1,200}"  # what a model's name may hold: it is shown on scorecards and pages
+
+
 class RecordedTrial(BaseModel):
     """One trial as a recording holds it, whatever its format."""
 
     task_ref: str  # the task as the recording names it
-    trial: int
-    reward: float | None
+    trial: int = Field(ge=0, le=MAX_TRIAL_INDEX)
+    # a reward is a fraction of success in every format read here: anything else (NaN, ±inf, 5, -1) is not one
+    reward: float | None = Field(ge=0, le=1, allow_inf_nan=False)
     turns: list[Turn]
     gold_writes: list[ToolCall] | None = None  # the recorded task's gold write actions, when the file carries them
     user_id: str | None = None  # τ-bench: whose task it is (how its tasks are matched)
@@ -43,7 +49,7 @@ class RecordedTrial(BaseModel):
 
 class Recording(BaseModel):
     format: Format
-    model: str | None  # the agent's model, when the file says
+    model: str | None = Field(pattern=f"^{MODEL_NAME}$")  # the agent's model, when the file says
     trials: list[RecordedTrial]
 
 
@@ -298,17 +304,10 @@ def _load(path: Path) -> Any:
         raise RecordingError(f"{path}: cannot read the recording: {exc.strerror}") from None
     except UnicodeDecodeError:
         raise RecordingError(f"{path}: not UTF-8 text") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        whole = exc
-    lines = [(i, line) for i, line in enumerate(text.splitlines(), start=1) if line.strip()]
-    if len(lines) < 2:
-        raise RecordingError(f"{path}: not JSON: line {whole.lineno}: {whole.msg}")
-    out = []
-    for i, line in lines:
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise RecordingError(f"{path}:{i}: not a JSON line: {exc.msg}") from None
-    return out
+    try:  # bounded as every JSON input is (depth; numbers left for the models to name): core.io.parse_json
+        return parse_json(text, str(path), RecordingError)
+    except RecordingError:
+        lines = [(i, line) for i, line in enumerate(text.splitlines(), start=1) if line.strip()]
+        if len(lines) < 2:
+            raise
+    return [parse_json(line, str(path), RecordingError, first_line=i) for i, line in lines]

@@ -8,18 +8,19 @@ not at all, so `evalsuite score DIR` recomputes the same scorecard from it alone
 from __future__ import annotations
 
 import re
+import shutil
 from collections import Counter
 from pathlib import Path
 
 from pydantic import BaseModel
 
-from evalsuite.core.hashing import file_sha256
+from evalsuite.core.hashing import file_sha256, json_sha256
 from evalsuite.core.home import home_dir
 from evalsuite.core.identity import AgentConfig, identity_sha256, trial_seed
 from evalsuite.core.io import staged_dir
 from evalsuite.core.records import TaskRecord
 from evalsuite.importers.peers import peer_grader
-from evalsuite.importers.recorded.formats import Recording, RecordingError, read_recording
+from evalsuite.importers.recorded.formats import MODEL_NAME, Recording, RecordingError, read_recording
 from evalsuite.importers.recorded.regrade import regrade
 from evalsuite.importers.recorded.tasks import match_tasks
 from evalsuite.releases.release import Release
@@ -40,7 +41,9 @@ from evalsuite.scoring.runlog import (
 from evalsuite.scoring.scorecard import Scorecard
 from evalsuite.tasks.taskfile import read_tasks, task_set_sha256
 from evalsuite.trials.jobs import Stamp, stamp_result
-from evalsuite.trials.tracelog import TrialRecord, write_summary, write_traces
+from evalsuite.trials.tracelog import LOCK, TrialRecord, folder_lock, write_summary, write_traces
+
+SAFE_NAME = r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}"
 
 
 class Origin(BaseModel):
@@ -60,12 +63,12 @@ def import_run(path: Path, release: Release, out: Path | None = None, origin: Or
     path, origin = Path(path), origin or Origin()
     recording = read_recording(path)
     provenance = _provenance(path, recording, origin)
-    config = AgentConfig(name=agent or f"recorded:{provenance.model}", kind="recorded", model=provenance.model,
+    config = AgentConfig(name=_agent_name(agent, provenance.model), kind="recorded", model=provenance.model,
                          recording=provenance.sha256)
     m = release.manifest
     out = Path(out) if out else _home_of(release) / "runs" / m.suite / m.version / AGENTS / config.name
-    if out.exists() and any(out.iterdir()) and not is_imported(out):
-        raise RecordingError(f"{out}: holds something other than an imported run; use a new --out")
+    _refuse_other_runs(out)
+    sweep_staged(out)
     quarantined = {q.task_id: q.reasons for q in release.manifest.quarantined}
     held_back = quarantined_tasks(release)  # graded too, and said to be, when the build's records are at hand
     tasks = release.tasks() + held_back
@@ -97,11 +100,41 @@ def import_run(path: Path, release: Release, out: Path | None = None, origin: Or
     recorded = RecordingFile(provenance=provenance, task_map={t.task_ref: found[t.task_ref] for t in kept},
                              notes=notes, skipped=skipped,
                              quarantined={t.task_id: quarantined[t.task_id] for t in ran if t.task_id in quarantined})
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with staged_dir(out) as tmp:  # the folder appears whole, scorecard included, or not at all
+    out.mkdir(parents=True, exist_ok=True)
+    # the run folder's lock, as `evalsuite run` holds it: another writer of the folder stops this one (or it them);
+    # what the folder holds is judged again under the lock, where no other writer can change it
+    with folder_lock(out), staged_dir(out) as tmp:  # the folder appears whole, scorecard included, or not at all
+        _refuse_other_runs(out)
         _write(tmp, meta, ran, records, recorded)
         card = rescore(tmp)
     return card, out
+
+
+def _refuse_other_runs(out: Path) -> None:
+    """An import replaces only an earlier import (or an empty folder, its lock file aside)."""
+    if out.is_dir() and any(p.name != LOCK for p in out.iterdir()) and not is_imported(out):
+        raise RecordingError(f"{out}: holds something other than an imported run; use a new --out")
+
+
+def _agent_name(given: str | None, model: str) -> str:
+    """The agent's name, which names its run folder: given (a plain name), or `recorded:` and the model's name made
+    safe for a path (letters, digits, `.`, `_`, `-`; bounded), with a hash of the model's own name when anything
+    was changed, so two models never share one folder."""
+    if given is not None:
+        if not re.fullmatch(SAFE_NAME, given) or given.strip(".") == "":
+            raise RecordingError(f"--agent {given!r}: an agent's name is letters, digits, '.', '_', ':' and '-' "
+                                 "(at most 64), as it names a folder")
+        return given
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-.")[:48] or "model"
+    return f"recorded:{slug}" if slug == model else f"recorded:{slug}-{json_sha256(model)[:8]}"
+
+
+def sweep_staged(out: Path) -> None:
+    """Remove what a killed import left beside its folder (the hidden `.NAME-….tmp` and `.old` staging folders of
+    core.io.staged_dir), so no later command reads it as a run."""
+    for left in out.parent.glob(f".{out.name}-*.*") if out.parent.is_dir() else ():
+        if left.is_dir() and left.suffix in (".tmp", ".old"):
+            shutil.rmtree(left, ignore_errors=True)
 
 
 def quarantined_tasks(release: Release) -> list[TaskRecord]:
@@ -136,6 +169,9 @@ def _write(folder: Path, meta: RunMeta, tasks: list[TaskRecord], records: list[T
 
 def _provenance(path: Path, recording: Recording, origin: Origin) -> Provenance:
     model = origin.model or recording.model
+    if model is not None and not re.fullmatch(MODEL_NAME, model):
+        raise RecordingError(f"{path}: model {model[:60]!r}: a model's name is at most 200 letters, digits, spaces "
+                             "and . : / @ + = , - (it is shown on scorecards)")
     if not model:
         raise RecordingError(f"{path}: the file does not say which model produced it ({recording.format}); "
                              "name it with --model")
