@@ -37,6 +37,11 @@ class TrialLimits(BaseModel):
     cost: float | None = Field(None, gt=0)
 
 
+# The built-in agents a bare name stands for (trials.agents.baselines.BASELINES builds them; a test keeps the two in
+# step): a spec naming another bare name is refused when it is read, not when its trials start.
+BASELINE_AGENTS = frozenset({"reference", "noop", "adversary", "injected", "soloist", "workflow"})
+
+
 class AgentConfig(BaseModel):
     """One agent under test as the spec names it; every field reaches the run identity and each trial record.
 

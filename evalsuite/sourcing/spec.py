@@ -20,7 +20,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
 from evalsuite.core.domain_refs import Location, UnknownDomainError, is_file_ref, locate
-from evalsuite.core.identity import AgentConfig
+from evalsuite.core.identity import BASELINE_AGENTS, AgentConfig
 from evalsuite.core.io import atomic_write, model_from, read_yaml
 from evalsuite.core.records import MAX_TRIALS, Simulator, TrialProtocol
 from evalsuite.sourcing.cron import cron_problem
@@ -162,6 +162,16 @@ class SuiteSpec(Strict):
             if use not in USES:
                 raise ValueError(f"{use!r} is not a use; the uses are {', '.join(sorted(USES))}")
         return uses
+
+    @field_validator("agents")
+    @classmethod
+    def _known_agents(cls, agents: list[AgentConfig]) -> list[AgentConfig]:
+        for agent in agents:
+            if agent.kind == "baseline" and agent.name not in BASELINE_AGENTS:
+                raise ValueError(f"{agent.name!r} is not an agent: name a built-in one "
+                                 f"({', '.join(sorted(BASELINE_AGENTS))}) or give a kind (openai, model_workflow, "
+                                 "mcp) with its model or command")
+        return agents
 
     @field_validator("schedule")
     @classmethod

@@ -91,3 +91,16 @@ def test_a_calendar_invalid_date_names_its_line_and_value(tmp_path):
     rights.write_text(rights.read_text().replace("expires: 2027-12-31", "expires: 2027-02-30"))
     assert one_line_error(RightsError, load_manifest, rights) == (
         f"{rights}:{line}: invalid YAML: 2027-02-30: day is out of range for month")
+
+
+def test_a_spec_naming_an_agent_that_cannot_exist_is_refused_when_read(tmp_path):
+    """On 7bb15c3 `agents: [{name: nonexistent_agent}]` built, and failed only when its trials were started."""
+    spec = spec_with(tmp_path, agents=[{"name": "reference"}, {"name": "nonexistent_agent"}])
+    assert one_line_error(SpecError, load_spec, spec).startswith(f"{spec}: agents: ")
+
+
+def test_the_built_in_agent_names_a_spec_may_use_are_the_agents_that_exist():
+    from evalsuite.core.identity import BASELINE_AGENTS
+    from evalsuite.trials.agents.baselines import BASELINES
+
+    assert set(BASELINES) == BASELINE_AGENTS

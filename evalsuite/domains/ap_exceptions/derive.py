@@ -53,12 +53,21 @@ class Outcome(BaseModel):
     variance: Decimal | None = None
 
 
+class Incomplete(Exception):
+    """A case whose records lack what its outcome is computed from (an export cut short, an empty table): it is
+    skipped and counted under this reason, never derived from a guess."""
+
+
 def expected_outcome(tables: dict[str, list[dict]], invoice_id: str, exception_type: str, params: dict) -> Outcome:
     """What the policy says must happen to a blocked invoice, computed from the records."""
     lines = [r for r in tables["invoice_lines"] if r["invoice_id"] == invoice_id]
-    inv = next(r for r in tables["invoices"] if r["invoice_id"] == invoice_id)
+    inv = next((r for r in tables["invoices"] if r["invoice_id"] == invoice_id), None)
+    if inv is None or not lines:
+        raise Incomplete("its invoice or invoice lines are not in the records")
     if exception_type == "price_variance":
         po = {r["line_no"]: r for r in tables["po_lines"] if r["po_id"] == inv["po_id"]}
+        if any(r["po_line_no"] not in po for r in lines):
+            raise Incomplete("its purchase-order lines are not in the records")
         def po_variance(r: dict) -> Decimal:
             return abs(Decimal(str(r["unit_price"])) - Decimal(str(po[r["po_line_no"]]["unit_price"])))
         line = max(lines, key=po_variance)
@@ -110,8 +119,14 @@ def derive_tasks(tables: dict[str, list[dict]], policies: list[PolicyDoc], ctx: 
             continue
         resolved = dt.date.fromisoformat(str(case["resolved_on"])[:10])
         policy = policy_in_effect(policies, resolved)
-        item = queue[case["queue_item_id"]]
-        out = expected_outcome(tables, case["invoice_id"], item["exception_type"], policy.params)
+        item = queue.get(case["queue_item_id"])
+        try:
+            if item is None:
+                raise Incomplete("its exception-queue item is not in the records")
+            out = expected_outcome(tables, case["invoice_id"], item["exception_type"], policy.params)
+        except Incomplete as why:
+            skipped[f"records incomplete: {why}"] += 1
+            continue
         if _recorded(case) != (out.status, out.hold_reason, out.approver_role, out.vendor_messaged):
             skipped["recorded outcome contradicts the policy in effect"] += 1
             continue
