@@ -33,14 +33,17 @@ from pathlib import Path
 from typing import Any
 
 import uvicorn
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from evalsuite.core.io import parse_json
 from evalsuite.core.records import TaskRecord, ToolCall
 from evalsuite.tasks.taskfile import read_tasks, write_tasks
+from evalsuite.trials.play.guard import SameHost
 
 LOOPBACK = "127.0.0.1"
 GENERIC_ANSWER = "done"
@@ -162,6 +165,12 @@ def local_model_app(tasks: list[TaskRecord], settings: LocalModelSettings,
     latency = Latency(settings.median_ms, settings.sigma, settings.seed)
 
     async def completions(request: Request) -> JSONResponse:
+        raw = await request.body()
+        try:  # a request it cannot read is the client's error: 400, and no answer of the budget spent on it
+            body = _request_body(raw)
+            message = script.reply(body)
+        except (BadRequest, LocalModelError) as exc:
+            return JSONResponse({"error": {"message": str(exc), "type": "invalid_request_error"}}, status_code=400)
         if stats.answered >= settings.max_requests:
             stats.refused += 1
             return JSONResponse({"error": {"message": f"request budget spent ({settings.max_requests} answered)",
@@ -170,9 +179,6 @@ def local_model_app(tasks: list[TaskRecord], settings: LocalModelSettings,
         stats.answered += 1
         if stats.answered == settings.max_requests:
             on_spent()  # the server stops taking connections; requests already taken are still answered
-        raw = await request.body()
-        body = json.loads(raw)
-        message = script.reply(body)
         await asyncio.sleep(latency.draw())
         prompt = len(raw) // CHARS_PER_TOKEN
         return JSONResponse({
@@ -188,7 +194,34 @@ def local_model_app(tasks: list[TaskRecord], settings: LocalModelSettings,
 
     return Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"]),
                              Route("/chat/completions", completions, methods=["POST"]),
-                             Route("/v1/local/stats", counters, methods=["GET"])])
+                             Route("/v1/local/stats", counters, methods=["GET"])],
+                     middleware=[Middleware(SameHost)])
+
+
+class BadRequest(ValueError):
+    """A chat completions request the endpoint cannot read; the message says why."""
+
+
+class _Request(BaseModel):
+    """What the script reads of a chat completions request (the rest is the client's business)."""
+
+    model_config = ConfigDict(extra="allow")
+    messages: list[dict[str, Any]] = Field(min_length=1)
+    tools: list[dict[str, Any]] = []
+
+
+def _request_body(raw: bytes) -> dict[str, Any]:
+    """The request body as the script reads it; BadRequest for bytes that are not UTF-8 JSON (bounded as every JSON
+    input is) holding an object with a list of messages."""
+    try:
+        body = parse_json(raw.decode("utf-8"), "request body", BadRequest)
+    except UnicodeDecodeError as exc:
+        raise BadRequest("request body: not UTF-8") from exc
+    try:
+        return _Request.model_validate(body).model_dump()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise BadRequest(f"request body: {'.'.join(map(str, first['loc'])) or 'top level'}: {first['msg']}") from exc
 
 
 def loopback_listener(port: int, host: str = LOOPBACK) -> socket.socket:

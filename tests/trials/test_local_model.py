@@ -168,3 +168,25 @@ def test_it_stops_when_asked_even_if_its_parent_ignores_sigterm(ap):
     finally:
         signal.signal(signal.SIGTERM, before)
     assert _stopped(port)
+
+
+@pytest.mark.parametrize("body, says", [
+    (b"not json", "invalid JSON"), (b"[1, 2]", "top level"), (b'{"model": "local"}', "messages"),
+    (b'{"messages": [{"role": "user", "content": "hello"}]}', "at least one tool"),
+    (b"[" * 500 + b"]" * 500, "nested deeper"), (b'{"messages": "\xff"}', "UTF-8"),
+])
+def test_a_request_it_cannot_read_is_a_400_that_spends_no_budget(ap, body, says):
+    """On 7bb15c3 each of these was a 500 with a server traceback, and spent one answer of the budget."""
+    with serve_local_model(ap.tasks, max_requests=1, median_ms=0) as url:
+        bad = httpx.post(f"{url}/chat/completions", content=body, headers={"Content-Type": "application/json"})
+        assert bad.status_code == 400 and says in bad.json()["error"]["message"], bad.text
+        ask = dict(model="local", messages=[{"role": "user", "content": "hello"}], tools=TOOLS)
+        assert _client(url).chat.completions.create(**ask).choices  # the one answer is still there
+
+
+def test_a_request_naming_another_host_is_refused_as_dns_rebinding_would_send_it(ap):
+    with serve_local_model(ap.tasks, max_requests=1, median_ms=0) as url:
+        ask = {"model": "local", "messages": [{"role": "user", "content": "hello"}], "tools": TOOLS}
+        rebound = httpx.post(f"{url}/chat/completions", json=ask, headers={"Host": f"evil.example:{_port(url)}"})
+        assert rebound.status_code == 400
+        assert httpx.post(f"{url}/chat/completions", json=ask).status_code == 200

@@ -41,15 +41,38 @@ def own_hosts(scope: Scope) -> set[str]:
     return out | names if port in (None, 80) else out  # the default port may be left out of Host
 
 
+class SameHost:
+    """ASGI middleware for a loopback API (the local model endpoint): a Host that is not the server's own address
+    answers 400 (DNS rebinding); API clients send no Origin, so there is no form check."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        refusal = host_refused(scope) if scope["type"] == "http" else None
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def host_refused(scope: Scope) -> PlainTextResponse | None:
+    """400 for a request whose Host is not this server's address, else None."""
+    host = Headers(scope=scope).get("host", "")
+    if host in own_hosts(scope):
+        return None
+    own = "{}:{}".format(*(scope.get("server") or ("", "")))
+    return PlainTextResponse(f"Host {host!r} is not this server's address; use http://{own}/ instead.\n",
+                             status_code=400)
+
+
 def refused(scope: Scope) -> PlainTextResponse | None:
     """The answer to a request from elsewhere, or None for one of this page's own."""
     headers = Headers(scope=scope)
     hosts = own_hosts(scope)
     host = headers.get("host", "")
-    if host not in hosts:
-        own = "{}:{}".format(*(scope.get("server") or ("", "")))
-        return PlainTextResponse(f"Host {host!r} is not this page's address; open http://{own}/ instead.\n",
-                                 status_code=400)
+    if (refusal := host_refused(scope)) is not None:
+        return refusal
     if scope["method"] not in ("GET", "HEAD"):
         origin = headers.get("origin") or _origin_of(headers.get("referer", ""))
         if origin not in {f"http://{h}" for h in hosts}:
