@@ -93,6 +93,11 @@ class ModelClient:
     def __repr__(self) -> str:
         return f"ModelClient({self.settings!r})"
 
+    @property
+    def endpoint(self) -> str:
+        """Where the requests go, as the SDK resolved it (the settings', else OPENAI_BASE_URL, else its default)."""
+        return str(self.shards[0].base_url).rstrip("/")
+
     async def aclose(self) -> None:
         for shard in self.shards:
             await shard.close()
@@ -102,7 +107,7 @@ class ModelClient:
         appended to `usage` (None: recorded nowhere). The caller checks the trial's budget first
         (AgentEnv.before_model_call)."""
         start = time.perf_counter()
-        key = request_sha256(request) if self.cache else None
+        key = request_sha256(request, self.endpoint) if self.cache else None
         response = self.cache.get(key) if self.cache else None
         waits: list[EndpointWait] = []
         cached = response is not None

@@ -4,6 +4,7 @@ differs in a sampling setting or a message misses, and a file that is not a stor
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from scripted_model import reply, run_async, serve_staged
@@ -32,7 +33,7 @@ def test_a_trial_misses_then_hits_and_a_changed_request_misses(ap, tmp_path):
     assert again.final_message == first.final_message and again.trace[0].result == first.trace[0].result
     stored = sorted(p.relative_to(cache).as_posix() for p in cache.rglob("*") if p.is_file())
     keys = [request_sha256(dict(model=MODEL, messages=b["messages"], tools=b["tools"],
-                                temperature=b["temperature"])) for b in staged.seen]
+                                temperature=b["temperature"]), staged.url.rstrip("/")) for b in staged.seen]
     assert stored == sorted(f"{k[:2]}/{k}.json" for k in keys)  # one file per request, no temporary left
 
 
@@ -58,9 +59,32 @@ def test_another_message_misses_and_the_same_one_hits(tmp_path):
 
 
 def test_a_file_that_is_not_a_stored_response_is_an_error_not_a_hit(tmp_path):
-    key = request_sha256(dict(model=MODEL, messages=[{"role": "user", "content": "hello"}], seed=7))
-    (tmp_path / key[:2]).mkdir()
-    (tmp_path / key[:2] / f"{key}.json").write_text('{"id": "x", "choi')  # half a file
     with serve_staged([]) as staged, pytest.raises(ValueError, match="not a cached chat completion"):
+        key = request_sha256(dict(model=MODEL, messages=[{"role": "user", "content": "hello"}], seed=7),
+                             staged.url.rstrip("/"))
+        (tmp_path / key[:2]).mkdir()
+        (tmp_path / key[:2] / f"{key}.json").write_text('{"id": "x", "choi')  # half a file
         _ask(staged.url, tmp_path, "hello")
     assert staged.seen == []
+
+
+def test_another_endpoint_serving_a_model_of_the_same_name_is_never_answered_from_the_first_ones_cache(tmp_path):
+    """On 7bb15c3 a run against an endpoint that fails every task was served the first endpoint's responses from
+    the cache and scored 1.000 instead of 0.000, under the same run identity."""
+    with serve_staged([reply({"content": "a"}, usage=(5, 1))]) as first, \
+            serve_staged([reply({"content": "b"}, usage=(5, 1))]) as second:
+        assert not _ask(first.url, tmp_path, "hello").model_calls[0].cached
+        assert not _ask(second.url, tmp_path, "hello").model_calls[0].cached
+        assert len(second.seen) == 1  # reached, not served from the cache of the first
+
+
+@pytest.mark.parametrize("usage", [(-999_993_999, 1), (10**15, 1)])
+def test_a_stored_response_whose_usage_is_no_token_count_is_refused(tmp_path, usage):
+    with serve_staged([reply({"content": "a"}, usage=(5, 1))]) as staged:
+        _ask(staged.url, tmp_path, "hello")
+        (stored,) = [p for p in tmp_path.rglob("*.json")]
+        body = json.loads(stored.read_text())
+        body["usage"] = {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}
+        stored.write_text(json.dumps(body))
+        with pytest.raises(ValueError, match="is not a token count"):
+            _ask(staged.url, tmp_path, "hello")
