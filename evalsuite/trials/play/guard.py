@@ -49,20 +49,20 @@ class SameHost:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        refusal = host_refused(scope) if scope["type"] == "http" else None
+        refusal = host_refused(scope, "server") if scope["type"] == "http" else None
         if refusal is not None:
             await refusal(scope, receive, send)
             return
         await self.app(scope, receive, send)
 
 
-def host_refused(scope: Scope) -> PlainTextResponse | None:
+def host_refused(scope: Scope, noun: str = "page") -> PlainTextResponse | None:
     """400 for a request whose Host is not this server's address, else None."""
     host = Headers(scope=scope).get("host", "")
     if host in own_hosts(scope):
         return None
     own = "{}:{}".format(*(scope.get("server") or ("", "")))
-    return PlainTextResponse(f"Host {host!r} is not this server's address; use http://{own}/ instead.\n",
+    return PlainTextResponse(f"Host {host!r} is not this {noun}'s address; open http://{own}/ instead.\n",
                              status_code=400)
 
 
