@@ -17,9 +17,9 @@ breaks this, or any field, is refused with one line naming the file and the fiel
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from evalsuite.core.hashing import json_sha256
 from evalsuite.core.io import YamlModelError, load_yaml_model
@@ -31,6 +31,11 @@ class DossierError(YamlModelError):
     """A dossier that cannot be used; the message is one line naming the file and field."""
 
 
+# Text a person wrote down: something, not an empty or blank string (a blank answer answers nothing)
+Text = Annotated[str, StringConstraints(min_length=1, pattern=r"\S")]
+AUTHORITIES = ("person", "team", "organisation", "system")  # who may answer, resolve or own: never the agent
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -38,12 +43,12 @@ class Strict(BaseModel):
 class Actor(Strict):
     id: Id
     kind: Literal["agent", "person", "team", "system", "organisation"]
-    description: str = Field(min_length=1)
+    description: Text
 
 
 class System(Strict):
     id: Id
-    description: str = Field(min_length=1)
+    description: Text
     tables: list[str] = []
     tools: list[str] = []
 
@@ -61,7 +66,7 @@ class Source(Strict):
 
     id: Id
     kind: Literal["policy", "table", "document", "person", "tool"]
-    ref: str = Field(min_length=1)  # the policy doc, table, document or tool it is
+    ref: Text  # the policy doc, table, document or tool it is
     authority: Id  # an actor
     note: str = ""
 
@@ -70,17 +75,17 @@ class Case(Strict):
     """A routine case or an exception of the process, with the requirements it rests on."""
 
     id: Id
-    description: str = Field(min_length=1)
+    description: Text
     requirements: list[Id] = Field(min_length=1)
 
 
 class OpenQuestion(Strict):
     id: Id
-    question: str = Field(min_length=1)
+    question: Text
     consequential: bool  # an answer could change what a successful run is
     owner: Id  # the actor who must answer it
     status: Literal["open", "answered"]
-    answer: str | None = None
+    answer: Text | None = None
 
     @model_validator(mode="after")
     def _answered_has_answer(self) -> OpenQuestion:
@@ -92,25 +97,25 @@ class OpenQuestion(Strict):
 class Contradiction(Strict):
     id: Id
     between: list[Id] = Field(min_length=2)  # sources
-    description: str = Field(min_length=1)
+    description: Text
     consequential: bool
     resolver: Id  # the actor who must resolve it
-    resolution: str | None = None  # None: unresolved
+    resolution: Text | None = None  # None: unresolved
 
 
 class Answerer(Strict):
     actor: Id
-    authority: str = Field(min_length=1)  # with what authority they answered
+    authority: Text  # with what authority they answered
 
 
 class Stages(Strict):
     """How the requirement was reached: the ambiguity, the question asked, the answer and who gave it, the record."""
 
-    ambiguity: str = Field(min_length=1)
-    question: str = Field(min_length=1)
-    answer: str = Field(min_length=1)
+    ambiguity: Text
+    question: Text
+    answer: Text
     answered_by: Answerer
-    recorded: str = Field(min_length=1)
+    recorded: Text
 
 
 class PermissionLink(Strict):
@@ -133,7 +138,7 @@ class Links(Strict):
 
 class Requirement(Strict):
     id: Id
-    statement: str = Field(min_length=1)
+    statement: Text
     restricts_action: bool  # then a tool rule or a role permission must enforce it
     stages: Stages
     links: Links
@@ -172,9 +177,9 @@ class Customization(Strict):
     """A business change declared once: the build moves policy, tool authority and outcomes together."""
 
     id: Id
-    statement: str = Field(min_length=1)
+    statement: Text
     requirement: Id  # the requirement it changes
-    recorded: str = Field(min_length=1)  # the requirement as recorded after the change
+    recorded: Text  # the requirement as recorded after the change
     policy: PolicyMove
     tool_authority: ToolAuthority
     world: list[WorldChange] = []
@@ -183,10 +188,10 @@ class Customization(Strict):
 
 class Dossier(Strict):
     suite: str
-    disclosure: str = Field(min_length=1)  # what kind of evidence this is (an authored exercise, an interview…)
-    intended_result: str = Field(min_length=1)
-    current_work: str = Field(min_length=1)
-    simpler_alternative: str = Field(min_length=1)
+    disclosure: Text  # what kind of evidence this is (an authored exercise, an interview…)
+    intended_result: Text
+    current_work: Text
+    simpler_alternative: Text
     actors: list[Actor] = Field(min_length=1)
     systems: list[System] = []
     permissions: list[ActorPermissions] = []
@@ -221,7 +226,22 @@ class Dossier(Strict):
         for where, name, declared in named:
             if name not in declared:
                 raise ValueError(f"{where}: {name!r} is not declared")
+        self._authorities_are_not_the_agent()
         return self
+
+    def _authorities_are_not_the_agent(self) -> None:
+        """Whoever owns a question, resolves a contradiction, answers a requirement or has authority over a source
+        is someone with that power: never the agent under test (it would answer its own exam)."""
+        kinds = {a.id: a.kind for a in self.actors}
+        named = [(f"sources.{i}.authority", s.authority) for i, s in enumerate(self.sources)]
+        named += [(f"open_questions.{i}.owner", q.owner) for i, q in enumerate(self.open_questions)]
+        named += [(f"contradictions.{i}.resolver", c.resolver) for i, c in enumerate(self.contradictions)]
+        named += [(f"requirements.{i}.stages.answered_by.actor", r.stages.answered_by.actor)
+                  for i, r in enumerate(self.requirements)]
+        for where, actor in named:
+            if kinds[actor] not in AUTHORITIES:
+                raise ValueError(f"{where}: {actor!r} is the {kinds[actor]} under test, not an authority "
+                                 f"(a {', '.join(AUTHORITIES)})")
 
     @property
     def sha256(self) -> str:

@@ -70,3 +70,31 @@ def test_a_spec_applying_an_undeclared_customization_is_refused_on_load(tmp_path
     with pytest.raises(SpecError, match=r"variant.yaml: dossier.apply.0: no customization 'discounts_doubled'; "
                                         r"declared: manager_discretion_removed"):
         load_spec(spec)
+
+
+@pytest.mark.parametrize("edit, line", [
+    (lambda d: d["open_questions"][1].update(answer=" "), "open_questions.1.answer: String should match pattern"),
+    (lambda d: d["contradictions"][0].update(resolution=""), "contradictions.0.resolution: String should have at"),
+    (lambda d: d["requirements"][0]["stages"].update(answer="  \t"), "requirements.0.stages.answer: String should"),
+    (lambda d: d["requirements"][0]["stages"]["answered_by"].update(actor="support_agent"),
+     "requirements.0.stages.answered_by.actor: 'support_agent' is the agent under test, not an authority"),
+    (lambda d: d["contradictions"][0].update(resolver="support_agent"),
+     "contradictions.0.resolver: 'support_agent' is the agent under test"),
+])
+def test_a_blank_answer_or_the_agent_as_its_own_authority_is_refused(tmp_path, edit, line):
+    """On 7bb15c3 each of these released: a consequential contradiction resolved with "", a question answered " ",
+    a requirement answered by support_agent, the agent under test."""
+    path = spoil(tmp_path, edit)
+    with pytest.raises(DossierError) as exc:
+        load_dossier(path)
+    assert str(exc.value).startswith(f"{path}: ") and line in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_another_suites_dossier_is_refused_when_the_stage_reads_it(tmp_path):
+    from evalsuite.pipeline.stages import process_dossier
+
+    path = spoil(tmp_path, lambda d: d.update(suite="ap_exceptions"))
+    spec = load_spec(ROOT / "suites" / "retail_support.yaml")
+    spec = spec.model_copy(update={"dossier": spec.dossier.model_copy(update={"file": str(path)})})
+    with pytest.raises(DossierError, match="suite: 'ap_exceptions' is another suite's dossier"):
+        process_dossier.dossier_as_applied(spec)

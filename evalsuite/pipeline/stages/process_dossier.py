@@ -15,7 +15,7 @@ from evalsuite.pipeline import preflight
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import GateError, GateResult, Stage, StageOutput, blocked, passed
 from evalsuite.pipeline.stages import policy_documents
-from evalsuite.sourcing.dossier import Dossier, load_dossier
+from evalsuite.sourcing.dossier import Dossier, DossierError, load_dossier
 from evalsuite.sourcing.spec import SuiteSpec
 from evalsuite.tasks.customization import customize_frames, customize_task
 from evalsuite.tasks.taskfile import read_tasks
@@ -30,9 +30,12 @@ class DossierRecord(BaseModel):
     dossier: Dossier  # as applied (Dossier.applied)
 
 
-def _applied(spec: SuiteSpec) -> tuple[Dossier, Dossier]:
+def dossier_as_applied(spec: SuiteSpec) -> tuple[Dossier, Dossier]:
     """The dossier as written, and as this suite applies it."""
-    dossier = load_dossier(spec.resolve(spec.dossier.file))
+    path = spec.resolve(spec.dossier.file)
+    dossier = load_dossier(path)
+    if dossier.suite != spec.name and not spec.dossier.apply:  # a variant names the dossier of the suite it varies
+        raise DossierError(f"{path}: suite: {dossier.suite!r} is another suite's dossier, not {spec.name!r}'s")
     return dossier, dossier.applied(spec.dossier.apply)
 
 
@@ -43,7 +46,7 @@ def on_record(paths: Paths) -> DossierRecord:
 
 
 def run(spec: SuiteSpec, paths: Paths) -> StageOutput:
-    written, applied = _applied(spec)
+    written, applied = dossier_as_applied(spec)
     record = DossierRecord(sha256=written.sha256, applied=spec.dossier.apply, dossier=applied)
     write_json(paths.dossier, record.model_dump(mode="json"))
     d = applied
