@@ -124,3 +124,17 @@ def test_what_a_killed_import_left_is_never_read_as_a_run_and_the_next_import_sw
 def test_an_agent_name_given_for_the_folder_must_be_a_plain_name(release, tmp_path):
     with pytest.raises(RecordingError, match="--agent"):
         import_run(_recording(release, tmp_path / "r.json"), release, None, ORIGIN, agent="../../x")
+
+
+def test_a_recording_of_another_domain_is_refused_before_anything_is_matched(release, tmp_path):
+    """On 7bb15c3 a τ² file naming the airline domain imported onto another domain's release."""
+    path = tau2_results(release, tmp_path / "r.json")
+    body = json.loads(path.read_text())
+    body["info"]["environment_info"] = {"domain_name": "airline"}
+    path.write_text(json.dumps(body))
+    with pytest.raises(RecordingError, match="the recording is of domain tau2_airline; release .* is of tau2_retail"):
+        import_run(path, release, tmp_path / "run", ORIGIN)
+    assert not (tmp_path / "run").exists()
+    body["info"]["environment_info"] = {"domain_name": "retail"}  # its own domain: imported as before
+    path.write_text(json.dumps(body))
+    assert import_run(path, release, tmp_path / "run", ORIGIN)[1].is_dir()

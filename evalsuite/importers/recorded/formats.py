@@ -50,6 +50,7 @@ class RecordedTrial(BaseModel):
 class Recording(BaseModel):
     format: Format
     model: str | None = Field(pattern=f"^{MODEL_NAME}$")  # the agent's model, when the file says
+    domain: str | None = None  # the evalsuite domain the recorded tasks are of, when the file says (τ²: its domain)
     trials: list[RecordedTrial]
 
 
@@ -210,8 +211,13 @@ class _Tau2Agent(_Loose):
     llm: str | None = None
 
 
+class _Tau2Environment(_Loose):
+    domain_name: str | None = None
+
+
 class _Tau2Info(_Loose):
     agent_info: _Tau2Agent
+    environment_info: _Tau2Environment | None = None
 
 
 class Tau2Results(_Loose):
@@ -238,7 +244,9 @@ def _tau2(data: Any) -> Recording:
                                  gold_writes=gold.get(sim.task_id),
                                  unfinished=None if sim.termination_reason in STOPS else
                                  f"termination_reason: {sim.termination_reason}"))
-    return Recording(format="tau2_results", model=results.info.agent_info.llm, trials=out)
+    env = results.info.environment_info
+    return Recording(format="tau2_results", model=results.info.agent_info.llm, trials=out,
+                     domain=f"tau2_{env.domain_name}" if env and env.domain_name else None)
 
 
 def _tau2_turns(messages: list[_Tau2Message]) -> tuple[list[Turn], int]:

@@ -62,6 +62,9 @@ def import_run(path: Path, release: Release, out: Path | None = None, origin: Or
     recorded:<model> unless named."""
     path, origin = Path(path), origin or Origin()
     recording = read_recording(path)
+    if recording.domain is not None and recording.domain != release.manifest.domain:
+        raise RecordingError(f"{path}: the recording is of domain {recording.domain}; release "
+                             f"{release.manifest.version} is of {release.manifest.domain}")
     provenance = _provenance(path, recording, origin)
     config = AgentConfig(name=_agent_name(agent, provenance.model), kind="recorded", model=provenance.model,
                          recording=provenance.sha256)
