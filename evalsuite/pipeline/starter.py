@@ -92,8 +92,8 @@ def _files(exports: Path, out: Path, name: str, tables: dict, keys: dict, person
             "acceptance": {"reference_trials": 3, "max_quarantined_fraction": 0.1},
             "trial_protocol": {"trials": 4, "max_steps": 40},
             "agents": [{"name": "reference"}, {"name": "noop"}, {"name": "adversary"}]}
-    rights = {"source": f"{name}_export", "license_ref": "TODO: the licence or data-use approval these exports "
-              "come under", "licensor": "TODO: who granted it", "permitted_uses": [], "expires": None,
+    rights = {"source": f"{name}_export", "license_ref": "(to fill in) the licence or data-use approval these "
+              "exports come under", "licensor": "(to fill in) who granted it", "permitted_uses": [], "expires": None,
               "personal_data": bool(columns), "personal_columns": columns,
               "deidentification_required": bool(columns)}
     deid: dict = {"key_env": "EVALSUITE_DEID_KEY", "tables": {}}
@@ -106,14 +106,14 @@ def _files(exports: Path, out: Path, name: str, tables: dict, keys: dict, person
               "tools": {f"get_{t}": _read_tool(t, keys[t]) for t in tables},
               "roles": {f"{name}_agent": {"read": [f"get_{t}" for t in tables], "write": [], "forbidden": []}}}
     return {"suite.yaml": _yaml(spec, "The suite spec (docs/build-a-suite.md)."),
-            "rights.yaml": _yaml(rights, "TODO: the rights manifest: who licensed these exports, for which uses, "
+            "rights.yaml": _yaml(rights, "To fill in: the rights manifest: who licensed these exports, for which uses, "
                                          "until when. No use is granted until you list it."),
             "deid.yaml": _yaml(deid, "De-identification: the personal columns the scan found, each a surrogate; "
                                      "check them, and pseudonymise ids that name people."),
             "quality.yaml": _yaml(quality, "Data-quality expectations: the keys found in the exports; add required "
                                            "columns, value sets and foreign keys."),
-            "domain.yaml": _yaml(domain, "TODO: the declarative domain (docs/domains/declarative.md): one read tool "
-                                         "per table so far; add the write tools, the role's forbidden tools, mark "
+            "domain.yaml": _yaml(domain, "To fill in: the declarative domain (docs/domains/declarative.md): one read "
+                                         "tool per table so far; add the write tools, the role's forbidden tools, mark "
                                          "the resolved-cases table `cases: true` and add `derivation:`."),
             "policies/policy_v1.md": POLICY.format(name=name, today=dt.date.today().isoformat()),
             "README.md": README.format(name=name, exports=rel, personal=", ".join(columns) or "none",
@@ -130,13 +130,13 @@ version: v1
 effective_from: {today}
 params: {{}}
 ---
-# TODO: the {name} policy, version 1
+# The {name} policy, version 1 (to fill in)
 
 The policy staff applied, one numbered clause per rule. Every goal assertion cites a clause; a policy that changed
 is a second file with its own effective date.
 
-## P-1 TODO
-What the first rule requires.
+## P-1 The first rule
+What the first rule requires, in the words staff applied it.
 """
 
 README = """# {name}: a starter project
