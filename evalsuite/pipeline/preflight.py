@@ -12,19 +12,18 @@ from evalsuite.sourcing.snapshot import read_query
 from evalsuite.sourcing.spec import SpecError, SuiteSpec, TableSource
 
 
-def domain_tables(spec: SuiteSpec) -> dict[str, list[str] | None]:
+def domain_tables(package: DomainPackage) -> dict[str, list[str] | None]:
     """The tables a source may be for, each with its columns: the world's tables (the user's device's too, in a
     dual-control domain), and the case tables the derivation reads (columns None: it reads the ones it names)."""
-    package = domain_for(spec)
     domain, user = package.domain, package.user_domain
     tables = domain.tables | (user.tables if user is not None else {})
     return {n: [c.name for c in t.columns] for n, t in tables.items()} | dict.fromkeys(domain.case_tables)
 
 
-def column_problem(spec: SuiteSpec, table: str, columns: list[str]) -> str | None:
-    """Columns a source table has that its world table lacks, named; None when every one has a place. Refused,
-    not dropped: a column nobody declared is data the rights review and the personal-data scan never cleared."""
-    known = domain_tables(spec).get(table)
+def column_problem(spec: SuiteSpec, table: str, columns: list[str], known: list[str] | None) -> str | None:
+    """Columns a source table has that its world table (`known`) lacks, named; None when every one has a place.
+    Refused, not dropped: a column nobody declared is data the rights review and the personal-data scan never
+    cleared."""
     extra = [c for c in columns if known is not None and c not in known]
     if not extra:
         return None
@@ -32,40 +31,40 @@ def column_problem(spec: SuiteSpec, table: str, columns: list[str]) -> str | Non
             f"(its columns: {', '.join(known)})")
 
 
-def domain_for(spec: SuiteSpec) -> DomainPackage:
+def domain_for(spec: SuiteSpec, columns: dict[str, tuple[str, list[str]]] | None = None) -> DomainPackage:
     """The spec's domain (registry.resolve, relative to the spec); a declarative domain file is bound to the
-    columns its tables' sources have."""
-    columns = source_columns(spec) if is_file_ref(spec.domain) else None
-    return resolve(spec.domain, spec.base_dir, columns)
+    columns its tables' sources have (`columns`, when the caller has read them already)."""
+    if not is_file_ref(spec.domain):
+        return resolve(spec.domain, spec.base_dir)
+    columns = columns if columns is not None else source_columns(spec)
+    return resolve(spec.domain, spec.base_dir, {name: cols for name, (_, cols) in columns.items()})
 
 
-def source_columns(spec: SuiteSpec) -> dict[str, list[str]]:
-    """Each source table's columns: a file's from its header or Parquet schema, a SQL source's from its query."""
+def source_columns(spec: SuiteSpec) -> dict[str, tuple[str, list[str]]]:
+    """Each source table's columns, with where they were read for error lines: a file's from its header or
+    Parquet schema, a SQL source's from its query asked for no rows."""
     out = {}
     for name, src in spec.sources.tables.items():
         if src.path:
-            out[name] = file_columns(spec.resolve(src.path), f"{spec.resolve(src.path)}: sources.tables.{name}",
-                                     SpecError)
+            where = f"{spec.resolve(src.path)}: sources.tables.{name}"
+            out[name] = where, file_columns(spec.resolve(src.path), where, SpecError)
         else:
-            out[name] = _query_columns(name, src, spec)
+            out[name] = f"{spec.spec_file or spec.name}: sources.tables.{name}", _query_columns(name, src, spec)
     return out
 
 
 def check_sources(spec: SuiteSpec) -> None:
-    """Every source table is one of the domain's, and its columns are the table's: a file's from its header or
-    Parquet schema, a SQL source's from its query asked for no rows; a SpecError naming the file or spec otherwise."""
+    """Every source table is one of the domain's, and its columns are the table's; a SpecError naming the file or
+    spec otherwise. Each source's columns are read once, for the check and for binding a declarative domain."""
     path = spec.spec_file or spec.name
-    known = domain_tables(spec)
-    for name, src in spec.sources.tables.items():
+    columns = source_columns(spec)
+    known = domain_tables(domain_for(spec, columns))
+    for name in spec.sources.tables:
         if name not in known:
             raise SpecError(f"{path}: sources.tables.{name}: not a table of domain {spec.domain} "
                             f"(its tables: {', '.join(sorted(known))})")
-        if src.path:
-            where = f"{spec.resolve(src.path)}: sources.tables.{name}"
-            columns = file_columns(spec.resolve(src.path), where, SpecError)
-        else:
-            where, columns = f"{path}: sources.tables.{name}", _query_columns(name, src, spec)
-        if problem := column_problem(spec, name, columns):
+        where, cols = columns[name]
+        if problem := column_problem(spec, name, cols, known[name]):
             raise SpecError(f"{where}: {problem}")
 
 
