@@ -214,3 +214,22 @@ def test_the_published_schema_takes_the_example_and_refuses_a_stray_key():
     example["tools"]["get_report"]["stepz"] = example["tools"]["get_report"].pop("steps")
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(example, schema)
+
+
+def test_acceptance_trials_in_worker_processes_find_the_declarative_domain(release):
+    """A large acceptance run spreads over worker processes (trials.harness.default_workers); a worker knows no
+    declarative domain until it is told where its bound file is."""
+    from evalsuite.pipeline.paths import Paths
+    from evalsuite.pipeline.preflight import domain_for
+    from evalsuite.pipeline.stages import acceptance_results, derived_tasks
+    from evalsuite.sourcing.spec import load_spec
+    from evalsuite.worlds.world import World
+
+    home = release.path.parents[2]
+    spec = load_spec(home.parent / "expense_desk" / "suite.yaml")
+    paths = Paths(spec, home)
+    world = World(domain_for(spec).domain, paths.world)
+    runner = acceptance_results.parallel_runner(spec, world, derived_tasks.task_set_on_disk(paths), workers=2,
+                                                paths=paths)
+    results = runner(derived_tasks.tasks_on_disk(paths)[:4], {"reference": 1})
+    assert [r.outcome for r in results] == ["pass"] * 4, [r.error for r in results]

@@ -14,6 +14,7 @@ from evalsuite.audit.acceptance import (
     strata_table,
 )
 from evalsuite.audit.reviews import LEDGER_NAME, Ledger, ReviewEntry, ReviewError, review_counts, review_state
+from evalsuite.core.domain_refs import is_file_ref
 from evalsuite.core.hashing import file_sha256
 from evalsuite.core.identity import RunIdentity
 from evalsuite.core.io import atomic_write, write_json
@@ -23,6 +24,7 @@ from evalsuite.pipeline import preflight
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stage import Gate, GateError, GateResult, Stage, StageOutput, require
 from evalsuite.pipeline.stages import derived_tasks
+from evalsuite.releases.release import DOMAIN_FILE
 from evalsuite.sourcing.spec import SuiteSpec
 from evalsuite.trials.harness import acceptance_runner
 from evalsuite.worlds.world import World
@@ -37,13 +39,24 @@ class AuditRecord(AcceptanceReport):
     unreviewed: dict[str, str] = {}  # task id -> what review its goal state still needs, in a few words
 
 
-def parallel_runner(spec: SuiteSpec, world: World, task_set: str, workers: int | None = None) -> Runner:
+def parallel_runner(spec: SuiteSpec, world: World, task_set: str, workers: int | None = None,
+                    paths: Paths | None = None) -> Runner:
     """Acceptance trials spread over worker processes, stamped with a provisional identity."""
     domain = world.domain
     identity = RunIdentity(suite=spec.name, suite_version="acceptance", task_set_sha256=task_set,
                            seed_sha256=world.seed_sha256, environment_image=domain.image,
                            tool_schemas_sha256=domain.tool_schemas_sha256(), simulator=spec.simulator)
-    return acceptance_runner(WorldRef.from_world(world), identity, workers)
+    return acceptance_runner(WorldRef.from_world(world, _worker_source(spec, paths)), identity, workers)
+
+
+def _worker_source(spec: SuiteSpec, paths: Paths | None) -> str | None:
+    """Where a worker process finds the build's domain (registry.lookup): a declarative one's bound file, written
+    beside the build's records (its columns come from the sources, which a worker does not read), or the spec's
+    dotted path; None where the name is an installed entry point."""
+    package = preflight.domain_for(spec)
+    if package.bound_file is not None and paths is not None:
+        return str(atomic_write(paths.root / DOMAIN_FILE, package.bound_file).resolve())
+    return None if spec.domain == package.name or is_file_ref(spec.domain) else spec.domain
 
 
 def accept(spec: SuiteSpec, paths: Paths, runner: Runner | None = None) -> AuditRecord:
@@ -52,7 +65,8 @@ def accept(spec: SuiteSpec, paths: Paths, runner: Runner | None = None) -> Audit
     tasks, task_set = derived_tasks.tasks_on_disk(paths), derived_tasks.task_set_on_disk(paths)
     world = World(preflight.domain_for(spec).domain, paths.world)
     reviews = ledger_entries(spec, paths)
-    report = run_acceptance(tasks, spec.acceptance, runner or parallel_runner(spec, world, task_set), reviews)
+    report = run_acceptance(tasks, spec.acceptance, runner or parallel_runner(spec, world, task_set, paths=paths),
+                            reviews)
     states = [review_state(t, reviews) for t in tasks] if spec.acceptance.require_adjudication else []
     record = AuditRecord(task_set_sha256=task_set, seed_sha256=world.seed_sha256, **report.model_dump(),
                          reviews=review_counts(states) if states else {},
