@@ -101,9 +101,7 @@ def run(release: Release | str | Path, agents: Sequence[Any], out: str | Path, *
     from evalsuite.scoring.runlog import read_run
 
     rel = release if isinstance(release, Release) else Release(Path(release))
-    built = [a() if _is_factory(a) else a for a in agents if not isinstance(a, (str, AgentConfig))]
-    given = iter(built)
-    listed = [a if isinstance(a, (str, AgentConfig)) else next(given) for a in agents]
+    listed = [a() if not isinstance(a, (str, AgentConfig)) and _is_factory(a) else a for a in agents]
     run_release(rel, listed, Path(out), trials=trials, workers=workers, seed=seed, mode=mode,
                 progress=progress, engine=engine, agent_factory=agent_factory)
     return read_run(out)
