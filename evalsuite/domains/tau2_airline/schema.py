@@ -23,12 +23,12 @@ from sqlalchemy import Column, Float, ForeignKey, Index, Integer, MetaData, Stri
 
 from evalsuite.domains.tau2 import rows
 from evalsuite.domains.tau2.rows import CLUSTERED
+from evalsuite.domains.tau2.tables import ADDRESS_FIELDS, mapped, owned, required
 from evalsuite.worlds.types import ExactNumber
 
 metadata = MetaData()
 
 CABINS = ("basic_economy", "economy", "business")  # the key order of every seat and price map in db.json
-ADDRESS_FIELDS = ("address1", "address2", "city", "country", "state", "zip")
 TIME_FIELDS = ("actual_departure_time_est", "actual_arrival_time_est", "estimated_departure_time_est",
                "estimated_arrival_time_est")
 # The fields a flight-date record has besides `status`, by status (§1, tagged union).
@@ -41,16 +41,8 @@ DATE_FIELDS: dict[str, tuple[str, ...]] = {
     "flying": ("actual_departure_time_est", "estimated_arrival_time_est"),
 }
 
-flights = Table(
-    "flights", metadata,
-    Column("flight_number", String, primary_key=True),
-    Column("position", Integer, nullable=False),
-    Column("origin", String, nullable=False),
-    Column("destination", String, nullable=False),
-    Column("scheduled_departure_time_est", String, nullable=False),
-    Column("scheduled_arrival_time_est", String, nullable=False),
-    **CLUSTERED,
-)
+flights = mapped(metadata, "flights", "flight_number",
+                 *required("origin", "destination", "scheduled_departure_time_est", "scheduled_arrival_time_est"))
 # The searches scan flights from an origin (direct: to a destination) in db order.
 Index("ix_flights_route_position", flights.c.origin, flights.c.destination, flights.c.position)
 Index("ix_flights_origin_position", flights.c.origin, flights.c.position)
@@ -67,18 +59,9 @@ flight_dates = Table(
     **CLUSTERED,
 )
 
-users = Table(
-    "users", metadata,
-    Column("user_id", String, primary_key=True),
-    Column("position", Integer, nullable=False),
-    Column("first_name", String, nullable=False),
-    Column("last_name", String, nullable=False),
-    *[Column(f, String, nullable=f == "address2") for f in ADDRESS_FIELDS],
-    Column("email", String, nullable=False),
-    Column("dob", String, nullable=False),
-    Column("membership", String, nullable=False),
-    **CLUSTERED,
-)
+users = mapped(metadata, "users", "user_id", *required("first_name", "last_name"),
+               *[Column(f, String, nullable=f == "address2") for f in ADDRESS_FIELDS],
+               *required("email", "dob", "membership"))
 
 payment_methods = Table(
     "payment_methods", metadata,
@@ -94,66 +77,27 @@ payment_methods = Table(
 )
 
 
+# A list of passengers (a user's saved ones, a reservation's).
+PERSON = ("first_name", "last_name", "dob")
+saved_passengers = owned(metadata, "saved_passengers", "user_id", *required(*PERSON))
+user_reservations = owned(metadata, "user_reservations", "user_id", *required("reservation_id"))
 
-def _people(name: str, owner: str) -> Table:
-    """A list of passengers (a user's saved ones, a reservation's): keyed by (owner id, position)."""
-    owner_table = owner.removesuffix("_id") + "s"
-    return Table(name, metadata,
-                 Column(owner, String, ForeignKey(f"{owner_table}.{owner}"), primary_key=True),
-                 Column("position", Integer, primary_key=True),
-                 *[Column(f, String, nullable=False) for f in ("first_name", "last_name", "dob")],
-                 **CLUSTERED)
-
-
-saved_passengers = _people("saved_passengers", "user_id")
-
-user_reservations = Table(
-    "user_reservations", metadata,
-    Column("user_id", String, ForeignKey("users.user_id"), primary_key=True),
-    Column("position", Integer, primary_key=True),
-    Column("reservation_id", String, nullable=False),
-    **CLUSTERED,
-)
-
-reservations = Table(
-    "reservations", metadata,
-    Column("reservation_id", String, primary_key=True),
-    Column("position", Integer, nullable=False),
-    Column("user_id", String, nullable=False),
-    Column("origin", String, nullable=False),
-    Column("destination", String, nullable=False),
-    Column("flight_type", String, nullable=False),
+reservations = mapped(
+    metadata, "reservations", "reservation_id",
+    *required("user_id", "origin", "destination", "flight_type"),
     Column("cabin", ExactNumber),
     Column("created_at", String, nullable=False),
     Column("total_baggages", ExactNumber),
     Column("nonfree_baggages", ExactNumber),
     Column("insurance", String, nullable=False),
     Column("status", String),  # absent from db.json (null); "cancelled" once cancelled
-    **CLUSTERED,
 )
 
-segments = Table(
-    "segments", metadata,
-    Column("reservation_id", String, ForeignKey("reservations.reservation_id"), primary_key=True),
-    Column("position", Integer, primary_key=True),
-    Column("flight_number", String, nullable=False),
-    Column("origin", String, nullable=False),
-    Column("destination", String, nullable=False),
-    Column("date", String, nullable=False),
-    Column("price", Integer, nullable=False),
-    **CLUSTERED,
-)
-
-passengers = _people("passengers", "reservation_id")
-
-payments = Table(
-    "payments", metadata,
-    Column("reservation_id", String, ForeignKey("reservations.reservation_id"), primary_key=True),
-    Column("position", Integer, primary_key=True),
-    Column("payment_id", String, nullable=False),
-    Column("amount", Integer, nullable=False),
-    **CLUSTERED,
-)
+segments = owned(metadata, "segments", "reservation_id", *required("flight_number", "origin", "destination", "date"),
+                 Column("price", Integer, nullable=False))
+passengers = owned(metadata, "passengers", "reservation_id", *required(*PERSON))
+payments = owned(metadata, "payments", "reservation_id", *required("payment_id"),
+                 Column("amount", Integer, nullable=False))
 
 COLUMNS = rows.table_columns(metadata)
 

@@ -19,24 +19,12 @@ from sqlalchemy import Boolean, Column, Float, ForeignKey, Index, Integer, MetaD
 
 from evalsuite.domains.tau2 import rows
 from evalsuite.domains.tau2.rows import CLUSTERED
+from evalsuite.domains.tau2.tables import ADDRESS_FIELDS, mapped, owned, required
 from evalsuite.worlds.types import ExactNumber
 
 metadata = MetaData()
 
-ADDRESS_FIELDS = ("address1", "address2", "city", "country", "state", "zip")
-
-
-def _address() -> list[Column]:
-    return [Column(f, String, nullable=False) for f in ADDRESS_FIELDS]
-
-
-products = Table(
-    "products", metadata,
-    Column("product_id", String, primary_key=True),
-    Column("position", Integer, nullable=False),
-    Column("name", String, nullable=False),
-    **CLUSTERED,
-)
+products = mapped(metadata, "products", "product_id", *required("name"))
 
 variants = Table(
     "variants", metadata,
@@ -50,16 +38,7 @@ variants = Table(
     **CLUSTERED,
 )
 
-users = Table(
-    "users", metadata,
-    Column("user_id", String, primary_key=True),
-    Column("position", Integer, nullable=False),
-    Column("first_name", String, nullable=False),
-    Column("last_name", String, nullable=False),
-    Column("email", String, nullable=False),
-    *_address(),
-    **CLUSTERED,
-)
+users = mapped(metadata, "users", "user_id", *required("first_name", "last_name", "email", *ADDRESS_FIELDS))
 # The find_user_* tools match lower(...) = ? and take matches in db order; these indexes serve exactly those
 # expressions, in position order (no sort step).
 Index("ix_users_email_lower_position", func.lower(users.c.email), users.c.position)
@@ -78,21 +57,11 @@ payment_methods = Table(
     **CLUSTERED,
 )
 
-user_orders = Table(
-    "user_orders", metadata,
-    Column("user_id", String, ForeignKey("users.user_id"), primary_key=True),
-    Column("position", Integer, primary_key=True),
-    Column("order_id", String, nullable=False),
-    **CLUSTERED,
-)
+user_orders = owned(metadata, "user_orders", "user_id", *required("order_id"))
 
-orders = Table(
-    "orders", metadata,
-    Column("order_id", String, primary_key=True),
-    Column("position", Integer, nullable=False),
-    Column("user_id", String, nullable=False),
-    *_address(),
-    Column("status", String, nullable=False),
+orders = mapped(
+    metadata, "orders", "order_id",
+    *required("user_id", *ADDRESS_FIELDS, "status"),
     Column("cancel_reason", String),
     Column("exchange_items", Text),
     Column("exchange_new_items", Text),
@@ -100,39 +69,13 @@ orders = Table(
     Column("exchange_price_difference", ExactNumber),
     Column("return_items", Text),
     Column("return_payment_method_id", String),
-    **CLUSTERED,
 )
 
-order_items = Table(
-    "order_items", metadata,
-    Column("order_id", String, ForeignKey("orders.order_id"), primary_key=True),
-    Column("position", Integer, primary_key=True),
-    Column("item_id", String, nullable=False),
-    Column("product_id", String, nullable=False),
-    Column("name", String, nullable=False),
-    Column("price", Float, nullable=False),
-    Column("options", Text, nullable=False),
-    **CLUSTERED,
-)
-
-fulfillments = Table(
-    "fulfillments", metadata,
-    Column("order_id", String, ForeignKey("orders.order_id"), primary_key=True),
-    Column("position", Integer, primary_key=True),
-    Column("tracking_ids", Text, nullable=False),
-    Column("item_ids", Text, nullable=False),
-    **CLUSTERED,
-)
-
-payments = Table(
-    "payments", metadata,
-    Column("order_id", String, ForeignKey("orders.order_id"), primary_key=True),
-    Column("position", Integer, primary_key=True),
-    Column("transaction_type", String, nullable=False),
-    Column("amount", Float, nullable=False),
-    Column("payment_method_id", String, nullable=False),
-    **CLUSTERED,
-)
+order_items = owned(metadata, "order_items", "order_id", *required("item_id", "product_id", "name"),
+                    Column("price", Float, nullable=False), Column("options", Text, nullable=False))
+fulfillments = owned(metadata, "fulfillments", "order_id", *required("tracking_ids", "item_ids", type_=Text))
+payments = owned(metadata, "payments", "order_id", *required("transaction_type"),
+                 Column("amount", Float, nullable=False), *required("payment_method_id"))
 
 # The seven order fields absent from db.json; tau2 reads absent as null.
 ORDER_OPTIONAL = ("cancel_reason", "exchange_items", "exchange_new_items", "exchange_payment_method_id",

@@ -23,10 +23,11 @@ from __future__ import annotations
 from datetime import datetime
 from functools import partial
 
-from sqlalchemy import Column, Float, ForeignKey, Index, Integer, MetaData, String, Table
+from sqlalchemy import Column, Float, Index, Integer, MetaData, String, Table
 
 from evalsuite.domains.tau2 import rows
 from evalsuite.domains.tau2.rows import CLUSTERED
+from evalsuite.domains.tau2.tables import mapped, owned, required
 
 # main_policy.md: "The current time is 2025-02-25 12:08:00 EST." Both worlds' clock; no tool reads another.
 CLOCK = datetime(2025, 2, 25, 12, 8, 0)
@@ -34,94 +35,49 @@ CLOCK = datetime(2025, 2, 25, 12, 8, 0)
 metadata = MetaData()
 user_metadata = MetaData()
 
-plans = Table(
-    "plans", metadata,
-    Column("plan_id", String, primary_key=True),
-    Column("position", Integer, nullable=False),
-    Column("name", String, nullable=False),
-    Column("data_limit_gb", Float, nullable=False),
-    Column("price_per_month", Float, nullable=False),
-    Column("data_refueling_price_per_gb", Float, nullable=False),
-    **CLUSTERED,
-)
+plans = mapped(metadata, "plans", "plan_id", *required("name"),
+               *required("data_limit_gb", "price_per_month", "data_refueling_price_per_gb", type_=Float))
 
-customers = Table(
-    "customers", metadata,
-    Column("customer_id", String, primary_key=True),
-    Column("position", Integer, nullable=False),
-    Column("full_name", String, nullable=False),
-    Column("date_of_birth", String, nullable=False),
-    Column("email", String, nullable=False),
-    Column("phone_number", String, nullable=False),
-    *[Column(f, String, nullable=False) for f in ("street", "city", "state", "zip_code")],
-    Column("account_status", String, nullable=False),
-    Column("created_at", String, nullable=False),
+customers = mapped(
+    metadata, "customers", "customer_id",
+    *required("full_name", "date_of_birth", "email", "phone_number", "street", "city", "state", "zip_code",
+              "account_status", "created_at"),
     Column("last_extension_date", String),
     Column("goodwill_credit_used_this_year", Float, nullable=False),
-    **CLUSTERED,
 )
 
+# A customer's or a bill's lists.
+payment_methods = owned(metadata, "payment_methods", "customer_id",
+                        *required("method_type", "account_number_last_4", "expiration_date"))
+customer_lines = owned(metadata, "customer_lines", "customer_id", *required("line_id"))
+customer_bills = owned(metadata, "customer_bills", "customer_id", *required("bill_id"))
 
-def _owned(name: str, owner: str, *columns: Column) -> Table:
-    """A list of a customer or bill: rows keyed by (owner id, position)."""
-    owner_table = owner.removesuffix("_id") + "s"
-    return Table(name, metadata,
-                 Column(owner, String, ForeignKey(f"{owner_table}.{owner}"), primary_key=True),
-                 Column("position", Integer, primary_key=True), *columns, **CLUSTERED)
-
-
-payment_methods = _owned("payment_methods", "customer_id",
-                         *[Column(f, String, nullable=False)
-                           for f in ("method_type", "account_number_last_4", "expiration_date")])
-customer_lines = _owned("customer_lines", "customer_id", Column("line_id", String, nullable=False))
-customer_bills = _owned("customer_bills", "customer_id", Column("bill_id", String, nullable=False))
-
-lines = Table(
-    "lines", metadata,
-    Column("line_id", String, primary_key=True),
-    Column("position", Integer, nullable=False),
-    Column("phone_number", String, nullable=False),
-    Column("status", String, nullable=False),
-    Column("plan_id", String, nullable=False),
+lines = mapped(
+    metadata, "lines", "line_id",
+    *required("phone_number", "status", "plan_id"),
     Column("device_id", String),
     Column("data_used_gb", Float, nullable=False),
     Column("data_refueling_gb", Float, nullable=False),
     Column("roaming_enabled", Integer, nullable=False),
     *[Column(f, String) for f in ("contract_end_date", "last_plan_change_date", "last_sim_replacement_date",
                                   "suspension_start_date")],
-    **CLUSTERED,
 )
 # The link step finds the phone's line by number, first in list order.
 Index("ix_lines_phone_position", lines.c.phone_number, lines.c.position)
 
-bills = Table(
-    "bills", metadata,
-    Column("bill_id", String, primary_key=True),
-    Column("position", Integer, nullable=False),
-    Column("customer_id", String, nullable=False),
-    *[Column(f, String, nullable=False) for f in ("period_start", "period_end", "issue_date")],
-    Column("total_due", Float, nullable=False),
-    Column("due_date", String, nullable=False),
-    Column("status", String, nullable=False),
-    **CLUSTERED,
-)
+bills = mapped(metadata, "bills", "bill_id", *required("customer_id", "period_start", "period_end", "issue_date"),
+               Column("total_due", Float, nullable=False), *required("due_date", "status"))
 
-line_items = _owned("line_items", "bill_id",
-                    Column("description", String, nullable=False), Column("amount", Float, nullable=False),
-                    Column("date", String, nullable=False), Column("item_type", String, nullable=False))
+line_items = owned(metadata, "line_items", "bill_id", *required("description"),
+                   Column("amount", Float, nullable=False), *required("date", "item_type"))
 
-devices = Table(
-    "devices", metadata,
-    Column("device_id", String, primary_key=True),
-    Column("position", Integer, nullable=False),
-    Column("device_type", String, nullable=False),
-    Column("model", String, nullable=False),
+devices = mapped(
+    metadata, "devices", "device_id",
+    *required("device_type", "model"),
     Column("imei", String),
-    Column("is_esim_capable", Integer, nullable=False),
-    Column("activated", Integer, nullable=False),
+    *required("is_esim_capable", "activated", type_=Integer),
     Column("activation_date", String),
     Column("last_esim_transfer_date", String),
-    **CLUSTERED,
 )
 
 # ---- the phone (user side) ------------------------------------------------------------------------
