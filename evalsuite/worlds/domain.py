@@ -71,6 +71,14 @@ def mapping_rows(result: Any) -> list[dict[str, Any]]:
     return [{str(k): v for k, v in r._mapping.items()} for r in result]
 
 
+def one_row(ctx: ToolContext, stmt: Any, what: str) -> dict[str, Any]:
+    """The first row a statement selects, or the ToolError the agent sees: "<what> not found"."""
+    rows = mapping_rows(ctx.execute(stmt))
+    if not rows:
+        raise ToolError(f"{what} not found")
+    return rows[0]
+
+
 @dataclass(frozen=True)
 class Tool:
     name: str
