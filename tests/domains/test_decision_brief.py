@@ -179,6 +179,19 @@ def test_no_op_and_adversary_fail(world, task_id):
     assert "was not opened in this trial" in adversary["check brief_sources_opened"]
 
 
+@pytest.mark.parametrize("control,outcome,grounded", [
+    ("quotation_one_word_off", True, False), ("snippet_only", True, False), ("flipped_decision", False, True)])
+def test_the_scorecard_measures_grounding_as_quotation_identity_apart_from_the_outcome(world, control, outcome,
+                                                                                         grounded):
+    task = TASKS["brief-1001"]
+    assert play(world, task, task.reference_solution, task.reference_answer).measures.grounded
+    c = next(c for c in task.negative_controls if c.name == control)
+    measures = play(world, task, c.calls, c.final_message).measures
+    assert (measures.outcome, measures.grounded) == (outcome, grounded), measures
+    assert grounded or measures.ungrounded[0].startswith(CONTROLS[control][0].removeprefix("check "))
+    assert run_trial(world, task, NoOpAgent()).measures.grounded  # nothing quoted, nothing ungrounded
+
+
 def test_the_suite_builds_through_every_gate_with_every_near_miss_failing(tmp_path, monkeypatch):
     monkeypatch.setenv("EVALSUITE_DEID_KEY", DEMO_KEY)
     shutil.copytree(SUITE, tmp_path / "research_brief")

@@ -20,11 +20,13 @@ def submitted(db: sqlite3.Connection, request_id: str) -> dict | None:
     return {**rows[0], **{k: json.loads(rows[0][k]) for k in ("claims", "conflicts", "unknowns")}}
 
 
-def _judged(inp: CheckInput, judge) -> Check:
-    """Run `judge(brief) -> problems` on the task's brief; no brief is the failure of every check."""
+def _judged(inp: CheckInput, judge, grounding: bool = False) -> Check:
+    """Run `judge(brief) -> (problems, ok)` on the task's brief. No brief fails every check but the grounding
+    ones: with nothing quoted there is nothing ungrounded (the other checks fail the trial)."""
     brief = submitted(inp.end, inp.params["request_id"])
     if brief is None:
-        return Check.outcome(False, f"no brief submitted for {inp.params['request_id']}")
+        rid = inp.params["request_id"]
+        return Check.outcome(grounding, f"no brief submitted for {rid}" + (": nothing quoted" if grounding else ""))
     problems, ok = judge(brief)
     return Check.outcome(not problems, "; ".join(problems) if problems else ok)
 
@@ -54,7 +56,7 @@ def brief_quotations(inp: CheckInput) -> Check:
             elif problem := quotation_problem(c["quotation"], rows[0]["text"], c["source_id"]):
                 problems.append(f"{c['question']} {problem}")
         return problems, f"{len(brief['claims'])} quotation(s) verbatim in their sources"
-    return _judged(inp, judge)
+    return _judged(inp, judge, grounding=True)
 
 
 @DOMAIN.check
@@ -64,7 +66,7 @@ def brief_sources_opened(inp: CheckInput) -> Check:
         seen = opened(inp)
         return ([f"cites {x}, which was not opened in this trial (a search snippet is not an inspection)"
                  for x in _cited(brief) if x not in seen], "every cited source was opened")
-    return _judged(inp, judge)
+    return _judged(inp, judge, grounding=True)
 
 
 @DOMAIN.check

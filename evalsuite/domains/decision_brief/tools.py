@@ -12,7 +12,9 @@ from evalsuite.domains.decision_brief import schema as s
 from evalsuite.domains.decision_brief.brief import Args, Brief
 from evalsuite.worlds.domain import Domain, ToolContext, ToolError, mapping_rows, one_row
 
-DOMAIN = Domain(name="decision_brief", version="1.0.0", metadata=s.metadata, case_tables=s.CASE_TABLES)
+# grounding here is quotation identity: the words quoted stand in a source the agent opened
+DOMAIN = Domain(name="decision_brief", version="1.0.0", metadata=s.metadata, case_tables=s.CASE_TABLES,
+                grounding_checks=frozenset({"brief_quotations", "brief_sources_opened"}))
 SNIPPET = 90  # characters each side of the first hit: enough to find a source, not to read it
 MAX_HITS = 10
 
