@@ -11,14 +11,18 @@ import pytest
 import yaml
 from suite_support import DEMO_KEY
 
+from evalsuite.core.identity import AgentConfig
 from evalsuite.core.records import Environment, SuiteRef, TaskRecord, ToolCall, TrialProtocol
 from evalsuite.domains.decision_brief import DOMAIN, ROLE
 from evalsuite.domains.decision_brief.corpus import LICENSE_REF, export, write_sources
 from evalsuite.domains.decision_brief.derive import derive_tasks
 from evalsuite.pipeline import driver
+from evalsuite.site.build import _Site
+from evalsuite.site.pages import trace_data
 from evalsuite.sourcing.policies import load_policy
 from evalsuite.tasks.derivation import DeriveContext
 from evalsuite.trials.agents.baselines import AdversaryAgent, NoOpAgent, ReferenceAgent
+from evalsuite.trials.tracelog import TrialRecord
 from evalsuite.trials.trial import TrialResult, run_trial
 from evalsuite.worlds.world import World
 
@@ -95,7 +99,8 @@ def test_the_reference_brief_holds_only_what_the_task_requires():
         params = {c.name: c.params for c in t.goal_state.domain_checks}
         assert [(c["question"], c["source_id"]) for c in brief["claims"]] == \
             [(f["question"], f["sources"][0]) for f in params["brief_coverage"]["facts"]]
-        assert [k["sources"] for k in brief["conflicts"]] == [k["sources"] for k in params["brief_conflicts"]["conflicts"]]
+        planted = params["brief_conflicts"]["conflicts"]
+        assert [k["sources"] for k in brief["conflicts"]] == [k["sources"] for k in planted]
         assert [u["question"] for u in brief["unknowns"]] == params["brief_unknowns"]["unknowns"]
         assert "Q3" in params["brief_unknowns"]["unknowns"]
 
@@ -190,6 +195,34 @@ def test_the_scorecard_measures_grounding_as_quotation_identity_apart_from_the_o
     assert (measures.outcome, measures.grounded) == (outcome, grounded), measures
     assert grounded or measures.ungrounded[0].startswith(CONTROLS[control][0].removeprefix("check "))
     assert run_trial(world, task, NoOpAgent()).measures.grounded  # nothing quoted, nothing ungrounded
+
+
+def _record(result: TrialResult, agent: str) -> TrialRecord:
+    """A trial as a run folder records it, under an agent that is no answer-key baseline."""
+    identity = dict(suite="research_brief", suite_version="test", task_set_sha256="t", seed_sha256="s",
+                    environment_image=DOMAIN.image, tool_schemas_sha256="x", simulator=None, run_seed=0,
+                    trial_seed=0, identity_sha256="i", agent_config=AgentConfig(name=agent, kind="python"))
+    return TrialRecord.model_validate({**result.model_dump(), "agent": agent, **identity})
+
+
+def test_the_evidence_site_shows_each_quotation_beside_its_source_and_never_an_answer(world, tmp_path):
+    task = TASKS["brief-1001"]
+    controls = {c.name: c for c in task.negative_controls}
+    off = play(world, task, controls["quotation_one_word_off"].calls)
+    first, second = trace_data(_record(off, "analyst"), task)["quotations"]
+    assert (first["opened"], first["verbatim"], first["quoted"]) == (True, False, "")
+    assert second["verbatim"] and second["quoted"] == task.reference_solution[-1].arguments["claims"][1]["quotation"]
+    assert second["source"]["publisher"] == "FreightLens"
+    unopened = play(world, task, controls["snippet_only"].calls)
+    assert [q["opened"] for q in trace_data(_record(unopened, "analyst"), task)["quotations"]] == [False, True]
+    page = tmp_path / "site"
+    _Site(page).page("t.html", "trace.html", title="t", t=trace_data(_record(off, "analyst"), task),
+                     scorecard_href="s.html")
+    html = (page / "t.html").read_text()
+    assert "Quotations and their sources" in html and f"<mark>{second['quoted']}</mark>" in html
+    # the reference brief is the task's answer: its trial publishes no call, so no quotation either
+    reference = play(world, task, task.reference_solution, task.reference_answer)
+    assert trace_data(_record(reference, "analyst"), task)["quotations"] == []
 
 
 def test_the_suite_builds_through_every_gate_with_every_near_miss_failing(tmp_path, monkeypatch):
