@@ -11,6 +11,7 @@ import pytest
 import yaml
 from suite_support import DEMO_KEY
 
+from evalsuite.audit.probes import ColumnValues, probe_task
 from evalsuite.core.identity import AgentConfig
 from evalsuite.core.records import Environment, SuiteRef, TaskRecord, ToolCall, TrialProtocol
 from evalsuite.domains.decision_brief import DOMAIN, ROLE
@@ -150,6 +151,14 @@ def test_every_task_carries_the_four_near_misses_the_issue_names():
         names = {c.name for c in t.negative_controls}
         assert {"quotation_one_word_off", "dropped_claim", "unknown_answered", "snippet_only"} <= names
         assert ("dropped_conflict" in names) == bool(t.reference_solution[-1].arguments["conflicts"])
+
+
+def test_the_grader_probes_find_no_write_argument_the_checks_ignore_but_the_summary(world):
+    columns = ColumnValues(world)
+    for task in list(TASKS.values())[:3]:
+        probes, _ = probe_task(world, task, columns)
+        assert probes.tried == 3 and probes.passed_anyway == []  # request_id, decision, summary of submit_brief
+        assert [h.argument for h in probes.declared_irrelevant] == ["summary"]
 
 
 @pytest.mark.parametrize("edit,check,reason", [

@@ -13,6 +13,7 @@ from evalsuite.core.records import (
     Assertion,
     DomainCheck,
     GoalState,
+    MaskedField,
     NegativeControl,
     Provenance,
     TaskRecord,
@@ -25,6 +26,9 @@ from evalsuite.grading.quotations import quotation_problem, words
 from evalsuite.sourcing.policies import policy_in_effect
 from evalsuite.tasks.derivation import Derivation, DeriveContext
 from evalsuite.tasks.splits import assign_split
+
+SUMMARY = MaskedField(field="briefs.summary", justification="free text the analyst writes; the brief's decision "
+                      "and parts are what the checks grade")
 
 
 class Unfit(Exception):
@@ -169,7 +173,7 @@ def _goal(rid: str, brief: dict, facts: list[dict], decision: str, basis: str) -
                           clause="RB-5"),
               DomainCheck(name="brief_decision", params={**key, "decision": decision, "basis": basis}, clause="RB-6")]
     return GoalState(assertions=[Assertion(table="briefs", key=key, row_count=1, clause="RB-1")], domain_checks=checks,
-                     unchanged_tables=[*s.STORE, "purchases"],
+                     unchanged_tables=[*s.STORE, "purchases"], volatile_fields_masked=[SUMMARY],
                      annotations=[basis] + [f"conflict on {k['question']}: {k['about']}" for k in brief["conflicts"]])
 
 
