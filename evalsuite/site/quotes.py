@@ -56,5 +56,9 @@ def _row(seq: int, q: dict, source: dict | None) -> dict[str, Any]:
     if at < 0:  # not found: show the start of the source, to read against the quotation
         return row | {"before": text[:2 * CONTEXT] + ("…" if len(text) > 2 * CONTEXT else "")}
     end = at + len(quote)
-    return row | {"before": ("…" if at > CONTEXT else "") + text[max(0, at - CONTEXT):at], "quoted": text[at:end],
-                  "after": text[end:end + CONTEXT] + ("…" if end + CONTEXT < len(text) else "")}
+    before, after = text[max(0, at - CONTEXT):at], text[end:end + CONTEXT]
+    if at > CONTEXT:  # cut at a word edge, never inside a word
+        before = "…" + before[before.find(" ") + 1:]
+    if end + CONTEXT < len(text):
+        after = after[:after.rfind(" ")] + "…"
+    return row | {"before": before, "quoted": text[at:end], "after": after}

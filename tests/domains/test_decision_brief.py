@@ -18,6 +18,7 @@ from evalsuite.domains.decision_brief import DOMAIN, ROLE
 from evalsuite.domains.decision_brief.corpus import LICENSE_REF, export, write_sources
 from evalsuite.domains.decision_brief.derive import derive_tasks
 from evalsuite.pipeline import driver
+from evalsuite.site.answers import answer_values
 from evalsuite.site.build import _Site
 from evalsuite.site.pages import trace_data
 from evalsuite.sourcing.policies import load_policy
@@ -232,6 +233,14 @@ def test_the_evidence_site_shows_each_quotation_beside_its_source_and_never_an_a
     # the reference brief is the task's answer: its trial publishes no call, so no quotation either
     reference = play(world, task, task.reference_solution, task.reference_answer)
     assert trace_data(_record(reference, "analyst"), task)["quotations"] == []
+
+
+def test_the_sites_leak_scan_lets_a_quoted_source_through_but_not_the_briefs_own_words(world):
+    values = answer_values("research_brief", list(TASKS.values()), None, [], Path(world.path)).index
+    opened = next(r["text"] for r in TABLES["sources"] if r["source_id"] == "SRC-0001")
+    assert next(values.finditer(opened), None) is None  # a source any agent opens holds the reference's quotation
+    why = TASKS["brief-1001"].reference_solution[-1].arguments["unknowns"][0]["why"]
+    assert next(values.finditer(f"unknown because {why}"), None) is not None
 
 
 def test_the_suite_builds_through_every_gate_with_every_near_miss_failing(tmp_path, monkeypatch):
