@@ -55,6 +55,19 @@ class Export:
                                            license_ref=LICENSE_REF))
         return sid
 
+    def older(self, rng: random.Random, c: Case, newer_on: dt.date, publisher: str, title, text) -> str | None:
+        """The older source contradicting Q1's figure, where the case plants one: `title(on)`, `text(on)`."""
+        if not c.older:
+            return None
+        on = _days(rng, newer_on, 200, 420)
+        return self.source(publisher, on, title(on), text(on))
+
+    def q2(self, c: Case, publisher: str, on: dt.date, title: str, text) -> str:
+        """Q2's source, subscriber-only (no text, `text()` never drawn) where the case defers."""
+        if c.decision == "defer":
+            return self.source(publisher, on, f"{title} (subscriber edition)", None)
+        return self.source(publisher, on, title, text())
+
 
 @dataclass
 class Case:
@@ -108,18 +121,13 @@ def _supplier(out: Export, rng: random.Random, c: Case) -> dict:
                     f"measured a defect rate of {v['Q1']} parts per million. Most defects were cosmetic; "
                     f"{rng.randint(2, 9)} were safety-relevant and traced to one press line. The audited defect rate "
                     f"of {v['Q1']} parts per million supersedes the supplier's self-reported figures.")
-    old = None
-    if c.older:
-        oldon = _days(rng, q1on, 200, 420)
-        old = out.source("Component Sourcing Weekly", oldon, f"Buyers' survey: {comp} suppliers ranked",
-                         f"In our {_month(oldon)} buyers' survey, {subj} reported a defect rate of {c.older} parts per "
-                         f"million on {comp}. The figure was supplied by the company and was not independently "
-                         "audited. Buyers rated its engineering support highly.")
+    old = out.older(rng, c, q1on, "Component Sourcing Weekly", lambda on: f"Buyers' survey: {comp} suppliers ranked",
+                    lambda on: f"In our {_month(on)} buyers' survey, {subj} reported a defect rate of {c.older} parts "
+                    f"per million on {comp}. The figure was supplied by the company and was not independently "
+                    "audited. Buyers rated its engineering support highly.")
     q2on = _days(rng, c.requested, 10, 60)
     quarter = f"Q{(q2on.month - 1) // 3 + 1} {q2on.year}"
-    q2 = out.source("FreightLens", q2on, f"{subj}: delivery performance index {quarter}"
-                    + (" (subscriber edition)" if c.decision == "defer" else ""),
-                    None if c.decision == "defer" else
+    q2 = out.q2(c, "FreightLens", q2on, f"{subj}: delivery performance index {quarter}", lambda:
                     f"FreightLens tracked {rng.randint(120, 900)} shipments from {subj} in {quarter}. "
                     f"{v['Q2']} percent of them arrived on or before the agreed date. Late shipments were on average "
                     f"{rng.randint(2, 9)} days late. At {v['Q2']} percent on time, {subj} ranks "
@@ -156,17 +164,12 @@ def _market(out: Export, rng: random.Random, c: Case) -> dict:
                     f"{v['Q1']} percent of customs value. The schedule replaces the rates published for {year - 1}. "
                     f"Goods from countries with a trade agreement pay the same {v['Q1']} percent rate until further "
                     "notice.")
-    old = None
-    if c.older:
-        oldon = _days(rng, q1on, 200, 420)
-        old = out.source("Trade Desk Digest", oldon, f"Exporter's guide to {country}",
-                         f"Exporters of {prod} to {country} should budget for an import tariff of {c.older} percent, "
-                         f"according to our {_month(oldon)} guide. Duties change often; check the current customs "
-                         "schedule before shipping.")
+    old = out.older(rng, c, q1on, "Trade Desk Digest", lambda on: f"Exporter's guide to {country}",
+                    lambda on: f"Exporters of {prod} to {country} should budget for an import tariff of {c.older} "
+                    f"percent, according to our {_month(on)} guide. Duties change often; check the current customs "
+                    "schedule before shipping.")
     q2on = _days(rng, c.requested, 10, 60)
-    q2 = out.source("Marketscope Research", q2on, f"{country} {prod} market: {year - 1} review"
-                    + (" (subscriber edition)" if c.decision == "defer" else ""),
-                    None if c.decision == "defer" else
+    q2 = out.q2(c, "Marketscope Research", q2on, f"{country} {prod} market: {year - 1} review", lambda:
                     f"Retail sales of {prod} in {country} grew by {v['Q2']} percent in {year - 1}, to "
                     f"{rng.randint(40, 900)} million USD. Online channels accounted for {rng.randint(12, 45)} percent "
                     f"of sales. Annual market growth of {v['Q2']} percent in {year - 1} followed "
@@ -198,16 +201,11 @@ def _software(out: Export, rng: random.Random, c: Case) -> dict:
                     f"{prod} Business is priced at {v['Q1']} USD per seat per month, billed annually. Volume "
                     f"discounts start at 500 seats. The list price of {v['Q1']} USD per seat per month includes "
                     "standard support.")
-    old = None
-    if c.older:
-        oldon = _days(rng, q1on, 200, 420)
-        old = out.source("SaaS Price Watch", oldon, f"Finance platforms compared: {_month(oldon)}",
-                         f"At the time of our comparison in {_month(oldon)}, {prod} Business listed at {c.older} USD "
-                         "per seat per month. Prices in this category change frequently.")
+    old = out.older(rng, c, q1on, "SaaS Price Watch", lambda on: f"Finance platforms compared: {_month(on)}",
+                    lambda on: f"At the time of our comparison in {_month(on)}, {prod} Business listed at {c.older} "
+                    "USD per seat per month. Prices in this category change frequently.")
     q2on = _days(rng, c.requested, 10, 60)
-    q2 = out.source("StatusWatch", q2on, f"{prod}: twelve-month availability report"
-                    + (" (subscriber edition)" if c.decision == "defer" else ""),
-                    None if c.decision == "defer" else
+    q2 = out.q2(c, "StatusWatch", q2on, f"{prod}: twelve-month availability report", lambda:
                     f"StatusWatch probed {prod} every minute from {rng.randint(4, 12)} regions for twelve months to "
                     f"{_month(q2on)}. Measured uptime was {v['Q2']} percent, with {rng.randint(1, 14)} incidents "
                     f"longer than ten minutes. A measured uptime of {v['Q2']} percent counts scheduled maintenance as "
