@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from control_support import failing, play
 from suite_support import DEMO_KEY
 
 from evalsuite.audit.probes import ColumnValues, probe_task
 from evalsuite.core.identity import AgentConfig
-from evalsuite.core.records import Environment, SuiteRef, TaskRecord, ToolCall, TrialProtocol
+from evalsuite.core.records import Environment, SuiteRef, ToolCall, TrialProtocol
 from evalsuite.domains.decision_brief import DOMAIN, ROLE
 from evalsuite.domains.decision_brief.corpus import LICENSE_REF, export, write_sources
 from evalsuite.domains.decision_brief.derive import derive_tasks
@@ -23,7 +24,7 @@ from evalsuite.site.build import _Site
 from evalsuite.site.pages import trace_data
 from evalsuite.sourcing.policies import load_policy
 from evalsuite.tasks.derivation import DeriveContext
-from evalsuite.trials.agents.baselines import AdversaryAgent, NoOpAgent, ReferenceAgent
+from evalsuite.trials.agents.baselines import AdversaryAgent, NoOpAgent
 from evalsuite.trials.tracelog import TrialRecord
 from evalsuite.trials.trial import TrialResult, run_trial
 from evalsuite.worlds.world import World
@@ -54,16 +55,6 @@ TASKS = {t.task_id: t for t in DERIVED.tasks}
 def world(tmp_path_factory) -> World:
     tables = {t: rows for t, rows in TABLES.items() if t in DOMAIN.tables}
     return World.build(DOMAIN, tables, tmp_path_factory.mktemp("brief") / "world.sqlite")
-
-
-def play(world: World, task: TaskRecord, calls: list[ToolCall], message: str = "") -> TrialResult:
-    """The calls played as acceptance plays a control: the reference agent on a copy carrying them."""
-    return run_trial(world, task.model_copy(update={"reference_solution": calls, "reference_answer": message}),
-                     ReferenceAgent())
-
-
-def failing(result: TrialResult) -> dict[str, str]:
-    return {c.name: c.detail for c in result.verdict.failures()}
 
 
 def test_shipped_source_files_are_the_generated_ones(tmp_path):
