@@ -22,7 +22,7 @@ from evalsuite.pipeline import driver
 from evalsuite.site.answers import answer_values
 from evalsuite.site.build import _Site
 from evalsuite.site.pages import trace_data
-from evalsuite.sourcing.policies import load_policy
+from evalsuite.sourcing.policies import PolicyError, load_policy
 from evalsuite.tasks.derivation import DeriveContext
 from evalsuite.trials.agents.baselines import AdversaryAgent, NoOpAgent
 from evalsuite.trials.tracelog import TrialRecord
@@ -44,10 +44,11 @@ CONTROLS = {
     "flipped_decision": ("check brief_decision", "the policy's rule gives"),
 }
 TABLES = export()
-DERIVED = derive_tasks(TABLES, [load_policy(POLICY)], DeriveContext(
-    suite=SuiteRef(name="research_brief", version="test"), seed=11, splits={"test": 1.0},
-    environment=Environment(image=DOMAIN.image, seed_snapshot="world.sqlite", seed_sha256="test"),
-    protocol=TrialProtocol(trials=1), license_ref=LICENSE_REF))
+POLICY_DOC = load_policy(POLICY)
+CTX = DeriveContext(suite=SuiteRef(name="research_brief", version="test"), seed=11, splits={"test": 1.0},
+                    environment=Environment(image=DOMAIN.image, seed_snapshot="world.sqlite", seed_sha256="test"),
+                    protocol=TrialProtocol(trials=1), license_ref=LICENSE_REF)
+DERIVED = derive_tasks(TABLES, [POLICY_DOC], CTX)
 TASKS = {t.task_id: t for t in DERIVED.tasks}
 
 
@@ -84,6 +85,19 @@ def test_thirty_tasks_in_three_question_types_and_the_desks_mistakes_skipped():
     decisions = [t.reference_solution[-1].arguments["decision"] for t in TASKS.values()]
     assert {d: decisions.count(d) for d in set(decisions)} == {"proceed": 12, "decline": 12, "defer": 6}
     assert sum(bool(t.reference_solution[-1].arguments["conflicts"]) for t in TASKS.values()) == 15
+
+
+@pytest.mark.parametrize("rules,reason", [
+    ({"supplier_approval": {"Q1": {"max": 500, "figure": "defect rate"}}},
+     "params.rules.market_entry: no decision rule for this question type"),  # RQ-1002 asks about a market
+    ({**POLICY_DOC.params["rules"], "market_entry": {"Q1": {"figure": "tariff"}}},
+     "params.rules.market_entry.Q1: give the figure and one of max or min"),
+])
+def test_a_policy_without_a_usable_decision_rule_stops_the_derivation_in_one_line(rules, reason):
+    policy = POLICY_DOC.model_copy(update={"params": {"rules": rules}})
+    with pytest.raises(PolicyError) as err:
+        derive_tasks(TABLES, [policy], CTX)
+    assert str(err.value) == f"policy research_policy v1: {reason}"
 
 
 def test_the_reference_brief_holds_only_what_the_task_requires():

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter, defaultdict
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 
 from evalsuite.core.records import (
     Assertion,
@@ -23,7 +23,7 @@ from evalsuite.core.records import (
 from evalsuite.domains.decision_brief import schema as s
 from evalsuite.domains.decision_brief.tools import DOMAIN, ROLE
 from evalsuite.grading.quotations import quotation_problem, words
-from evalsuite.sourcing.policies import policy_in_effect
+from evalsuite.sourcing.policies import PolicyDoc, PolicyError, policy_in_effect
 from evalsuite.tasks.derivation import Derivation, DeriveContext
 from evalsuite.tasks.splits import assign_split
 
@@ -65,6 +65,10 @@ def _checked(sources: dict[str, dict], claims: list[dict], conflicts: list[dict]
     """Raise Unfit unless every recorded part stands on the sources: quotations verbatim in available sources and
     holding their figure, the newer of two conflicting sources claimed, no unknown answered."""
     for c in claims:
+        try:
+            Decimal(c["figure"])
+        except (InvalidOperation, TypeError):
+            raise Unfit("a recorded figure is not a number") from None
         src = sources.get(c["source_id"])
         if src is None or not int(src["available"]):
             raise Unfit("a recorded claim cites no available source")
@@ -184,7 +188,7 @@ def _trigger(request: dict) -> Trigger:
                         "Answer with one decision brief under the research policy.")
 
 
-def derive_tasks(tables: dict[str, list[dict]], policies: list, ctx: DeriveContext) -> Derivation:
+def derive_tasks(tables: dict[str, list[dict]], policies: list[PolicyDoc], ctx: DeriveContext) -> Derivation:
     """One task per verified brief whose every part stands on the sources and whose decision the policy in effect
     on its day gives."""
     sources = {r["source_id"]: r for r in tables["sources"]}
@@ -204,12 +208,24 @@ def derive_tasks(tables: dict[str, list[dict]], policies: list, ctx: DeriveConte
     return Derivation(tasks=tasks, skipped=dict(skipped))
 
 
+def _rules(policy: PolicyDoc, qtype: str) -> dict:
+    """The policy's decision rule of a question type: each question's figure with a `max` or a `min` limit."""
+    rule = policy.params.get("rules", {}).get(qtype)
+    where = f"policy {policy.doc} {policy.version}: params.rules.{qtype}"
+    if not isinstance(rule, dict) or not rule:
+        raise PolicyError(f"{where}: no decision rule for this question type")
+    for q, limit in rule.items():
+        if not isinstance(limit, dict) or len({"max", "min"} & set(limit)) != 1 or "figure" not in limit:
+            raise PolicyError(f"{where}.{q}: give the figure and one of max or min")
+    return rule
+
+
 def _order(row: dict):
     return (row.get("claim_no") or 0, row["question"])
 
 
-def _task(case: dict, request: dict | None, sources: dict[str, dict], parts: list[list[dict]], policies: list,
-          ctx: DeriveContext) -> TaskRecord:
+def _task(case: dict, request: dict | None, sources: dict[str, dict], parts: list[list[dict]],
+          policies: list[PolicyDoc], ctx: DeriveContext) -> TaskRecord:
     claims, conflicts, unknowns = parts
     if request is None:
         raise Unfit("its research request is not in the records")
@@ -217,8 +233,7 @@ def _task(case: dict, request: dict | None, sources: dict[str, dict], parts: lis
     resolved = dt.date.fromisoformat(str(case["resolved_on"])[:10])
     policy = policy_in_effect(policies, resolved)
     figures = {c["question"]: c["figure"] for c in claims}
-    decision, basis = decide(policy.params["rules"][request["question_type"]], figures,
-                             {u["question"] for u in unknowns})
+    decision, basis = decide(_rules(policy, request["question_type"]), figures, {u["question"] for u in unknowns})
     if decision != case["decision"]:
         raise Unfit("recorded decision contradicts the policy in effect")
     rid = request["request_id"]
