@@ -37,7 +37,8 @@ def opened(inp: CheckInput) -> set[str]:
             if e.tool == "open_source" and e.outcome == "ok" and e.actor == "agent"}
 
 
-def _cited(brief: dict) -> list[str]:
+def cited(brief: dict) -> list[str]:
+    """Every source a brief cites, a claim's or a conflict's, once each in order."""
     ids = [c["source_id"] for c in brief["claims"]] + [x for c in brief["conflicts"] for x in c["sources"]]
     return list(dict.fromkeys(ids))
 
@@ -65,7 +66,7 @@ def brief_sources_opened(inp: CheckInput) -> Check:
     def judge(brief):
         seen = opened(inp)
         return ([f"cites {x}, which was not opened in this trial (a search snippet is not an inspection)"
-                 for x in _cited(brief) if x not in seen], "every cited source was opened")
+                 for x in cited(brief) if x not in seen], "every cited source was opened")
     return _judged(inp, judge, grounding=True)
 
 

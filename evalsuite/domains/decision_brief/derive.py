@@ -21,6 +21,7 @@ from evalsuite.core.records import (
     Trigger,
 )
 from evalsuite.domains.decision_brief import schema as s
+from evalsuite.domains.decision_brief.checks import cited
 from evalsuite.domains.decision_brief.tools import DOMAIN, ROLE
 from evalsuite.grading.quotations import quotation_problem, words
 from evalsuite.sourcing.policies import PolicyDoc, PolicyError, policy_in_effect
@@ -76,6 +77,8 @@ def _checked(sources: dict[str, dict], claims: list[dict], conflicts: list[dict]
             raise Unfit("a recorded quotation is not verbatim in its source")
     claimed = {c["question"]: c["source_id"] for c in claims}
     for k in conflicts:
+        if k["source_a"] not in sources or k["source_b"] not in sources:
+            raise Unfit("a recorded conflict names a source not in the catalogue")
         pair = sorted((k["source_a"], k["source_b"]), key=lambda x: sources[x]["published_on"])
         if claimed.get(k["question"]) != pair[-1]:
             raise Unfit("a recorded claim rests on the older of two conflicting sources")
@@ -89,11 +92,6 @@ def _brief(rid: str, case: dict, claims: list[dict], conflicts: list[dict], unkn
                 conflicts=[dict(question=k["question"], sources=[k["source_a"], k["source_b"]], about=k["about"])
                            for k in conflicts],
                 unknowns=[{k: u[k] for k in ("question", "why")} for u in unknowns])
-
-
-def _cited(brief: dict) -> list[str]:
-    return list(dict.fromkeys([c["source_id"] for c in brief["claims"]]
-                              + [x for k in brief["conflicts"] for x in k["sources"]]))
 
 
 def _reads(request: dict, opens: list[str]) -> list[ToolCall]:
@@ -121,7 +119,7 @@ def _alternative(request: dict, brief: dict, sources: dict[str, dict], figures: 
                                                  figures[c["question"]])} for c in reversed(brief["claims"])]
     conflicts = [{**k, "sources": list(reversed(k["sources"]))} for k in brief["conflicts"]]
     calls = [ToolCall(tool="search_sources", arguments={"query": w}) for w in (request["subject"], "percent")]
-    calls += [ToolCall(tool="open_source", arguments={"source_id": x}) for x in reversed(_cited(brief))]
+    calls += [ToolCall(tool="open_source", arguments={"source_id": x}) for x in reversed(cited(brief))]
     return calls + [_submit({**brief, "claims": claims, "conflicts": conflicts})]
 
 
@@ -133,10 +131,10 @@ def _one_word_off(quote: str) -> str:
     return " ".join(ws)
 
 
-def _rumour(request: dict, sources: list[dict], cited: list[str]) -> dict | None:
+def _rumour(request: dict, sources: list[dict], cites: list[str]) -> dict | None:
     """The newest available source on the request's subject that the brief does not cite (the unconfirmed account
     of the unsettleable question), if there is one."""
-    found = [x for x in sources if int(x["available"]) and x["source_id"] not in cited
+    found = [x for x in sources if int(x["available"]) and x["source_id"] not in cites
              and request["subject"] in (x["text"] or "")]
     return max(found, key=lambda x: x["published_on"]) if found else None
 
@@ -155,13 +153,13 @@ def _controls(request: dict, brief: dict, reads: list[ToolCall], unknowns: list[
     }
     if brief["conflicts"]:
         wrong["dropped_conflict"] = (reads, {**brief, "conflicts": []})
-    if rumour is not None and "Q3" in unknowns:
-        sentence = rumour["text"].split(". ")[0]
-        answered = {"question": "Q3", "statement": sentence, "source_id": rumour["source_id"], "quotation": sentence}
+    if rumour is not None and unknowns:  # the last unknown (the one no figure hangs on) answered from the rumour
+        q, sentence = unknowns[-1], rumour["text"].split(". ")[0]
+        answered = {"question": q, "statement": sentence, "source_id": rumour["source_id"], "quotation": sentence}
         wrong["unknown_answered"] = (reads + [ToolCall(tool="open_source",
                                                        arguments={"source_id": rumour["source_id"]})],
                                      {**brief, "claims": [*brief["claims"], answered],
-                                      "unknowns": [u for u in brief["unknowns"] if u["question"] != "Q3"]})
+                                      "unknowns": [u for u in brief["unknowns"] if u["question"] != q]})
     return [NegativeControl(name=n, calls=calls + [_submit(b)], final_message=answer)
             for n, (calls, b) in wrong.items()]
 
@@ -238,10 +236,10 @@ def _task(case: dict, request: dict | None, sources: dict[str, dict], parts: lis
         raise Unfit("recorded decision contradicts the policy in effect")
     rid = request["request_id"]
     brief = _brief(rid, case, claims, conflicts, unknowns)
-    reads = _reads(request, _cited(brief))
+    reads = _reads(request, cited(brief))
     answer = f"Brief {rid} submitted: {decision}. {case['summary']}"
     facts = [{"question": c["question"], "figure": c["figure"], "sources": [c["source_id"]]} for c in claims]
-    rumour = _rumour(request, list(sources.values()), _cited(brief))
+    rumour = _rumour(request, list(sources.values()), cited(brief))
     return TaskRecord(
         task_id=f"brief-{rid.split('-')[-1]}", domain=DOMAIN.name, suite=ctx.suite,
         split=assign_split(rid, ctx.seed, ctx.splits), category=request["question_type"],
