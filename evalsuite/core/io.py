@@ -3,6 +3,8 @@ errors."""
 from __future__ import annotations
 
 import codecs
+import csv
+import io
 import json
 import math
 import os
@@ -97,6 +99,15 @@ class YamlModelError(ValueError):
 MAX_DEPTH = 100  # nesting of lists and mappings (Python's own parsers recurse and would overflow first)
 MAX_NODES = 1_000_000  # values a YAML file expands to once its aliases are followed (a "billion laughs" bomb)
 INT64 = (-2**63, 2**63)  # integers a SQLite column, and every 64-bit consumer, can hold
+
+
+def csv_text(columns: list[str], rows: list[dict]) -> str:
+    """Rows as CSV text with these columns in this order, None as an empty field (how an export writes NULL)."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows({c: ("" if r.get(c) is None else r[c]) for c in columns} for r in rows)
+    return buf.getvalue()
 
 
 def one_line(text: str) -> str:

@@ -2,9 +2,12 @@
 violations, handoff, latency and running resources remain separate measures"): pass/fail folds them, these do not.
 
 - outcome: every obligation check of the verdict passed, the checks that judge attempts aside (the grader's
-  forbidden-call and out-of-role checks, and the domain's attempt checks, Domain.attempt_checks);
-- grounding: every figure and record identifier the closing message states appears in a tool observation the
-  agent made in the trial (a result or an error text) or in what it was given (the trigger, the policy). Single
+  forbidden-call and out-of-role checks, and the domain's attempt checks, Domain.attempt_checks) and the domain's
+  grounding checks;
+- grounding: every grounding check of the domain passed (Domain.grounding_checks: a decision brief's quotations
+  verbatim in sources the agent opened), and every figure and record identifier the closing message states
+  appears in a tool observation the agent made in the trial (a result or an error text) or in what it was given
+  (the trigger, the policy). Single
   digits are taken as counts and ordinals, not figures. In a conversation, what the user said is not on the
   trial record, so a figure only the user stated counts as ungrounded. A figure derived from two observed numbers
   (their sum, difference or product) is grounded;
@@ -22,7 +25,7 @@ from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 
 from evalsuite.core.hashing import canonical_number
-from evalsuite.core.records import Record, TaskRecord, TraceEvent
+from evalsuite.core.records import Check, Record, TaskRecord, TraceEvent
 from evalsuite.grading.grader import Verdict
 from evalsuite.worlds.domain import Domain
 
@@ -35,7 +38,7 @@ class TrialMeasures(Record):
 
     outcome: bool
     grounded: bool
-    ungrounded: list[str] = []  # the first figures or identifiers stated but never observed
+    ungrounded: list[str] = []  # the failed grounding checks, then the first figures or identifiers never observed
     authority_violations: int
     violations: list[str] = []  # the first refused or forbidden attempts, as `#seq tool: why`
     handed_off: bool
@@ -49,7 +52,8 @@ def measure_trial(task: TaskRecord, domain: Domain, verdict: Verdict, trace: Seq
     text; the trigger is taken from the task)."""
     agent = [e for e in trace if e.actor != "user"]
     violations = authority_violations(agent, task.forbidden)
-    missing = ungrounded(final_message, [*(_observed(e) for e in agent), task.trigger.text, given])
+    missing = [f"{c.subject}: {c.detail}" for c in verdict.checks if _grounding(c, domain) and not c.passed]
+    missing += ungrounded(final_message, [*(_observed(e) for e in agent), task.trigger.text, given])
     handed = any(e.tool in domain.handoff_tools and (e.outcome == "ok" or e.committed) for e in agent)
     return TrialMeasures(
         outcome=outcome_passed(verdict, domain), grounded=not missing, ungrounded=missing[:5],
@@ -59,9 +63,14 @@ def measure_trial(task: TaskRecord, domain: Domain, verdict: Verdict, trace: Seq
 
 
 def outcome_passed(verdict: Verdict, domain: Domain) -> bool:
-    """Every check of the verdict that judges the end state passed (attempt checks aside)."""
+    """Every check of the verdict that judges the end state passed (attempt and grounding checks aside)."""
     return all(c.passed for c in verdict.checks
-               if not (c.kind == "trace" or (c.kind == "domain" and c.subject in domain.attempt_checks)))
+               if not (c.kind == "trace" or (c.kind == "domain" and c.subject in domain.attempt_checks)
+                       or _grounding(c, domain)))
+
+
+def _grounding(check: Check, domain: Domain) -> bool:
+    return check.kind == "domain" and check.subject in domain.grounding_checks
 
 
 def authority_violations(trace: Sequence[TraceEvent], forbidden: set[str]) -> list[str]:

@@ -153,18 +153,20 @@ def answer_values(suite: str, tasks: Iterable[TaskRecord], settings: SiteSetting
                   public: Iterable[str], world: Path | None) -> AnswerValues:
     """The values of the answers of every task whose answers are hidden, except those no page can keep secret:
     shorter than MIN_ANSWER_CHARS, a code word, a whole word or phrase of a public text (policy, tool schemas,
-    published triggers and categories), a cell of the world's rows (what any agent reads), or a value of a train task
-    whose answers the spec publishes."""
+    published triggers and categories), a cell of the world's rows or a phrase of one (what any agent reads: the
+    words of a source a brief quotes), or a value of a train task whose answers the spec publishes."""
     tasks = list(tasks)
     shown = {v.strip().lower() for t in tasks if shows_answers(t, settings) for _, v in _task_values(t)}
     cells = _world_cells(world)
+    # the world's prose (cells holding a space), where a quotation of a source is a phrase any agent reads
+    prose = "\n".join(c for c in cells if " " in c)
     text = "\n".join(public).lower()
     index = ValueIndex()
     for t in sorted((t for t in tasks if not shows_answers(t, settings)), key=lambda t: t.task_id):
         for what, value in _task_values(t):
             low = value.strip().lower()
             if (len(low) < MIN_ANSWER_CHARS or CODE_WORD.fullmatch(low) or low in shown or low in cells
-                    or _phrase_in(low, text)):
+                    or _phrase_in(low, text) or (" " in low and low in prose and _phrase_in(low, prose))):
                 continue
             index.add(value, "", f"{what} of {task_label(t)}")
     return AnswerValues(suite=suite, index=index.freeze())

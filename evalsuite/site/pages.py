@@ -16,6 +16,7 @@ from evalsuite.scoring.recorded import RecordedScore, TrialNote
 from evalsuite.scoring.render import human_cell, human_label, interval_cell, passk_cell, shown_ks
 from evalsuite.site.answers import public_checks, shows_answers, withheld
 from evalsuite.site.inputs import RunSource
+from evalsuite.site.quotes import quoted_sources
 from evalsuite.site.sanitize import Originals
 from evalsuite.sourcing.spec import SiteSettings
 from evalsuite.tasks.heldout import HELD_OUT, without_held_out
@@ -154,6 +155,13 @@ def _trial_rows(records: list[TrialRecord], held: set[str], trace_href) -> list[
 
 def trace_data(r: TrialRecord, task: TaskRecord, settings: SiteSettings | None = None,
                note: TrialNote | None = None, withhold: str | None = None) -> dict[str, Any]:
+    """_replay's data, with the quotations its published calls submitted shown beside their sources."""
+    out = _replay(r, task, settings, note, withhold)
+    return out | {"quotations": quoted_sources(out["steps"])}
+
+
+def _replay(r: TrialRecord, task: TaskRecord, settings: SiteSettings | None = None,
+            note: TrialNote | None = None, withhold: str | None = None) -> dict[str, Any]:
     """What the replay shows of one published trial: as recorded where the task's answers may be shown, else
     without them (evalsuite.site.answers): an answer-key baseline's trial as its outcome, call count and
     checks, any other agent's as recorded with its checks by name and result. A recorded trial (`note`) shows

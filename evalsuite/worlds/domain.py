@@ -71,6 +71,14 @@ def mapping_rows(result: Any) -> list[dict[str, Any]]:
     return [{str(k): v for k, v in r._mapping.items()} for r in result]
 
 
+def one_row(ctx: ToolContext, stmt: Any, what: str) -> dict[str, Any]:
+    """The first row a statement selects, or the ToolError the agent sees: "<what> not found"."""
+    rows = mapping_rows(ctx.execute(stmt))
+    if not rows:
+        raise ToolError(f"{what} not found")
+    return rows[0]
+
+
 @dataclass(frozen=True)
 class Tool:
     name: str
@@ -158,6 +166,9 @@ class Domain:
     # domain checks that judge attempts on the trace (a refused refund), not the end state: the authority measure
     # counts them apart from the outcome (evalsuite.grading.measures)
     attempt_checks: frozenset[str] = frozenset()
+    # domain checks that judge grounding, not the outcome (a quotation found verbatim in a source the agent opened):
+    # the grounding measure counts them and the outcome measure leaves them aside (evalsuite.grading.measures)
+    grounding_checks: frozenset[str] = frozenset()
     handoff_tools: frozenset[str] = frozenset()  # tools that hand a case to a person (the handoff measure)
 
     def check(self, fn: DomainCheckFn) -> DomainCheckFn:

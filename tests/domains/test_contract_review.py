@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from control_support import failing, play
 
 from evalsuite.audit.validation import domain_problems
 from evalsuite.core.records import TaskRecord, ToolCall
@@ -16,8 +17,8 @@ from evalsuite.domains.contract_review.authoring import write_suite
 from evalsuite.domains.contract_review.store import LICENSE_REF, source_tables
 from evalsuite.domains.contract_review.tasks import build_tasks
 from evalsuite.pipeline import driver
-from evalsuite.trials.agents.baselines import AdversaryAgent, NoOpAgent, ReferenceAgent
-from evalsuite.trials.trial import TrialResult, run_trial
+from evalsuite.trials.agents.baselines import AdversaryAgent, NoOpAgent
+from evalsuite.trials.trial import run_trial
 from evalsuite.worlds.world import World
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,16 +41,6 @@ CONTROLS = {
 @pytest.fixture(scope="module")
 def world(tmp_path_factory) -> World:
     return World.build(DOMAIN, source_tables(), tmp_path_factory.mktemp("cr") / "world.sqlite")
-
-
-def play(world: World, task: TaskRecord, calls: list[ToolCall], message: str = "") -> TrialResult:
-    """The calls played as acceptance plays a control: the reference agent on a copy carrying them."""
-    return run_trial(world, task.model_copy(update={"reference_solution": calls, "reference_answer": message}),
-                     ReferenceAgent())
-
-
-def failing(result: TrialResult) -> dict[str, str]:
-    return {c.name: c.detail for c in result.verdict.failures()}
 
 
 def test_shipped_suite_files_are_the_authored_ones(tmp_path):

@@ -3,13 +3,11 @@ the policy documents and tasks.jsonl. `python -m evalsuite.domains.contract_revi
 regenerates what ships; a test checks the shipped files equal a fresh write."""
 from __future__ import annotations
 
-import csv
-import io
 import shutil
 import sys
 from pathlib import Path
 
-from evalsuite.core.io import atomic_write
+from evalsuite.core.io import atomic_write, csv_text
 from evalsuite.domains.contract_review import schema as s
 from evalsuite.domains.contract_review.store import PLAYBOOK_FILES, source_tables
 from evalsuite.domains.contract_review.tasks import build_tasks
@@ -18,12 +16,7 @@ from evalsuite.tasks.taskfile import write_tasks
 
 def table_csv(name: str, rows: list[dict]) -> str:
     """One source table as CSV text, columns in schema order, NULL as an empty field."""
-    columns = [c.name for c in s.metadata.tables[name].columns]
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows({c: ("" if r.get(c) is None else r[c]) for c in columns} for r in rows)
-    return buf.getvalue()
+    return csv_text([c.name for c in s.metadata.tables[name].columns], rows)
 
 
 def write_suite(out: Path) -> list[Path]:

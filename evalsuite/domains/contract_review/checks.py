@@ -8,9 +8,8 @@ from typing import Any
 
 from evalsuite.core.records import Check
 from evalsuite.domains.contract_review.tools import DOMAIN
+from evalsuite.grading.quotations import quotation_problem
 from evalsuite.worlds.domain import CheckInput, dict_rows
-
-MIN_QUOTE_WORDS = 3  # fewer words identify no passage: "the Receiving Party" appears everywhere
 
 
 def _rows(db: sqlite3.Connection, sql: str, *params: Any) -> list[dict]:
@@ -34,10 +33,6 @@ def _outcome(problems: list[str], ok: str) -> Check:
 
 def _no_memo(review_id: str) -> Check:
     return Check.outcome(False, f"no memo submitted for {review_id}")
-
-
-def _words(text: str) -> str:
-    return " ".join(text.split())
 
 
 @DOMAIN.check
@@ -89,10 +84,8 @@ def memo_quotations(inp: CheckInput) -> Check:
                           q["doc_id"], q["version"], q["location"])
             if not found:
                 problems.append(f"{i['issue']} quotes {where}, which is no passage in the store")
-            elif len(q["text"].split()) < MIN_QUOTE_WORDS:
-                problems.append(f"{i['issue']} quotation {q['text']!r} is too short to identify a passage")
-            elif _words(q["text"]) not in _words(found[0]["text"]):
-                problems.append(f"{i['issue']} quotation {q['text']!r} is not verbatim at {where}")
+            elif problem := quotation_problem(q["text"], found[0]["text"], where):
+                problems.append(f"{i['issue']} {problem}")
     return _outcome(problems, f"{n} quotation(s) verbatim at their locations")
 
 

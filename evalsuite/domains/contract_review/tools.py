@@ -7,7 +7,7 @@ from sqlalchemy import and_, insert, select
 from evalsuite.core.records import Role
 from evalsuite.domains.contract_review import schema as s
 from evalsuite.domains.contract_review.memo import Args, Handoff, Issue, Memo
-from evalsuite.worlds.domain import Domain, ToolContext, ToolError, mapping_rows
+from evalsuite.worlds.domain import Domain, ToolContext, ToolError, mapping_rows, one_row
 
 DOMAIN = Domain(name="contract_review", version="1.0.0", metadata=s.metadata,
                 handoff_tools=frozenset({"request_review"}))
@@ -55,22 +55,15 @@ def _rows(ctx: ToolContext, stmt) -> list[dict]:
     return mapping_rows(ctx.execute(stmt))
 
 
-def _one(ctx: ToolContext, stmt, what: str) -> dict:
-    rows = _rows(ctx, stmt)
-    if not rows:
-        raise ToolError(f"{what} not found")
-    return rows[0]
-
-
 def _request(ctx: ToolContext, review_id: str) -> dict:
     t = s.review_requests
-    return _one(ctx, select(t).where(t.c.review_id == review_id), f"review request {review_id}")
+    return one_row(ctx, select(t).where(t.c.review_id == review_id), f"review request {review_id}")
 
 
 def playbook_in_effect(ctx: ToolContext, on: str) -> dict:
     """The playbook version whose effective date is the latest on or before `on` (ISO dates compare as text)."""
     t = s.playbook_versions
-    return _one(ctx, select(t).where(t.c.effective_from <= on).order_by(t.c.effective_from.desc()).limit(1),
+    return one_row(ctx, select(t).where(t.c.effective_from <= on).order_by(t.c.effective_from.desc()).limit(1),
                 f"playbook in effect on {on}")
 
 
@@ -109,7 +102,7 @@ def read_document(ctx: ToolContext, args: DocVersionArgs) -> dict:
     """Read one version of a document: its header, its passages by location, and for a cover page its choices,
     for an amendment its effective date and approval status."""
     d = s.documents
-    doc = _one(ctx, select(d).where(and_(d.c.doc_id == args.doc_id, d.c.version == args.version)),
+    doc = one_row(ctx, select(d).where(and_(d.c.doc_id == args.doc_id, d.c.version == args.version)),
                f"document {args.doc_id} version {args.version}")
     if not doc["available"]:
         raise ToolError(f"document {args.doc_id} version {args.version} is referenced but no copy is held in the store")
@@ -188,7 +181,7 @@ def request_review(ctx: ToolContext, args: Handoff) -> dict:
 def sign_agreement(ctx: ToolContext, args: SignArgs) -> dict:
     """Sign an agreement on the company's behalf (signatories only)."""
     a = s.agreements
-    _one(ctx, select(a).where(a.c.agreement_id == args.agreement_id), f"agreement {args.agreement_id}")
+    one_row(ctx, select(a).where(a.c.agreement_id == args.agreement_id), f"agreement {args.agreement_id}")
     ctx.execute(insert(s.signatures).values(agreement_id=args.agreement_id, signed_by=args.signer,
                                             signed_at=ctx.now.isoformat()))
     return {"agreement_id": args.agreement_id, "status": "signed"}
