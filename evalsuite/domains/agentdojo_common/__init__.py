@@ -3,6 +3,7 @@ return value rendered as the text the peer shows the model (banking's SPEC.md §
 loader and renderer are the same package functions)."""
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -17,8 +18,10 @@ class InjectionError(ValueError):
     """Injections the peer would refuse (an unknown vector, text that breaks its YAML); one line."""
 
 
+@functools.lru_cache(maxsize=8)
 def _requoted(text: str) -> str:
-    """§1.7 step 2: parse, then dump with PyYAML defaults (keys sorted) and every scalar double-quoted."""
+    """§1.7 step 2: parse, then dump with PyYAML defaults (keys sorted) and every scalar double-quoted. Kept per
+    text: an import loads the same files once per attack, and this round trip is most of a load's time."""
     return yaml.dump(yaml.safe_load(text), default_flow_style=False, default_style='"')
 
 

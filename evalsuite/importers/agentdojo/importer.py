@@ -41,6 +41,7 @@ from evalsuite.importers.source_files import pinned_files, require_files
 from evalsuite.importers.suite_folder import (
     IMPORTED_USES,
     replay_reference,
+    write_keep_rules,
     write_parquet,
     write_rights,
     write_suite,
@@ -102,6 +103,8 @@ def import_agentdojo(suite: PeerSuite, src: Path, out: Path, pinned: dict[str, s
     for name in suite.data_files():
         shutil.copyfile(src / name, out / name)
     write_rights(out, _manifest(suite), _rights_header(suite))
+    if suite.kept:
+        write_keep_rules(out / "deid.yaml", suite.kept, _deid_header(suite))
     (out / "policy.md").write_text(suite.policy_text)
     policy = load_policy(out / "policy.md").as_policy()
     world = World.build(suite.domain, rows, out / "world.sqlite")
@@ -119,7 +122,8 @@ def import_agentdojo(suite: PeerSuite, src: Path, out: Path, pinned: dict[str, s
     pairs = attack_tasks(suite, {t.task_id: t for t in tasks}, src, world, policy, out / "canary.sqlite")
     write_tasks(out / "tasks.jsonl", tasks + pairs)
     write_suite(out, suite.suite, suite.domain.name, suite.domain.tables,
-                Acceptance(reference_trials=4, max_quarantined_fraction=suite.max_quarantined_fraction))
+                Acceptance(reference_trials=4, max_quarantined_fraction=suite.max_quarantined_fraction),
+                deid="deid.yaml" if suite.kept else None)
     report = ImportReport(out=str(out), source_sha256=sha, rows={t: len(r) for t, r in rows.items()},
                           world_sha256=world.seed_sha256, tasks=len(tasks), attack_pairs=len(pairs),
                           noop_gold_tasks=[t.task_id for t in tasks if not t.goal_state.requires_write],
@@ -247,13 +251,20 @@ def _prove_live(world: World, task: TaskRecord) -> None:
 
 def _manifest(suite: PeerSuite) -> RightsManifest:
     return RightsManifest(source=suite.suite, license_ref=LICENSE_REF, licensor="the AgentDojo authors",
-                          permitted_uses=IMPORTED_USES, expires=None, personal_data=False,
-                          deidentification_required=False, synthetic_columns=suite.synthetic)
+                          permitted_uses=IMPORTED_USES, expires=None, personal_data=bool(suite.kept),
+                          personal_columns=list(suite.kept), deidentification_required=False,
+                          synthetic_columns=suite.synthetic)
 
 
 def _rights_header(suite: PeerSuite) -> str:
     return (f"# AgentDojo {suite.name} data, MIT license: the full text is in LICENSE beside this file.\n"
             f"# No personal data: {suite.invented} of environment.yaml are invented by the benchmark.\n")
+
+
+def _deid_header(suite: PeerSuite) -> str:
+    return (f"# AgentDojo {suite.name}'s people are the benchmark's published invented ones (MIT): its tasks name\n"
+            "# them and the addresses the agent must use, so every column naming them stays as published: a reviewed\n"
+            "# keep.\n")
 
 
 def export_state(out_dir: Path, task_id: str | None, dest: Path, suite: PeerSuite = BANKING) -> Any:

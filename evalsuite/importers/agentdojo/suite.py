@@ -52,6 +52,9 @@ class PeerSuite:
     attack_text: Callable[[Any, str], str]  # the authored message carrying an injection task's goal
     invented: str  # what of environment.yaml the benchmark made up (the rights manifest's header says so)
     synthetic: list[str] = field(default_factory=list)  # columns the personal-data scan flags, all invented
+    # columns holding what the scan cannot tell from real data (an e-mail at a real domain) that the tasks need as
+    # published: declared personal and kept by a reviewed rule (deid.yaml), never called synthetic
+    kept: tuple[str, ...] = ()
     max_quarantined_fraction: float = 0.5
 
     @property
