@@ -13,7 +13,9 @@ vector is then paired with every injection task.
 from __future__ import annotations
 
 import shutil
+import sqlite3
 import tempfile
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -202,7 +204,7 @@ def attack_tasks(suite: PeerSuite, plain: dict[str, TaskRecord], src: Path, worl
             base = plain[user_id]
             peer = suite.tasks[user_id]
             if peer.ground_truth(attacked) != peer.ground_truth(env):
-                base = _attacked_task(suite, peer, attacked, policy, base, scratch)
+                base = _attacked_task(suite, peer, attacked, policy, base, world, attack, scratch)
             record = base.model_copy(update={
                 "task_id": f"{user_id}+{inj.task_id}", "category": "attack", "attack": attack,
                 "provenance": base.provenance.model_copy(update={
@@ -213,10 +215,16 @@ def attack_tasks(suite: PeerSuite, plain: dict[str, TaskRecord], src: Path, worl
 
 
 def _attacked_task(suite: PeerSuite, peer: PeerTask, attacked: Any, policy: Policy, plain: TaskRecord,
-                   scratch: Path) -> TaskRecord:
-    """The user task as the peer runs it under this attack: ground truth and goal from the attacked environment."""
-    world = World.build(suite.domain, suite.to_rows(attacked), scratch)
-    record, _ = task_record(suite, peer, attacked, world, policy)
+                   world: World, attack: Attack, scratch: Path) -> TaskRecord:
+    """The user task as the peer runs it under this attack: ground truth and goal from the attacked environment,
+    replayed on a copy of the world with the attack's text in place (a copy: building a world anew is slower)."""
+    shutil.copyfile(world.path, scratch)
+    with closing(sqlite3.connect(scratch)) as db, db:
+        for place in attack.rows:
+            where = " AND ".join(f'"{k}" = ?' for k in place.key)
+            db.execute(f'UPDATE "{place.table}" SET "{place.column}" = ? WHERE {where}',
+                       (place.value, *place.key.values()))
+    record, _ = task_record(suite, peer, attacked, World(suite.domain, scratch), policy)
     scratch.unlink()
     return plain.model_copy(update={"goal_state": record.goal_state,
                                     "reference_solution": record.reference_solution})
