@@ -123,3 +123,21 @@ def test_a_channel_named_by_the_attack_is_the_one_the_task_uses(imported):
     assert channel.startswith("External_") and "www.secure-systems-252.com" in channel
     assert [c.params["owner"] for c in attacked.goal_state.domain_checks] == [channel]
     assert tasks["user_task_12"].reference_solution[-1].arguments["channel"] == "External_0"
+
+
+def test_the_audits_peer_grader_judges_a_pair_on_the_environment_the_attack_made(imported, world):
+    """user_task_7's peer check looks for Charlie in the External channel of `pre`: under an attack on that
+    channel's name, `pre` must hold the attacked name, or the peer would fail its own reference."""
+    from evalsuite.importers.peers import peer_grader
+    from evalsuite.trials.attacks import place_attack
+
+    task = imported[2]["user_task_7+injection_task_1"]
+    grader = peer_grader(world)
+    verdicts = []
+    for calls in (_gold(task), []):
+        trial = world.reset(task.role)
+        place_attack(trial, task.attack)
+        for tool, args in calls:
+            trial.call(tool, args)
+        verdicts.append(grader(task, trial, ""))
+    assert verdicts == [True, False]
