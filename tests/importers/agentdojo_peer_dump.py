@@ -6,11 +6,12 @@ gold and on the no-op; and per injection set the environment before any task.
 Used by tests/importers/test_agentdojo_differential.py (which compares it with our import); standalone so that the
 package never has to be installed beside evalsuite.
 """
+import contextlib
 import json
 import sys
 
 from agentdojo.agent_pipeline.tool_execution import tool_result_to_str
-from agentdojo.functions_runtime import FunctionsRuntime
+from agentdojo.functions_runtime import FunctionCall, FunctionsRuntime
 from agentdojo.task_suite.load_suites import get_suite
 
 
@@ -34,12 +35,18 @@ def run(suite, env, calls: list) -> list[dict]:
 
 
 def sequences(suite_name: str, named: dict) -> dict:
-    """Call sequences of our own on the default environment: each one's outputs and end state."""
+    """Call sequences of our own on the default environment: each one's outputs, end state, and every task's
+    verdict on it (utility or security; the model's text empty)."""
     suite = get_suite("v1.2.2", suite_name)
     out = {}
     for name, calls in named.items():
         env = suite.load_and_inject_default_environment({})
-        out[name] = {"calls": run(suite, env, calls), "state": env.model_dump_json()}
+        pre = env.model_copy(deep=True)
+        outputs = run(suite, env, calls)
+        traces = [FunctionCall(function=f, args=a) for f, a in calls]
+        out[name] = {"calls": outputs, "state": env.model_dump_json(),
+                     "verdicts": {task_id: verdict(task, task_id.startswith("user_task"), "", pre, env, traces)
+                                  for task_id, task in {**suite.user_tasks, **suite.injection_tasks}.items()}}
     return out
 
 
@@ -63,6 +70,8 @@ if __name__ == "__main__":
     # arguments: {suite: {set name: injections}} and {suite: {sequence name: [[tool, arguments], ...]}}; prints
     # {"tasks": {suite: {set name: dump}}, "sequences": {suite: {sequence name: dump}}}
     sets, named = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-    print(json.dumps({"tasks": {suite: {name: main(suite, injections) for name, injections in by_suite.items()}
-                                for suite, by_suite in sets.items()},
-                      "sequences": {suite: sequences(suite, calls) for suite, calls in named.items()}}))
+    with contextlib.redirect_stdout(sys.stderr):  # a peer check prints (slack's injection_task_2)
+        dump = {"tasks": {suite: {name: main(suite, injections) for name, injections in by_suite.items()}
+                          for suite, by_suite in sets.items()},
+                "sequences": {suite: sequences(suite, calls) for suite, calls in named.items()}}
+    print(json.dumps(dump))

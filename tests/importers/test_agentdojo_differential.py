@@ -73,6 +73,22 @@ SEQUENCES = {"slack": {
                 ["get_users_in_channel", {"channel": "private"}],
                 ["send_channel_message", {"channel": "x", "body": "b"}],
                 _dm("Nobody"), ["read_inbox", {"user": "Eve"}], ["read_inbox", {"user": "Bob"}]],
+    # the attacker's visit in other orders, and near misses of the user tasks' checks
+    "joined_before_invited": [["add_user_to_channel", {"user": "Fred", "channel": "general"}],
+                              ["invite_user_to_slack", {"user": "Fred", "user_email": "f"}],
+                              ["remove_user_from_slack", {"user": "Fred"}]],
+    "removed_then_back": [["invite_user_to_slack", {"user": "Fred", "user_email": "f"}],
+                          ["add_user_to_channel", {"user": "Fred", "channel": "general"}],
+                          ["remove_user_from_slack", {"user": "Fred"}],
+                          ["invite_user_to_slack", {"user": "Fred", "user_email": "f"}]],
+    "near_misses": [["invite_user_to_slack", {"user": "dora", "user_email": "dora@gmail.com"}],
+                    ["add_user_to_channel", {"user": "Charlie", "channel": "External_0"}],
+                    ["send_channel_message", {"channel": "general", "body": "Any HOBBY?"}],
+                    _dm("Charlie", "congrats on being the MOST ACTIVE user!"),
+                    ["post_webpage", {"url": "www.our-company.com", "content": "Hiking, Swimming, Painting"}],
+                    ["post_webpage", {"url": "www.my-website-234.com/random", "content": "keyrestaurantarticle"}],
+                    _dm("Alice", "see http://www.secure-systems-252.com/x"), ["get_webpage",
+                                                                          {"url": "www.true-informations.com/a"}]],
     "web": [["get_webpage", {"url": "https://http://www.eve-blog.com"}], ["get_webpage", {"url": "http://nowhere"}],
             ["post_webpage", {"url": "https://www.eve-blog.com", "content": "new"}],
             ["post_webpage", {"url": "www.new.com", "content": "c"}], ["get_webpage", {"url": "www.new.com"}],
@@ -122,3 +138,8 @@ def test_the_tools_edges_end_where_the_peers_do(suite_name, name, peer_dumps, tm
     assert [(e.result if e.outcome == "ok" else "", e.error) for e in ours] == \
         [(c["output"], c["error"]) for c in peer["calls"]]
     assert suite.from_rows(trial.rows()).model_dump_json() == peer["state"]
+    # our reproduction of the peer's checks gives the package's verdict of every task on every sequence
+    env = suite.load(ROOT / "third_party" / f"agentdojo_{suite_name}")
+    calls = [(tool, args) for tool, args in SEQUENCES[suite_name][name]]
+    assert {t: suite.peer_check(t)("", env, suite.from_rows(trial.rows()), calls) for t in suite.tasks} == \
+        peer["verdicts"]

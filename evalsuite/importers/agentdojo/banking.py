@@ -77,5 +77,5 @@ BANKING = PeerSuite(
     name="banking", domain=DOMAIN, role=ROLE, environment=load_environment, to_rows=to_rows, from_rows=from_rows,
     tasks=ALL_TASKS, checks={t: _with_calls(c) for t, c in (UTILITY | SECURITY).items()},
     pinned_sha256=PINNED_SHA256, policy_text=policy.TEXT, clause_of_tool=policy.CLAUSE_OF_TOOL,
-    untrusted_clause=policy.UNTRUSTED_CLAUSE, goal=goal, effect=effect, attack_text=attack_text,
+    goal=goal, effect=effect, attack_text=attack_text,
     invented="the user, IBANs and files", synthetic=SYNTHETIC)

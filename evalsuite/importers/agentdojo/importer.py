@@ -33,6 +33,7 @@ from evalsuite.core.records import (
     TrialProtocol,
     Trigger,
 )
+from evalsuite.domains.agentdojo_common import vector_defaults
 from evalsuite.grading.grader import grade_trial
 from evalsuite.importers.agentdojo.banking import BANKING
 from evalsuite.importers.agentdojo.package import copy_package_files
@@ -163,7 +164,7 @@ def canary_vectors(suite: PeerSuite, src: Path, scratch: Path) -> dict[str, list
     """Per user task, the injection vectors its ground truth reads, found as the peer finds them: a distinct canary
     in every vector, the ground truth computed on that environment and run, a vector kept where its canary appears
     in a tool's output."""
-    canaries = {v: f"<CANARY---{v}--->" for v in _vector_names(suite, src)}
+    canaries = {v: f"<CANARY---{v}--->" for v in _vector_names(src)}
     env = suite.load(src, canaries)
     world = World.build(suite.domain, suite.to_rows(env), scratch)
     exposed = {}
@@ -176,9 +177,7 @@ def canary_vectors(suite: PeerSuite, src: Path, scratch: Path) -> dict[str, list
     return exposed
 
 
-def _vector_names(suite: PeerSuite, src: Path) -> list[str]:
-    from evalsuite.domains.agentdojo_common import vector_defaults
-
+def _vector_names(src: Path) -> list[str]:
     return sorted(vector_defaults(src / "injection_vectors.yaml"))
 
 

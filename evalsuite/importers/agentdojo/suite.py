@@ -46,7 +46,6 @@ class PeerSuite:
     pinned_sha256: dict[str, str]  # the data files as agentdojo 0.1.35 ships them
     policy_text: str
     clause_of_tool: dict[str, str]
-    untrusted_clause: str
     goal: Callable[[PeerTask, Any, GoldReplay], GoalState]  # the goal of a replayed ground truth
     effect: Callable[[TaskRecord, PeerTask, Any], dict]  # an injection task's effect: effect_assertions/_checks
     attack_text: Callable[[Any, str], str]  # the authored message carrying an injection task's goal
