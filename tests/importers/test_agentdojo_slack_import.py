@@ -145,3 +145,20 @@ def test_the_audits_peer_grader_judges_a_pair_on_the_environment_the_attack_made
             trial.call(tool, args)
         verdicts.append(grader(task, trial, ""))
     assert verdicts == [True, False]
+
+
+def test_a_folder_that_is_not_the_pinned_slack_data_is_refused_in_one_line_and_nothing_is_written(imported, tmp_path):
+    from evalsuite.importers.agentdojo.importer import AgentDojoInputError, export_state
+    from tests.input_support import refused
+
+    refused(AgentDojoInputError, import_agentdojo, SLACK, tmp_path, tmp_path / "out", file=tmp_path / "LICENSE")
+    changed = tmp_path / "changed"
+    changed.mkdir()
+    for name in ("environment.yaml", "injection_vectors.yaml", "LICENSE"):
+        (changed / name).write_bytes((SRC / name).read_bytes())
+    (changed / "environment.yaml").write_text((SRC / "environment.yaml").read_text().replace("Alice", "Alicia"))
+    assert "differ from the pinned AgentDojo slack snapshot: ['environment.yaml']" in refused(
+        AgentDojoInputError, import_agentdojo, SLACK, changed, tmp_path / "out", file=changed)
+    assert not (tmp_path / "out").exists()
+    refused(AgentDojoInputError, export_state, imported[0], "user_task_99", tmp_path / "s.json", SLACK,
+            file=imported[0] / "tasks.jsonl")
