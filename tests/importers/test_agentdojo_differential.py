@@ -143,3 +143,14 @@ def test_the_tools_edges_end_where_the_peers_do(suite_name, name, peer_dumps, tm
     calls = [(tool, args) for tool, args in SEQUENCES[suite_name][name]]
     assert {t: suite.peer_check(t)("", env, suite.from_rows(trial.rows()), calls) for t in suite.tasks} == \
         peer["verdicts"]
+
+
+@pytest.mark.parametrize("suite_name", sorted(SUITES))
+def test_without_a_folder_the_import_reads_the_pinned_packages_own_files(suite_name, tmp_path, monkeypatch):
+    from evalsuite.importers.agentdojo.importer import AgentDojoInputError
+    from evalsuite.importers.agentdojo.package import copy_package_files
+
+    monkeypatch.setenv("EVALSUITE_AGENTDOJO_PYTHON", str(PEER_PYTHON))
+    copy_package_files(suite_name, tmp_path, AgentDojoInputError)
+    for name in SUITES[suite_name].data_files():  # byte for byte the files the third-party folder holds
+        assert (tmp_path / name).read_bytes() == (ROOT / "third_party" / f"agentdojo_{suite_name}" / name).read_bytes()
