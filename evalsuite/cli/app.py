@@ -29,5 +29,5 @@ for name, group in (("task", tasks.task_app), ("trial", tasks.trial_app), ("user
                     ("review", review.review_app), ("releases", releases.releases_app), ("runs", runs.runs_app),
                     ("domain", domain.domain_app), ("import", transfer.import_app), ("export", transfer.export_app),
                     *((f"tau2-{n}", g) for n, g in transfer.tau2_apps.items()),
-                    ("agentdojo-banking", transfer.agentdojo_app)):
+                    *((f"agentdojo-{n}", g) for n, g in transfer.agentdojo_apps.items())):
     app.add_typer(group, name=name)

@@ -1,5 +1,5 @@
 """`evalsuite import`, `export` and the importers' round trips (`tau2-retail`, `tau2-airline`, `tau2-telecom`,
-`agentdojo-banking export-state`)."""
+`agentdojo-banking` and `agentdojo-slack export-state`)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,7 +10,7 @@ from evalsuite.cli.common import PlainGroup, Typer, build_errors
 
 import_app = Typer(help="Import public benchmarks as evalsuite sources and suites.")
 tau2_apps = {name: Typer(help=f"τ²-bench {name} round trips.") for name in ("retail", "airline")}
-agentdojo_app = Typer(help="AgentDojo banking round trips.")
+agentdojo_apps = {name: Typer(help=f"AgentDojo {name} round trips.") for name in ("banking", "slack")}
 IMPORTED = typer.Argument(..., metavar="IMPORTED", help="an imported folder")
 IMPORT_OUT = typer.Option(..., "--out", metavar="FOLDER",
                           help="folder for the source tables, rights, policy, tasks and suite.yaml")
@@ -83,32 +83,48 @@ def import_telecom(src: Path = typer.Argument(..., metavar="FOLDER",
                f"into {out}; suite specs: {out / 'suite.yaml'}, {out / 'suite_workflow.yaml'}")
 
 
-@import_app.command("agentdojo-banking")
-def import_agentdojo(src: Path = typer.Argument(..., metavar="FOLDER",
-                                                help="folder with environment.yaml, injection_vectors.yaml, LICENSE"),
-                     out: Path = IMPORT_OUT) -> None:
-    """Import AgentDojo banking: tables, rights manifest (MIT), authored policy, 25 tasks with replay-derived goals."""
-    from evalsuite.importers.agentdojo.importer import AgentDojoInputError, import_agentdojo_banking
+def _agentdojo_commands(name: str) -> None:
+    """`evalsuite import agentdojo-<name> [FOLDER]` and `evalsuite agentdojo-<name> export-state` for one suite."""
 
-    with build_errors(AgentDojoInputError):
-        report = import_agentdojo_banking(src, out)
-    passing = sorted(t for t, ok in report.peer_check_on_noop.items() if ok)
-    typer.echo(f"{report.tasks} tasks imported to {out}; the peer's own check passes a no-op on {len(passing)} "
-               f"({', '.join(passing) or 'none'}; see {out / 'import_report.json'}); suite spec: {out / 'suite.yaml'}")
+    @import_app.command(f"agentdojo-{name}", help=f"Import AgentDojo {name}: tables, rights manifest (MIT), authored "
+                                                   "policy, its tasks with replay-derived goals, each user task "
+                                                   "under each injection task.")
+    def import_agentdojo(src: Path | None = typer.Argument(
+                             None, metavar="[FOLDER]", help="folder with environment.yaml, injection_vectors.yaml, "
+                                                            "LICENSE (default: the files of the agentdojo==0.1.35 "
+                                                            "package that `make peers` installs)"),
+                         out: Path = IMPORT_OUT) -> None:
+        from evalsuite.importers.agentdojo.importer import AgentDojoInputError, import_agentdojo_suite
+
+        with build_errors(AgentDojoInputError):
+            report = import_agentdojo_suite(name, src, out)
+        passing = sorted(t for t, ok in report.peer_check_on_noop.items() if ok)
+        typer.echo(f"{report.tasks} tasks and {report.attack_pairs} attack pairs imported to {out}; the peer's own "
+                   f"check passes a no-op on {len(passing)} ({', '.join(passing) or 'none'}; see "
+                   f"{out / 'import_report.json'}); suite spec: {out / 'suite.yaml'}")
+
+    @agentdojo_apps[name].command("export-state")
+    def agentdojo_export_state(out_dir: Path = IMPORTED,
+                               task: str | None = typer.Option(None, "--task", metavar="TASK",
+                                                               help="task id whose reference solution to replay"),
+                               initial: bool = typer.Option(False, "--initial",
+                                                            help="the environment before any task instead"),
+                               dest: Path = typer.Option(..., "--out", metavar="FILE",
+                                                         help="JSON file: the environment as the peer dumps it")
+                               ) -> None:
+        """Write the environment after a task's reference solution (or, with --initial, before any task) in the
+        peer's JSON form."""
+        from evalsuite.importers.agentdojo.importer import SUITES, AgentDojoInputError, export_state
+
+        with build_errors(AgentDojoInputError):
+            if initial == (task is not None):
+                raise AgentDojoInputError("export-state: give exactly one of --task TASK and --initial")
+            export_state(out_dir, task, dest, SUITES[name])
+        typer.echo(str(dest))
 
 
-@agentdojo_app.command("export-state")
-def agentdojo_export_state(out_dir: Path = IMPORTED,
-                           task: str = typer.Option(..., "--task", metavar="TASK",
-                                                    help="task id whose reference solution to replay"),
-                           dest: Path = typer.Option(..., "--out", metavar="FILE",
-                                                     help="JSON file: the environment as the peer dumps it")) -> None:
-    """Write the environment after a task's reference solution in the peer's JSON form."""
-    from evalsuite.importers.agentdojo.importer import AgentDojoInputError, export_state
-
-    with build_errors(AgentDojoInputError):
-        export_state(out_dir, task, dest)
-    typer.echo(str(dest))
+for _name in agentdojo_apps:
+    _agentdojo_commands(_name)
 
 
 @export_app.command("tasks")

@@ -1,8 +1,8 @@
 """The peers' own graders, by domain, for the audit's probes: where a peer's check accepts what ours rejects.
 
 τ²-bench retail and airline: the database part of tau2's reward (the DB hash after the trial equals the hash after
-the gold actions). AgentDojo banking: the task's utility check (or an injection task's security check) as SPEC.md §4
-states it.
+the gold actions). AgentDojo banking and slack: the task's utility check (or an injection task's security check) as
+the pinned package applies it (banking's SPEC.md §4), on the environment before and after and the calls made.
 """
 from __future__ import annotations
 
@@ -10,28 +10,34 @@ from collections.abc import Callable
 
 from evalsuite.core.records import TaskRecord
 from evalsuite.domains import tau2_airline, tau2_retail
-from evalsuite.domains.agentdojo_banking.environment import from_rows
 from evalsuite.domains.tau2.tau2_hash import Tau2Hash
-from evalsuite.importers.agentdojo.peer_checks import peer_check
+from evalsuite.importers.agentdojo.importer import SUITES
+from evalsuite.importers.agentdojo.suite import PeerSuite
 from evalsuite.worlds.trial_world import TrialWorld
 from evalsuite.worlds.world import World
 
 PeerCheck = Callable[[TaskRecord, TrialWorld, str], bool]
 
 
-def _agentdojo(world: World) -> PeerCheck:
-    seed = world.initial_rows
+def _agentdojo(suite: PeerSuite) -> Callable[[World], PeerCheck]:
+    def make(world: World) -> PeerCheck:
+        seed = world.initial_rows
 
-    def check(task: TaskRecord, trial: TrialWorld, final: str) -> bool:
-        return peer_check(task.task_id)(final, _pre(world, seed, task), from_rows(trial.rows()))
+        def check(task: TaskRecord, trial: TrialWorld, final: str) -> bool:
+            calls = [(e.tool, e.arguments) for e in trial.trace if e.actor == "agent"]
+            return suite.peer_check(task.task_id)(final, suite.from_rows(_pre(world, seed, task)),
+                                                  suite.from_rows(trial.rows()), calls)
 
-    return check
+        return check
+
+    return make
 
 
-def _pre(world: World, seed: dict[str, list[tuple]], task: TaskRecord):
-    """The environment the peer's check calls `pre`: the seed, with an attack's text in place where there is one."""
+def _pre(world: World, seed: dict[str, list[tuple]], task: TaskRecord) -> dict[str, list[tuple]]:
+    """The rows of the environment the peer's check calls `pre`: the seed, with an attack's text in place where there
+    is one."""
     if task.attack is None:
-        return from_rows(seed)
+        return seed
     rows = {t: list(r) for t, r in seed.items()}
     for place in task.attack.rows:
         schema = world.schemas[place.table]
@@ -40,7 +46,7 @@ def _pre(world: World, seed: dict[str, list[tuple]], task: TaskRecord):
         col = schema.columns.index(place.column)
         rows[place.table] = [r if tuple(r[i] for i in at) != key else (*r[:col], place.value, *r[col + 1:])
                              for r in rows[place.table]]
-    return from_rows(rows)
+    return rows
 
 
 def _tau2(tau2_hash: Tau2Hash) -> Callable[[World], PeerCheck]:
@@ -62,7 +68,7 @@ def _tau2(tau2_hash: Tau2Hash) -> Callable[[World], PeerCheck]:
     return make
 
 
-PEERS: dict[str, Callable[[World], PeerCheck]] = {"agentdojo_banking": _agentdojo,
+PEERS: dict[str, Callable[[World], PeerCheck]] = {**{s.suite: _agentdojo(s) for s in SUITES.values()},
                                                   "tau2_retail": _tau2(tau2_retail.TAU2_HASH),
                                                   "tau2_airline": _tau2(tau2_airline.TAU2_HASH)}
 

@@ -13,6 +13,7 @@ import yaml
 from sqlalchemy import Column
 
 from evalsuite.core.records import Simulator, TrialProtocol
+from evalsuite.deid.rules import load_rules
 from evalsuite.importers.source_files import require_files
 from evalsuite.sourcing.rights import RightsManifest, load_manifest
 from evalsuite.sourcing.spec import Acceptance, Derivation, Sources, SuiteSpec, TableSource, dump_spec, load_spec
@@ -61,6 +62,17 @@ def write_suite(out: Path, name: str, domain: str, tables: Iterable[str], accept
         **({"trial_protocol": trial_protocol} if trial_protocol else {}))
     dump_spec(spec, out / spec_file)
     load_spec(out / spec_file)
+
+
+def write_keep_rules(path: Path, kept: Iterable[str], header: str) -> None:
+    """A de-identification rules file keeping each `table.column` of `kept` as published (a reviewed decision, for a
+    benchmark's invented people its tasks name); read back, so a wrong rule fails here."""
+    tables: dict[str, dict] = {}
+    for ref in kept:
+        table, column = ref.split(".")
+        tables.setdefault(table, {"columns": {}})["columns"][column] = {"rule": "keep"}
+    path.write_text(header + yaml.safe_dump({"tables": tables}, sort_keys=False))
+    load_rules(path)
 
 
 def written_files(out: Path) -> list[str]:

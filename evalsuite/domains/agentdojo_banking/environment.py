@@ -1,12 +1,8 @@
 """The banking environment as the peer holds it (SPEC.md §1), loaded with its injections filled as the peer fills
 them (§1.7), and converted to and from the world's rows.
 
-`load_environment(env_yaml, vectors_yaml, injections)` follows §1.7 step by step:
-both files are parsed, re-serialised as YAML with every scalar double-quoted and
-keys sorted, parsed again (the vector defaults), and the placeholders are filled
-into the re-serialised environment text with `str.format` before the final parse,
-so an inserted value reads as double-quoted-scalar content (escapes decoded, raw
-line breaks folded) exactly as in the peer.
+`load_environment(env_yaml, vectors_yaml, injections)` follows §1.7 step by step
+(evalsuite.domains.agentdojo_common.load_peer_environment, shared by every suite).
 """
 from __future__ import annotations
 
@@ -14,10 +10,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict
 
 from evalsuite.domains.agentdojo_banking.schema import TRANSACTION_FIELDS, metadata
+from evalsuite.domains.agentdojo_common import InjectionError, load_peer_environment
+
+__all__ = ["InjectionError", "load_environment"]
 
 
 class _Peer(BaseModel):
@@ -59,35 +57,9 @@ class BankingEnvironment(_Peer):
     user_account: UserAccount
 
 
-class InjectionError(ValueError):
-    """Injections the peer would refuse (an unknown vector, text that breaks its YAML); one line."""
-
-
-def _requoted(text: str) -> str:
-    """§1.7 step 2: parse, then dump with PyYAML defaults and every scalar double-quoted."""
-    return yaml.dump(yaml.safe_load(text), default_flow_style=False, default_style='"')
-
-
-def vector_defaults(vectors_yaml: Path) -> dict[str, str]:
-    """§1.7 step 3: each vector's default text after the same round trip."""
-    vectors = yaml.safe_load(_requoted(Path(vectors_yaml).read_text()))
-    return {name: spec["default"] for name, spec in vectors.items()}
-
-
 def load_environment(env_yaml: Path, vectors_yaml: Path,
                      injections: Mapping[str, str] | None = None) -> BankingEnvironment:
-    defaults = vector_defaults(vectors_yaml)
-    injections = dict(injections or {})
-    unknown = sorted(set(injections) - set(defaults))
-    if unknown:
-        raise InjectionError(f"{vectors_yaml}: injections must be a subset of the injection vector defaults; "
-                             f"unknown: {unknown}")
-    text = _requoted(Path(env_yaml).read_text()).format(**{**defaults, **injections})
-    try:
-        return BankingEnvironment.model_validate(yaml.safe_load(text))
-    except yaml.YAMLError as exc:
-        raise InjectionError(f"{env_yaml}: the injected text breaks the environment's YAML: "
-                             f"{str(exc).splitlines()[0]}") from exc
+    return load_peer_environment(BankingEnvironment, env_yaml, vectors_yaml, injections)
 
 
 def to_rows(env: BankingEnvironment) -> dict[str, list[dict[str, Any]]]:

@@ -13,8 +13,8 @@ from pydantic import BaseModel, Field
 from sqlalchemy import text
 
 from evalsuite.core.records import Role
-from evalsuite.domains.agentdojo_banking.render import render
 from evalsuite.domains.agentdojo_banking.schema import TRANSACTION_FIELDS, USER_FIELDS, metadata
+from evalsuite.domains.agentdojo_common import render
 from evalsuite.worlds.domain import Domain, ToolContext, ToolError
 
 DOMAIN = Domain(name="agentdojo_banking", version="1.2.2", metadata=metadata)

@@ -16,7 +16,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel
 
 from evalsuite.core.records import (
@@ -37,7 +36,6 @@ from evalsuite.core.records import (
     Trigger,
     UserScenario,
 )
-from evalsuite.deid.rules import load_rules
 from evalsuite.domains import tau2_telecom as tel
 from evalsuite.domains.tau2_telecom import composition as comp
 from evalsuite.domains.tau2_telecom.task_run import setup_calls
@@ -45,7 +43,14 @@ from evalsuite.domains.tau2_telecom.user_script import script
 from evalsuite.domains.tau2_telecom.workbench import TelecomWorkbench
 from evalsuite.importers.gold import GoldReplayError, replay_gold_dual
 from evalsuite.importers.source_files import pinned_files
-from evalsuite.importers.suite_folder import IMPORTED_USES, write_parquet, write_rights, write_suite, written_files
+from evalsuite.importers.suite_folder import (
+    IMPORTED_USES,
+    write_keep_rules,
+    write_parquet,
+    write_rights,
+    write_suite,
+    written_files,
+)
 from evalsuite.importers.tau2.criteria import evaluation_criteria
 from evalsuite.importers.tau2.importer import Tau2InputError
 from evalsuite.importers.tau2.policy import clause_ids, combined, versioned_policy
@@ -146,7 +151,7 @@ def import_telecom(src: Path, out: Path) -> TelecomReport:
             for t, rs in nested.items()}
     write_parquet(tel.DOMAIN, rows, out / "source", arrow_type)
     write_rights(out, _manifest(), RIGHTS_HEADER)
-    _write_deid(out / "deid.yaml")
+    write_keep_rules(out / "deid.yaml", KEPT, DEID_HEADER)
     shutil.copyfile(src / "LICENSE", out / "LICENSE")
     policies = _policies(src, out, sha)
     agent = World.build(tel.DOMAIN, rows, out / "world.sqlite")
@@ -188,16 +193,6 @@ def _manifest() -> RightsManifest:
     return RightsManifest(source=SUITE, license_ref=LICENSE_REF, licensor="Sierra Research",
                           permitted_uses=IMPORTED_USES, expires=None, personal_data=True,
                           personal_columns=list(KEPT), deidentification_required=False)
-
-
-def _write_deid(path: Path) -> None:
-    """deid.yaml: a keep rule for every personal-looking column (read back, so a wrong rule fails here)."""
-    tables: dict[str, dict] = {}
-    for ref in KEPT:
-        table, column = ref.split(".")
-        tables.setdefault(table, {"columns": {}})["columns"][column] = {"rule": "keep"}
-    path.write_text(DEID_HEADER + yaml.safe_dump({"tables": tables}, sort_keys=False))
-    load_rules(path)
 
 
 Policies = tuple[Policy, Policy, dict[str, str]]  # a variant's policy, its no-user form, clause id by section title
