@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import codecs
 import csv
+import fcntl
+import glob
 import io
 import json
 import math
@@ -20,6 +22,9 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 M = TypeVar("M", bound=BaseModel)
+
+
+_STAGED = re.compile(r"-[0-9a-f]{16}\.tmp")  # what _beside adds to a name for a folder being written
 
 
 def _beside(path: Path, what: str = "tmp") -> Path:
@@ -68,12 +73,50 @@ def staged_dir(dest: str | Path) -> Iterator[Path]:
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = _beside(dest)
     tmp.mkdir()
+    held = _hold(tmp)  # the folder's lock goes with it through the rename; the kernel drops it if this process dies
     try:
         yield tmp
         _swap_in(tmp, dest)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    finally:
+        os.close(held)
+
+
+def _hold(folder: Path) -> int:
+    """An exclusive lock on the folder itself (flock on its descriptor): no file is added to what it holds."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def _orphaned(folder: Path) -> bool:
+    """Whether no live process holds the folder's lock (taken, when free, just long enough to tell)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except FileNotFoundError:
+        return False  # renamed into place, or removed, since it was listed
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def sweep_staged(dest: str | Path) -> list[Path]:
+    """Remove the unfinished folders a killed staged_dir(dest) left beside dest (`.NAME-….tmp`: never finished,
+    so never checked, and never to be read or served), and return them. A folder a live writer holds is left to
+    it; a `.NAME-….old` (what dest held before, removed by the writer that replaced it) is never touched here."""
+    dest = Path(dest)
+    left = dest.parent.glob(f".{glob.escape(dest.name)}-*.tmp") if dest.parent.is_dir() else ()
+    stale = [p for p in left if _STAGED.fullmatch(p.name[len(dest.name) + 1:]) and p.is_dir() and not p.is_symlink()
+             and _orphaned(p)]
+    for folder in stale:
+        shutil.rmtree(folder, ignore_errors=True)
+    return stale
 
 
 def _swap_in(new: Path, dest: Path) -> None:

@@ -36,14 +36,21 @@ def person_key(name: str) -> str:
     """The key two spellings of one person share; raises PersonNameError when nothing of the name is left."""
     text = unicodedata.normalize("NFKC", name)
     text = "".join(c for c in text if unicodedata.category(c) not in ("Cf", "Cc"))
-    text = _drop_counter(text)
-    text = "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
-    text = "".join(_latin(c) for c in text.casefold())
-    text = unicodedata.normalize("NFKC", text).casefold()
+    text = latin_lookalike(_drop_counter(text)).casefold()
     key = "".join(c for c in text if c.isalnum())
     if not key:
         raise PersonNameError(f"{name!r} has no letter or digit once spelled plainly")
     return key
+
+
+def latin_lookalike(text: str) -> str:
+    """The text as it reads in plain Latin letters, case folded (steps 1, 2 for format characters only, 4 and 5):
+    "Маrguеritе" with a Cyrillic М, а and е, "ｍａｒｇｕｅｒｉｔｅ" or "marguérite" is "marguerite". Spaces and
+    line breaks stay, so words stay words."""
+    text = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", text))
+    table = {ord(c): "" if unicodedata.category(c) == "Cf" or unicodedata.combining(c) else _latin(c)
+             for c in set(text) if not c.isascii()}  # per distinct character: a page is long, its alphabet short
+    return unicodedata.normalize("NFKC", text.translate(table)).casefold()
 
 
 def same_person(a: str, b: str) -> bool:
@@ -62,6 +69,7 @@ def _latin(char: str) -> str:
     none); a letter before a digit, and among several the first, so the choice is stable."""
     if char.isascii():
         return char
-    glyphs = {g["c"].casefold() for g in confusables_data.get(char, ()) if g["c"].isascii() and g["c"].isalnum()}
+    glyphs = {g["c"].casefold() for form in dict.fromkeys((char, char.casefold())) for g in
+              confusables_data.get(form, ()) if g["c"].isascii() and g["c"].isalnum()}  # "В" reads as B, "в" not
     letters = sorted(g for g in glyphs if g.isalpha()) or sorted(glyphs)  # "ӏ" reads as "l" before "1"
     return letters[0] if letters else char

@@ -361,6 +361,10 @@ class ValueIndex:
                 self._prefixes.add(sk[:_SKELETON_KEY])
                 self._longest = max(self._longest, len(sk))
 
+    def items(self) -> Iterator[tuple[str, str, str]]:
+        """(lower-cased value, replacement, source) of every value, in the order they were added."""
+        return ((value, replacement, source) for value, (replacement, source) in self._values.items())
+
     def freeze(self) -> ValueIndex:
         for entries in self._by_words.values():
             entries.sort(key=lambda entry: -len(entry[0]))

@@ -6,7 +6,7 @@ never touches a display or the caller's global backend.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from evalsuite.core.markdown import md_table
@@ -159,7 +159,9 @@ def capped_line(card: Scorecard) -> str:
             f"{scored} of {card.tasks_planned} tasks whose trials all ran. Resume with a higher cap to finish.")
 
 
-def to_markdown(card: Scorecard) -> str:
+def to_markdown(card: Scorecard, held_out: Mapping[str, int] | None = None) -> str:
+    """held_out: the rows of an imported recording's tables on held-out tasks, counted and not listed (the evidence
+    site's public copy of the card, evalsuite.site.pages.public_scorecard)."""
     b = card.bootstrap
     lines = [f"# Scorecard: {card.suite} {card.suite_version}", "",
              f"- task set sha256: `{card.task_set_sha256}`", f"- seed sha256: `{card.seed_sha256}`",
@@ -189,7 +191,7 @@ def to_markdown(card: Scorecard) -> str:
     if card.bases:
         lines += _bases_section(card)
     if card.recording:
-        lines += recording_section(card.recording)
+        lines += recording_section(card.recording, held_out or {})
     if card.humans:
         lines += _human_section(card.humans)
     for a in card.agents:
@@ -243,7 +245,7 @@ def _bases_section(card: Scorecard) -> list[str]:
     return lines + [""]
 
 
-def recording_section(r: RecordedScore) -> list[str]:
+def recording_section(r: RecordedScore, held_out: Mapping[str, int] | None = None) -> list[str]:
     """An imported recording: its provenance, pass^k regraded beside pass^k as recorded (and as the original's DB
     check gives the replayed calls), and every trial where evalsuite and the recording disagree, with the reason."""
     p = r.provenance
@@ -260,7 +262,10 @@ def recording_section(r: RecordedScore) -> list[str]:
     shown = {label: curve for label, curve in curves.items() if curve}
     ks = range(1, max(len(c) for c in shown.values()) + 1) if shown else range(0)
     lines.append(md_table(["k", *shown], [[str(k), *(passk_cell(c, k) for c in shown.values())] for k in ks]))
-    lines += ["", f"{r.agree} trial(s) agree; {len(r.disagreements)} disagree:", ""]
+    held = held_out or {}
+    hidden = [f"{n} {what} on held-out tasks, counted only" for what, n in held.items() if n]
+    lines += ["", f"{r.agree} trial(s) agree; {len(r.disagreements) + held.get('disagreements', 0)} disagree"
+              f"{' (' + '; '.join(hidden) + ')' if hidden else ''}:", ""]
     if r.disagreements:
         lines.append(md_table(["task", "recorded as", "trial", "recorded", "evalsuite", "reason"],
                               [[d.task_id, d.recorded_task, str(d.trial), _verdict(d.recorded), _verdict(d.regraded),

@@ -9,10 +9,12 @@ state. Per split:
   task's answer key (the reference, and the baselines built from it) is evidence that the task is solvable: its
   page says whether it passed, how many calls it made and the verdict's checks by name and result, not the calls
   or the final message. Any other agent's trial is shown as recorded, its checks by name and result (a failed
-  check's detail spells out the value the goal expects), unless the trial is an answer itself: its calls
-  reproduce a solution call for call, or its final message is the reference answer. Then the build fails
-  (`gate`), as it fails when a page holds a value of a scored task's answers (`answer_values`, scanned by
-  evalsuite.site.sanitize.check_folder).
+  check's detail spells out the value the goal expects), unless the trial is an answer itself, judged by meaning
+  and not by bytes (answer_in): its writes include a solution's (in any order, reads aside, arguments folded by
+  `plain`), it passed, or its final message carries the reference answer or a required output once both are
+  plain. Then it is published as the reference's trial is. The build fails when a page holds a value of a scored
+  task's answers, or a held-out task's id or trigger (`answer_values`, scanned by
+  evalsuite.site.sanitize.check_folder however disguised).
 - train with show_train_answers: everything as recorded.
 """
 from __future__ import annotations
@@ -20,6 +22,8 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import unicodedata
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import closing
 from dataclasses import dataclass, field
@@ -47,6 +51,7 @@ ANSWER_KEY_BASELINES = frozenset({"reference", "injected", "soloist", "adversary
 # secret. What stays: sentences (a reference answer, a message body), computed amounts, ids the world does not hold.
 MIN_ANSWER_CHARS = 6
 CODE_WORD = re.compile(r"[a-z_]+")
+_NOT_WORD = re.compile(r"[\W_]+")  # punctuation, symbols and white space, between words
 _KEYED_ASSERTION = re.compile(r"^(assertion\[\d+\] \S+) \{.*\} (\(.*\))$")  # evalsuite.grading.grader's check name
 
 
@@ -60,30 +65,60 @@ def replays_answer_key(record: TrialRecord) -> bool:
     return config.kind == "baseline" and config.name in ANSWER_KEY_BASELINES
 
 
-def _calls(calls: Iterable[Any]) -> list[tuple[str, str]]:
-    return [(c.tool, json.dumps(c.arguments, sort_keys=True, default=str)) for c in calls]
+def plain(text: str) -> str:
+    """Text as a reader takes it in: Unicode compatibility forms folded (NFKC), case folded, every run of
+    punctuation and white space one space. "INV-55127 held for quantity  mismatch" is "inv 55127 held for quantity
+    mismatch", as the reference answer "INV-55127 held for quantity mismatch." is."""
+    return " ".join(_NOT_WORD.split(unicodedata.normalize("NFKC", text).casefold())).strip()
 
 
-def _reproduces(record: TrialRecord, solution: list[ToolCall]) -> bool:
-    """The agent's calls are the solution's agent steps, and (where the solution has steps on the user's device)
-    the user-side calls are its user steps: same tools, same arguments, same order."""
-    agent = _calls(e for e in record.trace if e.actor != "user")
-    if agent != _calls(c for c in solution if c.actor != "user"):
-        return False
-    user_steps = _calls(c for c in solution if c.actor == "user")
-    return not user_steps or _calls([*(e for e in record.trace if e.actor == "user"), *record.user_trace]) == user_steps
+def _plain_value(value: Any) -> Any:
+    """An argument as it takes effect: strings plain, numbers canonical (25 is 25.0), mappings by key."""
+    if isinstance(value, dict):
+        return tuple(sorted((plain(str(k)), _plain_value(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_plain_value(v) for v in value)
+    return plain(value) if isinstance(value, str) else canon(value)
+
+
+def _writes(calls: Iterable[Any], kinds: dict[str, str]) -> Counter:
+    """The write calls as effects, whatever their order: (tool, plain arguments), counted. Reads change nothing,
+    so an extra read or two reads swapped is the same set of effects."""
+    return Counter((c.tool, _plain_value(c.arguments)) for c in calls
+                   if (getattr(c, "kind", None) or kinds.get(c.tool)) == "write")
+
+
+def _reproduces(record: TrialRecord, solution: list[ToolCall], kinds: dict[str, str]) -> bool:
+    """The trial's writes (the agent's and, with dual control, the user's) include every write of the solution,
+    arguments compared plain: the trace shows the solution's effects, whatever else it holds."""
+    wanted = _writes(solution, kinds)
+    return bool(wanted) and not wanted - _writes([*record.trace, *record.user_trace], kinds)
+
+
+def _hidden_phrases(task: TaskRecord) -> list[str]:
+    """The task's answers a final message may not carry, plain: the reference answer and the outputs the goal
+    requires (a decision, an amount) of at least MIN_ANSWER_CHARS."""
+    values = [task.reference_answer or ""] + [canon(o.value) for o in task.goal_state.required_outputs
+                                              if o.value is not None and not isinstance(o.value, bool)]
+    return [p for p in map(plain, values) if len(p) >= MIN_ANSWER_CHARS]
 
 
 def answer_in(record: TrialRecord, task: TaskRecord) -> str | None:
-    """What of the task's answers the trial reproduces (calls or final message), or None."""
+    """What of the task's answers the trial reproduces, by meaning rather than by bytes, or None: its writes
+    include a solution's (order, reads, case and spacing aside), it passed (its end state is the goal state the
+    grader checked), or its final message carries the reference answer or a required output once both are plain
+    (case, spacing and punctuation aside)."""
+    kinds = {name: tool.kind for name, tool in domain_of(task.domain).tools.items()}
     solutions = ([("reference solution", task.reference_solution)] if isinstance(task.reference_solution, list)
                  else []) + [("alternative solution", s) for s in task.alternative_solutions]
     for what, solution in solutions:
-        if solution and _reproduces(record, solution):
-            return f"its calls reproduce the {what} call for call"
-    answer = (task.reference_answer or "").strip()
-    if answer and (record.final_message or "").strip() == answer:
-        return "its final message is the reference answer"
+        if solution and _reproduces(record, solution, kinds):
+            return f"its writes reproduce the {what}'s effects"
+    if record.passed:
+        return "its end state is the task's goal state (it passed)"
+    message = f" {plain(record.final_message or '')} "
+    if any(f" {phrase} " in message for phrase in _hidden_phrases(task)):
+        return "its final message carries the reference answer or a required output"
     return None
 
 
@@ -107,7 +142,7 @@ def withheld(record: TrialRecord, task: TaskRecord) -> str | None:
     """Why a trial's calls and final message are not published (its page shows whether it passed, its call count
     and its checks), or None: shown in full. Called for tasks whose answers the site may not show: a trial that
     acts out the answer key (an answer-key baseline's) or reproduces an answer (any agent's: a good agent's trial
-    can be the solution call for call) would publish it."""
+    can be the solution) would publish it."""
     if replays_answer_key(record):
         return f"the {record.agent} baseline acts out the task's answer key"
     found = answer_in(record, task)
@@ -134,7 +169,11 @@ def _leaves(value: Any) -> Iterator[str]:
 
 
 def _task_values(task: TaskRecord) -> Iterator[tuple[str, str]]:
-    """(what, value) of every value of the task's answers."""
+    """(what, value) of every value of the task's answers; of a held-out task, its id and trigger as well (it is
+    published only as a count)."""
+    if task.split == HELD_OUT:
+        yield "the id", task.task_id
+        yield "the trigger", task.trigger.text
     goal = task.goal_state
     for a in goal.assertions + goal.user_assertions:
         for v in _leaves([a.key, a.expect]):
@@ -154,26 +193,25 @@ def answer_values(suite: str, tasks: Iterable[TaskRecord], settings: SiteSetting
     """The values of the answers of every task whose answers are hidden, except those no page can keep secret:
     shorter than MIN_ANSWER_CHARS, a code word, a whole word or phrase of a public text (policy, tool schemas,
     published triggers and categories), a cell of the world's rows or a phrase of one (what any agent reads: the
-    words of a source a brief quotes), or a value of a train task whose answers the spec publishes."""
+    words of a source a brief quotes), or a value of a train task whose answers the spec publishes. The scan finds a
+    value however it is cased, spaced or punctuated, so what is public is judged the same way (plain):
+    "price_variance_on_line_1" is the published "price variance on line 1"."""
     tasks = list(tasks)
-    shown = {v.strip().lower() for t in tasks if shows_answers(t, settings) for _, v in _task_values(t)}
-    cells = _world_cells(world)
+    shown = {plain(v) for t in tasks if shows_answers(t, settings) for _, v in _task_values(t)}
+    world_cells = _world_cells(world)
+    cells = {plain(c) for c in world_cells}
     # the world's prose (cells holding a space), where a quotation of a source is a phrase any agent reads
-    prose = "\n".join(c for c in cells if " " in c)
-    text = "\n".join(public).lower()
-    index = ValueIndex()
+    prose = f" {plain(chr(10).join(c for c in world_cells if ' ' in c))} "
+    text = f" {plain(chr(10).join(public))} "
+    index = ValueIndex(disguised=True)  # spaced, split or cased otherwise, still the answer
     for t in sorted((t for t in tasks if not shows_answers(t, settings)), key=lambda t: t.task_id):
         for what, value in _task_values(t):
-            low = value.strip().lower()
-            if (len(low) < MIN_ANSWER_CHARS or CODE_WORD.fullmatch(low) or low in shown or low in cells
-                    or _phrase_in(low, text) or (" " in low and low in prose and _phrase_in(low, prose))):
+            low = plain(value)
+            if (len(value.strip()) < MIN_ANSWER_CHARS or CODE_WORD.fullmatch(value.strip().lower()) or low in shown
+                    or low in cells or f" {low} " in text or (" " in low and f" {low} " in prose)):
                 continue
             index.add(value, "", f"{what} of {task_label(t)}")
     return AnswerValues(suite=suite, index=index.freeze())
-
-
-def _phrase_in(low: str, text: str) -> bool:
-    return re.search(rf"(?<!\w){re.escape(low)}(?!\w)", text) is not None
 
 
 def _world_cells(world: Path | None) -> set[str]:

@@ -3,6 +3,7 @@ the scorecard's own plot writer, every file checked for leaks before the folder 
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -14,8 +15,8 @@ from rich.console import Console
 from rich.progress import Progress
 
 from evalsuite.core.hashing import file_sha256
-from evalsuite.core.io import parse_json, read_text, staged_dir
-from evalsuite.scoring.render import plot_passk, to_markdown
+from evalsuite.core.io import parse_json, read_text, staged_dir, sweep_staged
+from evalsuite.scoring.render import plot_passk, to_markdown, warnings
 from evalsuite.site import pages
 from evalsuite.site.answers import AnswerKey, answer_keys
 from evalsuite.site.inputs import RunSource, Sources, collect, slug
@@ -31,6 +32,7 @@ from evalsuite.tasks.heldout import HELD_OUT
 from evalsuite.trials.tracelog import TrialRecord
 
 HERE = Path(__file__).parent
+log = logging.getLogger(__name__)
 # Pages may load only their own files: no inline script, no request to anything else, no form to submit.
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'none'; "
        "form-action 'none'; base-uri 'none'; object-src 'none'; frame-src 'none'")
@@ -49,11 +51,15 @@ class SiteSummary:
 def build_site(paths: list[Path], out: Path, originals: Mapping[str, Originals] | None = None,
                environ: Mapping[str, str] | None = None, progress: bool = False) -> SiteSummary:
     """Publish releases and runs into out. originals: per suite, the values that must not appear (default: read
-    from each release's home, see sanitize.suite_work_folder). A leak raises SiteError and writes nothing.
+    from each release's home, see sanitize.suite_work_folder). The pages are written into a staging folder beside
+    out, scanned, and only then renamed into place; a leak raises SiteError and writes nothing, and what a killed
+    build left there is swept first (core.io.sweep_staged: not while its build still runs).
     progress: a bar on stderr over the trace pages written and the files scanned."""
     out = Path(out)
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MARKER).is_file())):
         raise SiteError(f"{out}: exists and is not an evidence site; give a new or empty folder")
+    for left in sweep_staged(out):  # a killed build's pages: never scanned, so never to be served
+        log.warning("removed %s, left by a site build that was stopped before its leak scan", left)
     sources = collect(paths)
     found = dict(originals or {})
     for suite, release_path in _release_paths(sources).items():
@@ -129,12 +135,14 @@ def _write_run(site: _Site, run: RunSource, sources: Sources, key: AnswerKey, ti
     def href(r: TrialRecord) -> str:
         return f"../traces/{run.slug}/{slug(r.agent)}/{slug(r.task_id)}-{r.trial}.html"
 
-    body = pages.scorecard_page(run, href)
+    card, held_rows = pages.public_scorecard(run, key.release_tasks)
+    body = pages.scorecard_page(run, card, held_rows, href)
     release = (f"../releases/{run.card.suite}-{run.card.suite_version}.html"
                if (run.card.suite, run.card.suite_version) in sources.releases else None)
-    site.data(f"data/scorecards/{run.slug}.json", run.card.model_dump(mode="json"))
-    site.text(f"scorecards/{run.slug}.md", to_markdown(run.card))  # the scorecard as `evalsuite score` writes it
-    plot_passk(run.card, site.root / "scorecards" / f"{run.slug}.png")
+    site.data(f"data/scorecards/{run.slug}.json", card.model_dump(mode="json") | {
+        "warnings": warnings(card), "held_out_rows": held_rows})  # what the page says first, and what it counts only
+    site.text(f"scorecards/{run.slug}.md", to_markdown(card, held_rows))  # as `evalsuite score` writes it
+    plot_passk(card, site.root / "scorecards" / f"{run.slug}.png")
     site.page(f"scorecards/{run.slug}.html", "scorecard.html", title=f"Scorecard {run.card.suite} "
               f"{run.card.suite_version} ({run.folder.name})", s=body, release_href=release, slug=run.slug)
     notes = {(n.task_id, n.trial): n for n in run.recording.notes} if run.recording else {}

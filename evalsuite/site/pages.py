@@ -13,7 +13,8 @@ from evalsuite.core.records import TaskRecord
 from evalsuite.releases.release import Release
 from evalsuite.scoring.compare import Comparison, verdict_text
 from evalsuite.scoring.recorded import RecordedScore, TrialNote
-from evalsuite.scoring.render import human_cell, human_label, interval_cell, passk_cell, shown_ks
+from evalsuite.scoring.render import human_cell, human_label, interval_cell, passk_cell, shown_ks, warnings
+from evalsuite.scoring.scorecard import Scorecard
 from evalsuite.site.answers import public_checks, shows_answers, withheld
 from evalsuite.site.inputs import RunSource
 from evalsuite.site.quotes import quoted_sources
@@ -73,15 +74,43 @@ def _deid(originals: Originals | None, tasks: list[TaskRecord]) -> dict[str, Any
     return {"applied": True, "methods": methods, "columns": originals.columns, "record": originals.method}
 
 
-def scorecard_page(run: RunSource, trace_href) -> dict[str, Any]:
-    """Tables of the stored scorecard (cells as `evalsuite.scoring.render` writes them), the identity, the agent
-    configurations, paired comparisons, and a link per published trial."""
-    card = run.card
+def held_out_ids(run: RunSource) -> set[str]:
+    return {t.task_id for t in run.tasks if t.split == HELD_OUT}
+
+
+def public_scorecard(run: RunSource, release_tasks: list[TaskRecord]) -> tuple[Scorecard, dict[str, int]]:
+    """The run's scorecard as a page may show it, and what was left out of it as counts: an imported recording's
+    disagreements, skipped trials and quarantined tasks on held-out tasks are not listed, and so neither are their
+    ids nor their regraded verdicts. release_tasks (empty when the release is not at hand): a skipped trial's task
+    need not be one the run holds; where it is not known, the trial is counted only, as it may be held out."""
+    card, r = run.card, run.card.recording
+    if r is None:
+        return card, {}
+    splits = {t.task_id: t.split for t in [*release_tasks, *run.tasks]}
+    task_map = run.recording.task_map if run.recording else {}
+
+    def held(ref: str) -> bool:
+        split = splits.get(task_map.get(ref, ref))
+        return split == HELD_OUT or (split is None and not release_tasks)
+
+    disagreements = [d for d in r.disagreements if not held(d.task_id)]
+    skipped = [s for s in r.skipped if not held(s.recorded_task)]
+    quarantined = {t: why for t, why in r.quarantined.items() if not held(t)}
+    counts = {"disagreements": len(r.disagreements) - len(disagreements), "skipped": len(r.skipped) - len(skipped),
+              "quarantined": len(r.quarantined) - len(quarantined)}
+    public = r.model_copy(update={"disagreements": disagreements, "skipped": skipped, "quarantined": quarantined})
+    return card.model_copy(update={"recording": public}), counts
+
+
+def scorecard_page(run: RunSource, card: Scorecard, held_rows: dict[str, int], trace_href) -> dict[str, Any]:
+    """Tables of the public scorecard (public_scorecard: cells as `evalsuite.scoring.render` writes them), what the
+    reader must know first (a cached or capped run), the identity, the agent configurations, paired comparisons,
+    and a link per published trial."""
     top = max((len(a.curve) for a in card.agents), default=1)
     ks = shown_ks(top)
-    held = {t.task_id for t in run.tasks if t.split == HELD_OUT}
+    held = held_out_ids(run)
     return {
-        "suite": card.suite, "version": card.suite_version, "folder": run.folder.name,
+        "suite": card.suite, "version": card.suite_version, "folder": run.folder.name, "warnings": warnings(card),
         "identity": {"task set": card.task_set_sha256, "seed (world)": card.seed_sha256,
                      "environment image": card.environment_image, "tool schemas": card.tool_schemas_sha256,
                      "run seed": card.run_seed, "intervals": f"{card.bootstrap['method']}, "
@@ -103,13 +132,13 @@ def scorecard_page(run: RunSource, trace_href) -> dict[str, Any]:
         "trials": _trial_rows(run.records, held, trace_href),
         "held_out_trials": sum(r.task_id in held for r in run.records),
         "held_out_tasks": len(held),
-        "recording": _recording(card.recording, held),
+        "recording": _recording(card.recording, held_rows),
     }
 
 
-def _recording(r: RecordedScore | None, held: set[str]) -> dict[str, Any] | None:
-    """An imported recording: where it came from, pass^k regraded beside recorded, the disagreements (a held-out
-    task's only as a count)."""
+def _recording(r: RecordedScore | None, held_rows: dict[str, int]) -> dict[str, Any] | None:
+    """An imported recording: where it came from, pass^k regraded beside recorded, the disagreements and skipped
+    trials (a held-out task's only as a count, held_rows)."""
     if r is None:
         return None
     p = r.provenance
@@ -119,12 +148,13 @@ def _recording(r: RecordedScore | None, held: set[str]) -> dict[str, Any] | None
     return {"provenance": {"recording": p.file, "sha256": p.sha256, "format": p.format, "source": p.source,
                            "licence": p.license, "model": p.model},
             "summary": f"{r.trials} trials on {r.tasks} tasks replayed open loop; {r.agree} agree, "
-                       f"{len(r.disagreements)} disagree; {r.calls_differing} call(s) answered differently now, "
-                       f"{r.trials_diverged} trial(s) with a write whose outcome flipped; {len(r.skipped)} skipped",
+                       f"{len(r.disagreements) + held_rows.get('disagreements', 0)} disagree; {r.calls_differing} "
+                       f"call(s) answered differently now, {r.trials_diverged} trial(s) with a write whose outcome "
+                       f"flipped; {len(r.skipped) + held_rows.get('skipped', 0)} skipped",
             "ks": ks, "rows": [{"label": label, "cells": [passk_cell(c, k) for k in ks]} for label, c in shown.items()],
-            "disagreements": [d.model_dump() for d in r.disagreements if d.task_id not in held],
-            "held_out_disagreements": sum(d.task_id in held for d in r.disagreements),
-            "skipped": [s.model_dump() for s in r.skipped]}
+            "disagreements": [d.model_dump() for d in r.disagreements],
+            "held_out_disagreements": held_rows.get("disagreements", 0),
+            "skipped": [s.model_dump() for s in r.skipped], "held_out_skipped": held_rows.get("skipped", 0)}
 
 
 def _with_recording(out: dict[str, Any], note: TrialNote) -> dict[str, Any]:

@@ -8,6 +8,8 @@ for the same values, the same way (case-insensitive, whole words), in every file
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import html
 import os
 import re
@@ -15,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -22,6 +25,7 @@ from pydantic import ValidationError
 
 from evalsuite.core.hashing import canon
 from evalsuite.core.io import one_line, parse_json, read_text
+from evalsuite.core.people import latin_lookalike
 from evalsuite.core.pii import ValueIndex
 from evalsuite.deid.rules import HIDING_RULES
 from evalsuite.deid.transform import ColumnCount
@@ -84,6 +88,10 @@ def load_originals(suite: str, seed_dir: Path, deid_report: Path) -> Originals:
 
 
 _ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+# Runs that may encode a text: base64 (standard or URL-safe alphabet, 12 characters = 9 bytes and up) and hex
+# (8 bytes and up). Most such runs on a page are hashes and ids, which decode to no text and are dropped.
+_BASE64 = re.compile(r"[A-Za-z0-9+/_-]{12,}={0,2}")
+_HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){8,}(?![0-9A-Fa-f])")
 
 
 def _readable(text: str) -> str:
@@ -91,6 +99,32 @@ def _readable(text: str) -> str:
     quotes and brackets): an "O'Brien" shipped as O&#39;Brien or O\\u0027Brien is still found."""
     plain = _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), html.unescape(text))
     return text if plain == text else f"{text}\n{plain}"
+
+
+def views(text: str) -> list[str]:
+    """The ways a page's text can be read, each scanned: as shipped (escapes undone, _readable) and percent-decoded
+    (`zed.quill%40protonmail.ch`), each in plain Latin letters (a Cyrillic "а" in a name, full-width letters:
+    core.people.latin_lookalike, which also case-folds), and the text that its base64 and hex runs decode to.
+    Reversed text, case, spacing and separators are the index's business (_scan_index, ValueIndex disguised)."""
+    shown = _readable(text)
+    out = [shown] + ([unquote(shown)] if "%" in shown else [])
+    decoded = [t for m in _BASE64.finditer(shown) if (t := _decoded(m.group(), _from_base64))]
+    decoded += [t for m in _HEX.finditer(shown) if (t := _decoded(m.group(), bytes.fromhex))]
+    return [latin_lookalike(t) for t in out + (["\n".join(decoded)] if decoded else [])]
+
+
+def _from_base64(run: str) -> bytes:
+    run = run.rstrip("=")
+    return base64.b64decode(run.replace("-", "+").replace("_", "/") + "=" * (-len(run) % 4), validate=True)
+
+
+def _decoded(run: str, decode: Callable[[str], bytes]) -> str | None:
+    """The text a run decodes to, or None: it does not decode, or not to printable UTF-8 text."""
+    try:
+        text = decode(run).decode("utf-8")
+    except (ValueError, binascii.Error):  # UnicodeDecodeError is a ValueError
+        return None
+    return text if text.isprintable() else None
 
 
 def _seed_columns(seed_dir: Path, table: str, columns: list[str]) -> pd.DataFrame:
@@ -115,7 +149,7 @@ def check_folder(folder: Path, originals: Iterable[Originals], secrets: Mapping[
 
     The error names the column, variable or task, never the value: the message may itself be published in a log.
     """
-    originals, answers = list(originals), list(answers)
+    index = _scan_index(originals, secrets, answers)
     scanned = 0
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         rel = path.relative_to(folder)
@@ -124,17 +158,29 @@ def check_folder(folder: Path, originals: Iterable[Originals], secrets: Mapping[
             if path.suffix != ".png":
                 raise SiteError(f"{rel}: unexpected file type in the site; only text files and PNG plots ship")
             continue
-        text = _readable(path.read_text(encoding="utf-8"))
         scanned += 1
-        for name, value in sorted(secrets.items()):
-            if value in text:
-                raise SiteError(f"{rel}: holds the value of the configured secret {name}; nothing was written")
-        for o in originals:
-            for _, _, _, source in o.index.finditer(text):
-                raise SiteError(f"{rel}: holds an original personal value of {source} (suite {o.suite}); "
-                                "nothing was written")
-        for a in answers:
-            for _, _, _, source in a.index.finditer(text):
-                raise SiteError(f"{rel}: holds {source}, suite {a.suite}: an answer no public page may show; "
-                                "nothing was written")
+        for text in views(path.read_text(encoding="utf-8")):
+            low = text.lower()
+            for name, value in sorted(secrets.items()):
+                if value.lower() in low:  # inside a longer word too: a key has no word boundaries to respect
+                    raise SiteError(f"{rel}: holds the value of the configured secret {name}; nothing was written")
+            for _, _, _, what in index.finditer(text):
+                raise SiteError(f"{rel}: {what}; nothing was written")
     return scanned
+
+
+def _scan_index(originals: Iterable[Originals], secrets: Mapping[str, str], answers: Iterable[Any]) -> ValueIndex:
+    """One index of everything the scan looks for, each value filed under what the error says it is, so each
+    reading of a page (views) is matched once: disguised, as a key upper-cased or split by separators is still the
+    key, and each value also in plain Latin letters, as the readings are, and reversed."""
+    found = [(value, f"holds the value of the configured secret {name}") for name, value in sorted(secrets.items())]
+    found += [(value, f"holds an original personal value of {source} (suite {o.suite})") for o in originals
+              for value, _, source in o.index.items()]
+    found += [(value, f"holds {source}, suite {a.suite}: an answer no public page may show") for a in answers
+              for value, _, source in a.index.items()]
+    index = ValueIndex(disguised=True)
+    for value, what in found:
+        for form in dict.fromkeys((value, latin_lookalike(value))):
+            index.add(form, "", what)
+            index.add(form[::-1], "", what)
+    return index.freeze()

@@ -191,8 +191,9 @@ def test_the_evidence_site_shows_the_provenance_the_disagreements_and_the_record
     assert "Recorded run, regraded" in page and "MIT (test recording)" in page and "scripted-test-model" in page
     assert "task corrected since the recording" in page and "replay diverged" in page
     traces = {p.name: json.loads(p.read_text()) for p in (tmp_path / "site" / "data" / "traces").rglob("*.json")}
-    # a trial whose replay prints a value of a hidden answer (the exchanged order's new state) is a summary
-    assert "hidden answers" in traces["0-0.json"]["withheld"] and traces["0-0.json"]["steps"] == []
+    # the gold calls: their writes are the reference solution's effects, so the trial is a summary
+    assert "writes reproduce the reference solution's effects" in traces["0-0.json"]["withheld"]
+    assert traces["0-0.json"]["steps"] == []
     shown = {name: t for name, t in traces.items() if t["withheld"] is None}
     assert all(t["other"]["recording"]["recorded_task"] == name[0] for name, t in shown.items())
     assert {t["verdict"]["passed"] for t in traces.values()} == {True, False}  # every trial says how it was graded

@@ -13,13 +13,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from browser_support import browser_page
+from site_support import AGENTS, edit_first, first_noop_task, plant, site_files, solution_of
 from suite_support import DEMO_KEY, copy_suite
 from typer.testing import CliRunner
 
 from evalsuite.cli import app
 from evalsuite.pipeline.paths import Paths
 from evalsuite.pipeline.stages import suite_release as stage_release
-from evalsuite.releases.release import Release, latest_release
+from evalsuite.releases.release import Release
 from evalsuite.releases.runs import run_release
 from evalsuite.scoring.runlog import TRACES
 from evalsuite.site.answers import CODE_WORD
@@ -27,32 +28,7 @@ from evalsuite.site.build import build_site
 from evalsuite.site.inputs import collect
 from evalsuite.site.sanitize import SiteError, load_originals
 from evalsuite.sourcing.spec import SpecError, load_spec
-from evalsuite.tasks.taskfile import read_tasks
 from evalsuite.trials.tracelog import read_traces
-
-AGENTS = ["reference", "noop", "adversary"]  # the baselines of `make demo`
-
-
-@pytest.fixture(scope="module")
-def published(built, tmp_path_factory):
-    """The built AP release, a run of the three baselines on it (one no-op trial given a read call and a user's
-    message, as an agent that looked and talked would have), and the site of both, built with the
-    de-identification key set as a real build is: the key is a configured secret the scan looks for."""
-    spec, home = built
-    release = latest_release(home / "releases", "ap_exceptions")
-    tmp = tmp_path_factory.mktemp("site")
-    run_release(release, AGENTS, tmp / "run", trials=1)
-    _edit_first(tmp / "run", "noop", _looked_and_user_said)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("EVALSUITE_DEID_KEY", DEMO_KEY)
-        mp.setenv("EVALSUITE_HOME", str(tmp / "reader"))  # the held-out read goes to an access log of its own
-        summary = build_site([release.path, tmp / "run"], tmp / "site")
-    return release, tmp / "run", tmp / "site", summary, home
-
-
-def _files(site: Path) -> dict[str, str]:
-    return {str(p.relative_to(site)): p.read_text(encoding="utf-8") for p in site.rglob("*")
-            if p.is_file() and p.suffix != ".png"}
 
 
 def _serve(folder: Path):
@@ -132,7 +108,7 @@ def test_pages_render_a_trace_replays_to_its_verdict_and_nothing_outside_the_sit
 
 def test_every_page_is_static_and_locked_to_its_own_files(published):
     _, _, site, _, _ = published
-    files = _files(site)
+    files = site_files(site)
     pages = [f for f in files if f.endswith(".html")]
     assert len(pages) > 3
     for name in pages:
@@ -153,7 +129,7 @@ def test_held_out_tasks_are_counted_and_never_shown(published):
     held = [t for t in tasks if t.split == "held_out"]
     shown = [t for t in tasks if t.split != "held_out"]
     assert held and shown
-    text = "\n".join(_files(site).values())
+    text = "\n".join(site_files(site).values())
     names = "\n".join(str(p) for p in site.rglob("*"))
     for t in held:
         assert t.task_id not in text and t.task_id not in names
@@ -172,32 +148,6 @@ def _original(home: Path, table: str, column: str) -> str:
     return next(v for v in values if len(str(v)) >= 6)
 
 
-def _edit_first(run: Path, agent: str, edit) -> None:
-    """Apply edit(record) to the first recorded trial of agent on a published (not held-out) task."""
-    held = {t.task_id for t in read_tasks(run / "tasks.jsonl") if t.split == "held_out"}
-    path = run / TRACES
-    lines = [json.loads(line) for line in path.read_text().splitlines()]
-    edit(next(r for r in lines if r["task_id"] not in held and r["agent"] == agent))
-    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
-
-
-def _plant(run: Path, text: str) -> None:
-    """Put text into a published trial's final message, as an agent that echoed a record would (the no-op's: the
-    reference's final message is not published)."""
-    _edit_first(run, "noop", lambda r: r.update(final_message=f"Resolved; contact {text} informed."))
-
-
-def _looked_and_user_said(record: dict) -> None:
-    """A read of a paid invoice of the world, and a user's message recorded in the trace, as conversational trials
-    record what the simulated user does."""
-    record["trace"].append({"seq": 1, "actor": "agent", "tool": "get_invoice", "arguments": {"invoice_id": "INV-40000"},
-                            "permitted": True, "outcome": "ok", "kind": "read",
-                            "result": {"invoice_id": "INV-40000", "status": "paid"}})
-    record["trace"].append({"seq": 2, "actor": "user", "tool": "send_message",
-                            "arguments": {"message": "Please confirm the hold before noon."}, "permitted": True,
-                            "outcome": "ok", "result": "delivered"})
-
-
 def test_an_original_personal_value_stops_the_build_and_keeps_the_old_site(published, tmp_path):
     release, run, site, _, home = published
     old = tmp_path / "site"
@@ -206,7 +156,7 @@ def test_an_original_personal_value_stops_the_build_and_keeps_the_old_site(publi
     leaky = tmp_path / "run"
     shutil.copytree(run, leaky)
     name = _original(home, "vendor_master", "contact_name")
-    _plant(leaky, name)
+    plant(leaky, name)
     result = CliRunner().invoke(app, ["site", str(release.path), str(leaky), "--out", str(old)])
     assert result.exit_code == 2
     line = result.output.strip()
@@ -221,7 +171,7 @@ def test_a_configured_secret_stops_the_build_and_writes_nothing(published, tmp_p
     release, run, _, _, _ = published
     leaky = tmp_path / "run"
     shutil.copytree(run, leaky)
-    _plant(leaky, "sk-live-7f3a9c2e11d04b")
+    plant(leaky, "sk-live-7f3a9c2e11d04b")
     monkeypatch.setenv("ACME_API_TOKEN", "sk-live-7f3a9c2e11d04b")
     with pytest.raises(SiteError, match=r"^\S+: holds the value of the configured secret ACME_API_TOKEN;"):
         build_site([release.path, leaky], tmp_path / "out")
@@ -274,7 +224,7 @@ def test_no_page_holds_a_reference_solution_answer_or_goal_value_of_a_task_it_do
     release, run, site, _, _ = published
     tasks = {t.task_id: t for t in release.tasks()}
     records = {(r.agent, r.task_id, r.trial): r for r in read_traces(run / TRACES).records}
-    text = "\n".join(_files(site).values())
+    text = "\n".join(site_files(site).values())
     assert not [t.task_id for t in tasks.values() if t.reference_answer in text]
     pages = sorted((site / "data" / "traces").rglob("*.json"))
     assert {json.loads(p.read_text())["task"]["split"] for p in pages} == {"test", "train"}
@@ -294,21 +244,9 @@ def test_no_page_holds_a_reference_solution_answer_or_goal_value_of_a_task_it_do
                 assert not re.search(rf"(?<!\w){re.escape(value)}(?!\w)", page, re.I), (path.name, value)
 
 
-def _solution_of(run: Path, task_id: str) -> list[dict]:
-    return next(json.loads(line)["trace"] for line in (run / TRACES).read_text().splitlines()
-                if json.loads(line)["task_id"] == task_id and json.loads(line)["agent"] == "reference")
-
-
-def _first_noop_task(run: Path):
-    held = {t.task_id for t in read_tasks(run / "tasks.jsonl") if t.split == "held_out"}
-    first = next(json.loads(line) for line in (run / TRACES).read_text().splitlines()
-                 if json.loads(line)["agent"] == "noop" and json.loads(line)["task_id"] not in held)
-    return next(t for t in read_tasks(run / "tasks.jsonl") if t.task_id == first["task_id"])
-
-
 @pytest.mark.parametrize("plant, why", [
-    ("calls", "this trial's calls reproduce the reference solution call for call"),
-    ("answer", "this trial's final message is the reference answer"),
+    ("calls", "this trial's writes reproduce the reference solution's effects"),
+    ("answer", "this trial's final message carries the reference answer or a required output"),
 ])
 def test_any_agents_trial_that_reproduces_an_answer_is_published_as_a_summary(published, tmp_path, plant, why):
     """A good agent's trial can be the reference solution call for call: its page says that it passed, its call
@@ -316,10 +254,10 @@ def test_any_agents_trial_that_reproduces_an_answer_is_published_as_a_summary(pu
     release, run, _, _, _ = published
     leaky = tmp_path / "run"
     shutil.copytree(run, leaky)
-    task = _first_noop_task(leaky)
-    edits = {"calls": lambda r: r.update(trace=_solution_of(leaky, task.task_id)),
+    task = first_noop_task(leaky)
+    edits = {"calls": lambda r: r.update(trace=solution_of(leaky, task.task_id)),
              "answer": lambda r: r.update(final_message=task.reference_answer)}
-    _edit_first(leaky, "noop", edits[plant])
+    edit_first(leaky, "noop", edits[plant])
     out = tmp_path / "out"
     result = CliRunner().invoke(app, ["site", str(release.path), str(leaky), "--out", str(out)])
     assert result.exit_code == 0, result.output
@@ -343,7 +281,7 @@ def test_a_page_that_would_publish_an_answer_stops_the_build_and_writes_nothing(
     release, run, _, _, _ = published
     leaky = tmp_path / "run"
     shutil.copytree(run, leaky)
-    task = _first_noop_task(leaky)
+    task = first_noop_task(leaky)
     tasks = release.tasks()
     other = next(t for t in tasks if t.split == "test" and t.task_id != task.task_id
                  and any(c.tool == "message_vendor" for c in t.solution_calls()))
@@ -351,7 +289,7 @@ def test_a_page_that_would_publish_an_answer_stops_the_build_and_writes_nothing(
     held = next(t for t in tasks if t.split == "held_out")
     edits = {"other_body": lambda r: r.update(final_message=f"I wrote to the vendor: {body}"),
              "held_out_answer": lambda r: r.update(final_message=f"Like the other one: {held.reference_answer}")}
-    _edit_first(leaky, "noop", edits[plant])
+    edit_first(leaky, "noop", edits[plant])
     result = CliRunner().invoke(app, ["site", str(release.path), str(leaky), "--out", str(tmp_path / "out")])
     line = result.output.strip()
     assert result.exit_code == 2 and len(line.splitlines()) == 1, result.output
@@ -367,7 +305,7 @@ def test_short_or_public_goal_values_do_not_block(published, tmp_path):
     release, run, _, _, _ = published
     leaky = tmp_path / "run"
     shutil.copytree(run, leaky)
-    _plant(leaky, "0, 1, true, USD, EUR, open, buyer, on_hold, price_variance, ap_manager, hold_invoice, PO-7000, "
+    plant(leaky, "0, 1, true, USD, EUR, open, buyer, on_hold, price_variance, ap_manager, hold_invoice, PO-7000, "
                   "INV-40000, VEN-d9cc63c81f, 13.38")
     assert build_site([release.path, leaky], tmp_path / "out").traces > 0
 
