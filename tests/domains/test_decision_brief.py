@@ -228,7 +228,10 @@ def test_the_evidence_site_shows_each_quotation_beside_its_source_and_never_an_a
     assert (first["opened"], first["verbatim"], first["quoted"]) == (True, False, "")
     assert second["verbatim"] and second["quoted"] == task.reference_solution[-1].arguments["claims"][1]["quotation"]
     assert second["source"]["publisher"] == "FreightLens"
-    unopened = play(world, task, controls["snippet_only"].calls)
+    # the same brief with its first source only searched: a brief that is not the answer, so the site shows it
+    cited = controls["quotation_one_word_off"].calls[-1].arguments["claims"][0]["source_id"]
+    unopened = play(world, task, [c for c in controls["quotation_one_word_off"].calls
+                                  if c.arguments.get("source_id") != cited or c.tool != "open_source"])
     assert [q["opened"] for q in trace_data(_record(unopened, "analyst"), task)["quotations"]] == [False, True]
     page = tmp_path / "site"
     _Site(page).page("t.html", "trace.html", title="t", t=trace_data(_record(off, "analyst"), task),
