@@ -10,13 +10,21 @@ some customer by name (1,000,000 distinct notes), to measure free-text scrubbing
 Each repeat runs in a fresh process so its peak memory (ru_maxrss) is its own;
 the figures printed are medians over the repeats.
 
+The floor (`floor`, --floor, --compare) does the same work and nothing else: the
+same HMAC tokens and Faker surrogates per distinct value, redrawn while a draw
+holds an original personal value, mapped back to rows with pandas/numpy. Its
+surrogates must equal deidentify's (a digest of the three columns is compared).
+
     python bench/bench_deid.py --repeats 3
     python bench/bench_deid.py --repeats 3 --notes
+    python bench/bench_deid.py --repeats 3 --compare   # beside the floor: the same surrogates with nothing else
     python bench/bench_deid.py --json PATH     # make bench: 300,000 rows (unless --rows), both, 3 repeats each
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
+import hmac
 import json
 import resource
 import statistics
@@ -62,7 +70,57 @@ def make_table(rows: int, customers: int, seed: int = 7, notes: bool = False) ->
     return pd.DataFrame(columns)
 
 
-def worker(rows: int, customers: int, notes: bool) -> dict:
+PERSONAL = ("customer_id", "name", "email")
+
+
+def digest(table: pd.DataFrame) -> str:
+    """sha256 of the personal columns' values, row by row: equal digests, equal surrogates."""
+    h = hashlib.sha256()
+    for column in PERSONAL:
+        h.update("\x1e".join(table[column].astype(str)).encode())
+    return h.hexdigest()
+
+
+def floor(table: pd.DataFrame) -> pd.DataFrame:
+    """The same surrogates with nothing around them: per column, pandas factorize, per distinct value the HMAC token
+    (for a surrogate, Faker reseeded from it, drawn again while the draw contains an original personal value, as
+    evalsuite.deid.surrogates does, with its index of those values), numpy take back to rows. No rule checks, no
+    provenance counts, no copy of the other columns."""
+    from evalsuite.core.pii import ValueIndex
+    from evalsuite.deid.surrogates import faker_generator  # Faker with the stock draws' fast weighted picks
+
+    mac, gen = hmac.new(KEY.encode(), digestmod=hashlib.sha256), faker_generator("en_US")
+    originals = ValueIndex(disguised=True)
+    for column in PERSONAL:
+        for value in pd.unique(table[column].dropna()):
+            originals.add(value, "", column)
+    originals.freeze()
+
+    def token(text: str) -> str:
+        m = mac.copy()
+        m.update(f"value\x1f{text}".encode())
+        return m.hexdigest()
+
+    def surrogate(draw, text: str) -> str:
+        for attempt in range(50):
+            t = token(text if attempt == 0 else f"{text}\x1fredraw{attempt}")
+            gen.seed_instance(int(t[:16], 16))
+            value = draw(t)
+            if next(originals.finditer(value), None) is None:
+                return value
+        raise RuntimeError(f"no surrogate for {text!r}")
+
+    draws = {"customer_id": lambda text: "cus_" + token(text)[:16],
+             "name": lambda text: surrogate(lambda t: gen.name(), text),
+             "email": lambda text: surrogate(lambda t: f"{gen.user_name()}.{t[:4]}@{gen.safe_domain_name()}", text)}
+    out = {}
+    for column, draw in draws.items():
+        codes, uniques = pd.factorize(table[column])
+        out[column] = np.array([draw(u) for u in uniques], dtype=object)[codes]
+    return table.assign(**out)
+
+
+def worker(rows: int, customers: int, notes: bool, floor_only: bool = False) -> dict:
     from evalsuite.deid.rules import DeidRules
     from evalsuite.deid.transform import deidentify
 
@@ -83,12 +141,11 @@ def worker(rows: int, customers: int, notes: bool) -> dict:
     table = make_table(rows, customers, notes=notes)
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start, cpu_start = time.perf_counter(), time.process_time()
-    result = deidentify({"transactions": table}, rules, key=KEY)
+    out = floor(table) if floor_only else deidentify({"transactions": table}, rules, key=KEY).tables["transactions"]
     seconds = time.perf_counter() - start
     # CPU time too: on a shared machine wall time also counts waiting for a core.
     cpu_seconds = time.process_time() - cpu_start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # before the checks below add their own
-    out = result.tables["transactions"]
     # Sanity: ids and emails are replaced, joins keep their cardinality, amounts pass through.
     # (Compared as sets of distinct values: Series.isin over 1M strings takes longer than the run.)
     for column in ("customer_id", "email"):
@@ -102,6 +159,7 @@ def worker(rows: int, customers: int, notes: bool) -> dict:
         # ru_maxrss is in KiB on Linux.
         "peak_rss_mib": peak / 1024,
         "input_rss_mib": rss_before / 1024,
+        "digest": digest(out),
     }
 
 
@@ -114,37 +172,54 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--notes", action="store_true", help="add a free-text column to scrub")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--floor", action="store_true", help="run the floor (same surrogates, nothing else) instead")
+    parser.add_argument("--compare", action="store_true", help="run deidentify and the floor in turn, each repeat")
     parser.add_argument("--json", type=Path, help="run without and with --notes; write the result document here")
     args = parser.parse_args()
     if args.json and "--rows" not in sys.argv:  # make bench: 300k rows keeps both variants within a few minutes
         args.rows, args.customers = 300_000, 30_000
     if args.worker:
-        print(json.dumps(worker(args.rows, args.customers, args.notes)))
+        print(json.dumps(worker(args.rows, args.customers, args.notes, args.floor)))
         return
     if args.json:
         return write_json(args)
+    if args.compare:
+        runs, floors = repeat_runs(args, floor_too=True)
+        report(args, runs)
+        print("the floor (the same surrogates, checked by digest):")
+        report(args, floors)
+        ratio = statistics.median(r["cpu_seconds"] / f["cpu_seconds"] for r, f in zip(runs, floors))
+        print(f"median CPU / the floor's: {ratio:.2f}× (target ≤ 3×: {'met' if ratio <= 3 else 'MISSED'})")
+        return
     report(args, repeat_runs(args))
 
 
-def repeat_runs(args) -> list[dict]:
-    runs = []
+def repeat_runs(args, floor_too: bool = False) -> list[dict] | tuple[list[dict], list[dict]]:
+    """Each repeat in a fresh process; with floor_too, the floor's run follows each of ours (interleaved: the load
+    of a shared machine weighs on both alike), and the two must give the same surrogates."""
+    runs: list[dict] = []
+    floors: list[dict] = []
     for i in range(args.repeats):
-        cmd = [sys.executable, __file__, "--worker", "--rows", str(args.rows)]
-        cmd += ["--customers", str(args.customers)]
-        cmd += ["--notes"] if args.notes else []
-        done = subprocess.run(cmd, check=True, capture_output=True, text=True)
-        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
-        last = runs[-1]
-        print(
-            f"repeat {i + 1}: {last['seconds']:.2f} s wall, {last['cpu_seconds']:.2f} s cpu, "
-            f"peak {last['peak_rss_mib']:.0f} MiB",
-            flush=True,
-        )
-    return runs
+        for floor_run, into in ((args.floor, runs), *(((True, floors),) if floor_too else ())):
+            cmd = [sys.executable, __file__, "--worker", "--rows", str(args.rows)]
+            cmd += ["--customers", str(args.customers)]
+            cmd += ["--notes"] if args.notes else []
+            cmd += ["--floor"] if floor_run else []
+            done = subprocess.run(cmd, check=True, capture_output=True, text=True)
+            into.append(json.loads(done.stdout.strip().splitlines()[-1]))
+            last = into[-1]
+            print(
+                f"repeat {i + 1}{' (floor)' if floor_run else ''}: {last['seconds']:.2f} s wall, "
+                f"{last['cpu_seconds']:.2f} s cpu, peak {last['peak_rss_mib']:.0f} MiB",
+                flush=True,
+            )
+    if floor_too and {r["digest"] for r in runs} != {r["digest"] for r in floors}:
+        raise SystemExit("error: the floor's surrogates differ from deidentify's; it is not the same work")
+    return (runs, floors) if floor_too else runs
 
 
 def report(args, runs: list[dict]) -> None:
-    median = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    median = {k: statistics.median(r[k] for r in runs) for k in runs[0] if k != "digest"}
     print(
         f"rows={args.rows:,} distinct_customers={args.customers:,} personal_columns=3 "
         f"free_text={'yes' if args.notes else 'no'} repeats={args.repeats}\n"
@@ -165,11 +240,19 @@ def write_json(args) -> None:
     res = benchlib.Result("deid", benchlib.command_line())
     for notes in (False, True):
         args.notes = notes
-        runs = repeat_runs(args)
+        runs, floors = repeat_runs(args, floor_too=True) if not notes else (repeat_runs(args), None)
         what = f"de-identification of {args.rows:,} rows, 3 personal columns" + (" + free text" if notes else "")
         res.add(f"{what}: rows/s", [r["rows_per_second"] for r in runs], "rows/s")
         res.add(f"{what}: CPU s", [r["cpu_seconds"] for r in runs], "s")
         res.add(f"{what}: peak RSS", [r["peak_rss_mib"] for r in runs], "MiB")
+        if floors:
+            res.add(f"{what}: the floor's CPU s (the same surrogates, nothing else)",
+                    [r["cpu_seconds"] for r in floors], "s")
+            ratios = [r["cpu_seconds"] / f["cpu_seconds"] for r, f in zip(runs, floors)]
+            res.add(f"{what}: CPU / the floor's", ratios, "×", target="≤ 3×",
+                    met=statistics.median(ratios) <= 3)
+            res.add(f"{what}: peak RSS / the floor's", [r["peak_rss_mib"] / f["peak_rss_mib"]
+                                                       for r, f in zip(runs, floors)], "×")
     res.write(args.json)
 
 

@@ -1,4 +1,5 @@
-"""Milliseconds per reset, per grade and per reference trial (reset + act + grade) on the AP world, in process.
+"""Milliseconds per reset, per grade, per measures and per reference trial (reset + act + grade + measures) on the
+AP world, in process.
 
     .venv/bin/python bench/bench_trial.py [--repeats 5] [--json PATH]
 
@@ -16,6 +17,7 @@ import benchlib
 
 from evalsuite.domains.ap_exceptions.example import ap_example
 from evalsuite.grading.grader import grade_trial
+from evalsuite.grading.measures import measure_trial
 from evalsuite.trials.agents.base import AgentEnv
 from evalsuite.trials.agents.factory import make_agent
 from evalsuite.trials.trial import policy_text, run_trial
@@ -40,7 +42,9 @@ def main() -> int:
         for task in ex.tasks:
             trial = timed("reset (row restore + verify)", lambda: world.reset(task.role, policy_text=policy_text(task)))
             message = agent.run(task, AgentEnv(trial, task.trial_protocol.max_steps))
-            timed("grade", lambda: grade_trial(trial, message, task.goal_state, task.role, task.forbidden))
+            verdict = timed("grade", lambda: grade_trial(trial, message, task.goal_state, task.role, task.forbidden))
+            timed("measures (grounding, authority, handoff)", lambda: measure_trial(
+                task, world.domain, verdict, trial.trace, message, policy_text(task)))
             if not timed("reference trial (reset + act + grade)", lambda: run_trial(world, task, agent)).passed:
                 raise AssertionError(f"{task.task_id}: the reference trial fails")
     res = benchlib.Result("trial", benchlib.command_line())

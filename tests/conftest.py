@@ -1,4 +1,5 @@
 import os
+from pathlib import Path
 
 import pytest
 from mutation_support import fastest_first
@@ -35,6 +36,16 @@ def private_home(tmp_path_factory, monkeypatch):
 def ap(tmp_path_factory):
     """The bundled AP example: a built world and its derived tasks, shared by the session."""
     return ap_example(tmp_path_factory.mktemp("ap"))
+
+
+@pytest.fixture(scope="session")
+def tau2_retail_import(tmp_path_factory):
+    """τ²-bench's retail domain imported once per test process: (its folder, the import report)."""
+    from evalsuite.importers.tau2.importer import import_tau2
+    from evalsuite.importers.tau2.sources import RETAIL
+
+    out = tmp_path_factory.mktemp("tau2_retail")
+    return out, import_tau2(RETAIL, Path(__file__).parents[1] / "third_party" / "tau2_retail", out)
 
 
 @pytest.fixture(scope="session")

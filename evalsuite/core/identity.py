@@ -11,8 +11,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shlex
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -21,7 +22,8 @@ from evalsuite.core.hashing import json_sha256
 from evalsuite.core.records import Simulator
 
 SANDBOX_VAR = "EVALSUITE_AGENT_SANDBOX"  # how an external agent is sealed: auto (default), bwrap, uid or none
-BOUNDARY_VAR = "EVALSUITE_MCP_BOUNDARY"  # how an mcp agent meets its trials: process (default), persistent, zygote
+# how an mcp agent meets its trials: process, persistent or zygote (default_boundary says which when it is unset)
+BOUNDARY_VAR = "EVALSUITE_MCP_BOUNDARY"
 
 
 class TrialLimits(BaseModel):
@@ -65,7 +67,8 @@ class AgentConfig(BaseModel):
     sandbox: Literal["sealed", "none"] | None = None
     # mcp: "process" starts the command per trial; "persistent" starts it once per worker and hands it one trial
     # at a time (evalsuite.trials.agents.mcp_agent); "zygote" runs a Python script that way, forked per trial.
-    # Left out of the dump when None, so the identities of other kinds stay as they were.
+    # An mcp config that names none gets default_boundary's. Left out of the dump when None, so the identities of
+    # other kinds stay as they were.
     boundary: Literal["process", "persistent", "zygote"] | None = Field(None, exclude_if=lambda v: v is None)
     # recorded: the sha256 of the file the trials were imported from; left out of the dump when None, as boundary is
     recording: str | None = Field(None, exclude_if=lambda v: v is None)
@@ -82,7 +85,7 @@ class AgentConfig(BaseModel):
             opted_out = os.environ.get(SANDBOX_VAR, "").strip() == "none"
             data = {**data, "sandbox": "none" if opted_out else "sealed"}
         if isinstance(data, dict) and data.get("kind") == "mcp" and data.get("boundary") is None:
-            data = {**data, "boundary": default_boundary()}
+            data = {**data, "boundary": default_boundary(data.get("command") or [])}
         return data
 
     @model_validator(mode="after")
@@ -128,12 +131,20 @@ def from_here(command: list[str]) -> list[str]:
     return [os.path.abspath(w) if here(i, w) else w for i, w in enumerate(command)]
 
 
-def default_boundary() -> str:
-    """The boundary of an mcp config that names none: EVALSUITE_MCP_BOUNDARY, or process when unset."""
-    boundary = os.environ.get(BOUNDARY_VAR, "").strip() or "process"
+def default_boundary(command: Sequence[str] = ()) -> str:
+    """The boundary of an mcp config that names none: EVALSUITE_MCP_BOUNDARY; when that is unset, zygote for a Python
+    script (its interpreter start and imports, over a second with the mcp SDK, are paid once per worker instead of
+    every trial) and process for any other command."""
+    boundary = os.environ.get(BOUNDARY_VAR, "").strip() or ("zygote" if is_python_script(command) else "process")
     if boundary not in ("process", "persistent", "zygote"):
         raise ValueError(f"{BOUNDARY_VAR}={boundary!r}: expected one of process, persistent, zygote")
     return boundary
+
+
+def is_python_script(command: Sequence[str]) -> bool:
+    """`python SCRIPT.py ARGS...` (any pythonX.Y, by path or on PATH): what the zygote boundary can run."""
+    return len(command) >= 2 and re.fullmatch(r"python[\d.]*", os.path.basename(command[0])) is not None \
+        and command[1].endswith(".py")
 
 
 class SuiteVersion(BaseModel):

@@ -7,6 +7,7 @@ later call restored the state.
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from decimal import Decimal, InvalidOperation
@@ -45,10 +46,7 @@ class _Table:
     def __init__(self, schema: TableSchema, rows: Sequence[tuple]):
         self.schema = schema
         self.raw = list(rows)
-        money = set(schema.money)
-        self._flags = [c in money for c in schema.columns]
-        self._pos = {c: i for i, c in enumerate(schema.columns)}
-        self._key_pos = [self._pos[k] for k in schema.key]
+        self._flags, self._pos, self._key_pos = _layout(schema)
 
     def canon(self, row: tuple) -> dict:
         return {c: _norm(v, f) for c, v, f in zip(self.schema.columns, row, self._flags)}
@@ -65,6 +63,23 @@ class _Table:
         other = [(i, v) for i, v in want if not (isinstance(v, list) and v[0] == "s" and not self._flags[i])]
         rows = [r for r in self.raw if all(r[i] == v for i, v in text)] if text else self.raw
         return [self.canon(r) for r in rows if all(_norm(r[i], self._flags[i]) == v for i, v in other)]
+
+
+# id(schema) -> (schema, its layout): a world's schemas live as long as it does, and every grade of its trials reads
+# the same layout; the schema is kept beside it, so an id reused by another object is never mistaken for it.
+_LAYOUTS: dict[int, tuple[TableSchema, tuple[list[bool], dict[str, int], list[int]]]] = {}
+
+
+def _layout(schema: TableSchema) -> tuple[list[bool], dict[str, int], list[int]]:
+    """Per column whether it holds money, each column's position, and the key's positions."""
+    known = _LAYOUTS.get(id(schema))
+    if known is not None and known[0] is schema:
+        return known[1]
+    money = set(schema.money)
+    pos = {c: i for i, c in enumerate(schema.columns)}
+    layout = ([c in money for c in schema.columns], pos, [pos[k] for k in schema.key])
+    _LAYOUTS[id(schema)] = (schema, layout)
+    return layout
 
 
 def _key(row: Mapping[str, Any], key: Sequence[str]) -> list:
@@ -147,17 +162,23 @@ def _collateral(goal: GoalState, table_name: str, before: _Table, after: _Table)
     return problems
 
 
-def _number_tokens(text: str) -> set[str]:
+NUMBER_TOKEN = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+PLAIN_OUTPUT = re.compile(r"[\s\w$€£%.,-]*")  # an output of words and numbers only: its numbers compare as numbers
+
+
+@functools.lru_cache(maxsize=256)
+def _number_tokens(text: str) -> frozenset[str]:
+    """The canonical numbers of a text; cached, as a trial's final message is read once per required output."""
     # every token the pattern finds reads as a Decimal once its commas are gone
-    return {canonical_number(Decimal(tok.replace(",", ""))) for tok in re.findall(r"-?\d[\d,]*(?:\.\d+)?", text)}
+    return frozenset(canonical_number(Decimal(tok.replace(",", ""))) for tok in NUMBER_TOKEN.findall(text))
 
 
 def output_present(value: str, message: str) -> bool:
     """A required output is in the message: numbers compared as numbers, text caselessly (casefold: "Straße" is
     in "STRASSE 5", which lower() alone would miss)."""
     numbers = _number_tokens(value)
-    if numbers and re.fullmatch(r"[\s\w$€£%.,-]*", value) and numbers <= _number_tokens(message):
-        words, text = _folded(re.sub(r"-?\d[\d,]*(?:\.\d+)?", " ", value)).split(), _folded(message)
+    if numbers and PLAIN_OUTPUT.fullmatch(value) and numbers <= _number_tokens(message):
+        words, text = _folded(NUMBER_TOKEN.sub(" ", value)).split(), _folded(message)
         return all(w in text for w in words if w.isalpha())
     return " ".join(_folded(value).split()) in " ".join(_folded(message).split())
 

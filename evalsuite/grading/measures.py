@@ -19,6 +19,7 @@ violations, handoff, latency and running resources remain separate measures"): p
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Sequence
@@ -92,19 +93,31 @@ def ungrounded(message: str, observations: Sequence[str]) -> list[str]:
     seen = "\n".join(observations)
     ids = IDENTIFIER.findall(message)
     missing = [i for i in dict.fromkeys(ids) if i not in seen]
-    numbers = _numbers(IDENTIFIER.sub(" ", seen))
-    known = {canonical_number(n) for n in numbers if _figure(str(n)) is not None}
-    rest = IDENTIFIER.sub(" ", message)
-    for token in dict.fromkeys(FIGURE.findall(rest)):
-        figure = _figure(token)
-        if figure is not None and figure not in known and not _derived(Decimal(figure), numbers):
+    figures = [(token, _figure(token)) for token in dict.fromkeys(FIGURE.findall(IDENTIFIER.sub(" ", message)))]
+    figures = [(token, figure) for token, figure in figures if figure is not None]
+    if not figures:
+        return missing
+    # Neither pattern matches across a line break, so each observation's numbers are its own: taken per text,
+    # the policy and the trigger (the same in every trial of a task) are read once per process, not per trial.
+    numbers: set[Decimal] = set()
+    known: set[str] = set()
+    for text in observations:
+        text_numbers, text_known = _numbers(text)
+        numbers |= text_numbers
+        known |= text_known
+    for token, figure in figures:
+        if figure not in known and not _derived(Decimal(figure), numbers):
             missing.append(token)
     return missing
 
 
-def _numbers(text: str) -> set[Decimal]:
-    """Every number of the text (single digits too: a quantity times a price is a figure)."""
-    return {Decimal(token.replace(",", "")).normalize() for token in FIGURE.findall(text)}
+@functools.lru_cache(maxsize=1024)
+def _numbers(text: str) -> tuple[frozenset[Decimal], frozenset[str]]:
+    """Every number of the text outside its identifiers (single digits too: a quantity times a price is a
+    figure), and the canonical forms of those that are figures."""
+    numbers = frozenset(Decimal(token.replace(",", "")).normalize()
+                        for token in FIGURE.findall(IDENTIFIER.sub(" ", text)))
+    return numbers, frozenset(canonical_number(n) for n in numbers if _figure(str(n)) is not None)
 
 
 def _derived(value: Decimal, numbers: set[Decimal]) -> bool:

@@ -34,6 +34,14 @@ class ToolContext:
     now: datetime
     policy_text: str = ""
     rows_written: int = 0
+    # The trial's sqlite3 connection, inside the transaction the world opened for this call (a failing call still
+    # rolls back): plain prepared SQL skips SQLAlchemy's per-statement compile and result machinery. None: conn's
+    # own (the trial world passes the one it holds, saving SQLAlchemy's lookup on every call).
+    db: sqlite3.Connection = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.db is None:
+            self.db = self.conn.connection.driver_connection
 
     def execute(self, statement, params=None):
         """Run SQL; writes are counted so every trace event says how many rows it touched."""
@@ -41,12 +49,6 @@ class ToolContext:
         if statement.is_dml:
             self.rows_written += max(result.rowcount, 0)
         return result
-
-    @functools.cached_property
-    def db(self) -> sqlite3.Connection:
-        """The trial's sqlite3 connection, inside the transaction the world opened for this call (a failing call
-        still rolls back): plain prepared SQL skips SQLAlchemy's per-statement compile and result machinery."""
-        return self.conn.connection.driver_connection
 
     def run(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
         """Run plain SQL on `db` (sqlite3 caches the prepared statement); writes are counted as `execute` does."""

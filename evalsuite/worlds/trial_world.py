@@ -87,7 +87,7 @@ class TrialWorld:
         if self.role is not None and tool not in self.role.permitted and spec.kind != "generic":
             return self._record(event, False, "denied",
                                 error=f"Tool '{tool}' is not permitted for role {self.role.name}.")
-        ctx = ToolContext(conn=self._conn, now=self.clock, policy_text=self.policy_text)
+        ctx = ToolContext(conn=self._conn, now=self.clock, policy_text=self.policy_text, db=self.world.trial_db)
         fault = self.faults.take(tool)
         partial: PartialWriteError | None = None
         try:

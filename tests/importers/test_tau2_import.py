@@ -24,9 +24,8 @@ TABLES = ["fulfillments", "order_items", "orders", "payment_methods", "payments"
 
 
 @pytest.fixture(scope="module")
-def imported(tmp_path_factory):
-    out = tmp_path_factory.mktemp("tau2_import")
-    return out, import_tau2(RETAIL, SRC, out)
+def imported(tau2_retail_import):
+    return tau2_retail_import
 
 
 @pytest.fixture(scope="module")

@@ -7,9 +7,10 @@ gives each a fresh secret path and a fresh MCP session manager on its freshly re
 answers 404 once its trial ends. arun() runs a trial on the caller's loop, so the trial engine keeps many
 in flight at once (each trial is an agent process: max_in_flight); run() drives arun() on a private loop.
 
-How the agent's process meets its trials is its config's `boundary`:
+How the agent's process meets its trials is its config's `boundary` (when it names none, zygote for a Python script
+and process for any other command: evalsuite.core.identity.default_boundary):
 
-- process (default): the command is started per trial with the URL in EVALSUITE_MCP_URL and stopped after.
+- process: the command is started per trial with the URL in EVALSUITE_MCP_URL and stopped after.
 - persistent: the command is started once and kept (a pool of them, one per trial in flight), sealed, and
   is handed one trial at a time: a JSON line {"trial", "url", "home", "tmp", "clear", "ipc", "learn"} on its
   stdin, answered by {"trial", "exit", "output"} on its stdout once that trial's work is done; it exits when stdin
@@ -37,7 +38,6 @@ from __future__ import annotations
 
 import multiprocessing.util
 import os
-import re
 import secrets
 import shlex
 import shutil
@@ -52,7 +52,7 @@ from typing import Literal
 import anyio
 from anyio.abc import Process
 
-from evalsuite.core.identity import AgentConfig
+from evalsuite.core.identity import AgentConfig, default_boundary, is_python_script
 from evalsuite.core.records import TaskRecord
 from evalsuite.trials.agent_limits import AgentLimits, Guard, OutputMeter
 from evalsuite.trials.agents.base import AgentEnv, BudgetExhausted
@@ -64,7 +64,9 @@ URL_VAR = "EVALSUITE_MCP_URL"
 BASE_ENV = ("PATH", "LANG", "LC_ALL", "TZ")  # enough to start a program; anything else is passed on request
 ZYGOTE = Path(__file__).parents[1] / "zygote.py"
 Boundary = Literal["process", "persistent", "zygote"]
-WARM_UP_SECONDS = 60.0  # a new zygote's warm-up (not a trial): its agent connects, lists, calls, submits
+# A new zygote's warm-up (not a trial): its agent connects, lists, calls, submits. Never longer than a trial may
+# take: an agent that hangs there would otherwise hold up its first trial for longer than that trial's limit.
+WARM_UP_SECONDS = 60.0
 
 
 class AgentProcessError(RuntimeError):
@@ -130,7 +132,8 @@ class MCPAgent:
         passed = [v.strip() for v in os.environ.get("EVALSUITE_MCP_PASS_ENV", "").split(",") if v.strip()]
         seconds = float(os.environ.get("EVALSUITE_MCP_SECONDS_PER_STEP", "30"))
         limits = AgentLimits.from_env(config.limits.seconds if config.limits else None)
-        return cls(config.name, config.command, boundary=config.boundary or "process", seconds_per_step=seconds,
+        boundary = config.boundary or default_boundary(config.command)
+        return cls(config.name, config.command, boundary=boundary, seconds_per_step=seconds,
                    pass_env=passed, sandbox=sandbox_for(config.sandbox), limits=limits)
 
     def close(self) -> None:
@@ -272,7 +275,7 @@ class MCPAgent:
             return worker
         try:
             reply, _ = await self._hand_over(worker, await pool.tool_server(), warm_up_session(tools),
-                                             WARM_UP_SECONDS, learn=True)
+                                             min(WARM_UP_SECONDS, self.limits.trial_seconds), learn=True)
         except BaseException:
             await pool.drop(worker)
             raise
@@ -305,8 +308,7 @@ class MCPAgent:
 
 def zygote_command(command: Sequence[str]) -> list[str]:
     """`python SCRIPT.py ARGS` as the zygote runs it: the same interpreter, the zygote, then the script."""
-    if len(command) < 2 or not re.fullmatch(r"python[\d.]*", os.path.basename(command[0])) \
-            or not command[1].endswith(".py"):
+    if not is_python_script(command):
         raise ValueError(f"boundary zygote runs a Python script (python SCRIPT.py ARGS...), "
                          f"not {shlex.join(command)!r}")
     return [command[0], str(ZYGOTE), *command[1:]]

@@ -10,7 +10,7 @@ from harness_support import make_release
 from evalsuite.core.identity import AgentConfig
 from evalsuite.core.records import TrialProtocol
 from evalsuite.releases.release import Release
-from evalsuite.trials import sandbox
+from evalsuite.trials import sandbox, zygote
 from evalsuite.trials.agents.factory import make_agent
 from evalsuite.trials.agents.mcp_agent import MCPAgent
 from evalsuite.trials.harness import TrialSettings, run_trials
@@ -148,7 +148,6 @@ def test_zygote_and_persistent_are_mcp_settings_and_a_zygote_runs_only_python_sc
     with pytest.raises(ValueError, match="boundary applies only to an mcp agent"):
         AgentConfig(name="reference", boundary="zygote")
     assert "boundary" not in AgentConfig.parse("reference").model_dump()  # other kinds' identities are unchanged
-    assert AgentConfig.parse(f"mcp:{sys.executable} {PROBE}").boundary == "process"
     monkeypatch.setenv("EVALSUITE_MCP_BOUNDARY", "fork")
     with pytest.raises(ValueError, match=r"^EVALSUITE_MCP_BOUNDARY='fork': expected one of process, persistent, "
                                          r"zygote$"):
@@ -157,6 +156,24 @@ def test_zygote_and_persistent_are_mcp_settings_and_a_zygote_runs_only_python_sc
     assert AgentConfig.parse(f"mcp:{sys.executable} {PROBE}").boundary == "zygote"
     monkeypatch.setenv(sandbox.SANDBOX_VAR, "none")
     assert make_agent(f"mcp:{sys.executable} {PROBE}").command[1].endswith("evalsuite/trials/zygote.py")
+
+
+def test_a_python_script_runs_under_the_zygote_unless_another_boundary_is_named(monkeypatch):
+    """The default boundary adds no interpreter start per trial to a Python script; any other command is started
+    per trial, as is a script whose boundary is named process, in the environment or in its config."""
+    monkeypatch.delenv("EVALSUITE_MCP_BOUNDARY", raising=False)
+    monkeypatch.setenv(sandbox.SANDBOX_VAR, "none")
+    script = f"mcp:{sys.executable} {PROBE} --flag"
+    assert AgentConfig.parse(script).boundary == "zygote"
+    assert make_agent(script).command[:3] == [sys.executable, str(Path(zygote.__file__)), str(PROBE)]
+    assert AgentConfig(name="spec", kind="mcp", command=["python3.12", "agent.py"]).boundary == "zygote"
+    for other in ("mcp:/bin/sh -c true", f"mcp:{sys.executable} -m agent", f"mcp:{sys.executable} -u {PROBE}",
+                  f"mcp:{PROBE}"):
+        assert AgentConfig.parse(other).boundary == "process", other
+    named = AgentConfig(name="spec", kind="mcp", command=[sys.executable, str(PROBE)], boundary="process")
+    assert make_agent(named).command == [sys.executable, str(PROBE)]
+    monkeypatch.setenv("EVALSUITE_MCP_BOUNDARY", "process")
+    assert AgentConfig.parse(script).boundary == "process" and make_agent(script).command[1] == str(PROBE)
 
 
 def test_closing_an_agent_inside_another_event_loop_still_stops_its_process(ap):

@@ -74,8 +74,10 @@ def hostile_record(answers: Answers, monkeypatch, *, search: bool):
 
 @needs_bwrap
 def test_a_hostile_agent_reads_none_of_the_answers_and_scores_nothing(answers, monkeypatch):
+    """Started per trial (boundary process, named: a Python script's default is the zygote, tested below)."""
+    monkeypatch.setenv("EVALSUITE_MCP_BOUNDARY", "process")
     record = hostile_record(answers, monkeypatch, search=True)
-    assert record.agent_config.sandbox == "sealed"
+    assert (record.agent_config.boundary, record.agent_config.sandbox) == ("process", "sealed")
     assert record.outcome == "fail" and not record.passed and record.trace == [], record.error
     report = json.loads(record.final_message)
     tried = {t["what"]: t for t in report["tried"]}
@@ -90,8 +92,9 @@ def test_a_hostile_agent_reads_none_of_the_answers_and_scores_nothing(answers, m
 
 @needs_bwrap
 def test_a_hostile_agent_forked_by_the_zygote_reads_none_of_the_answers(answers, monkeypatch):
-    """The zygote (boundary zygote) starts inside the same boundary, so what it forks can read no more."""
-    monkeypatch.setenv("EVALSUITE_MCP_BOUNDARY", "zygote")
+    """The zygote (the default boundary of a Python script) starts inside the same boundary, so what it forks can
+    read no more."""
+    monkeypatch.delenv("EVALSUITE_MCP_BOUNDARY", raising=False)
     record = hostile_record(answers, monkeypatch, search=False)
     assert (record.agent_config.boundary, record.agent_config.sandbox) == ("zygote", "sealed")
     assert record.outcome == "fail" and not record.passed and record.trace == [], record.error
