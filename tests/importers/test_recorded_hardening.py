@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from markdown_it import MarkdownIt
 from recorded_support import tau2_results
 from typer.testing import CliRunner
 
@@ -138,3 +139,36 @@ def test_a_recording_of_another_domain_is_refused_before_anything_is_matched(rel
     body["info"]["environment_info"] = {"domain_name": "retail"}  # its own domain: imported as before
     path.write_text(json.dumps(body))
     assert import_run(path, release, tmp_path / "run", ORIGIN)[1].is_dir()
+
+
+def test_a_final_message_over_the_live_agents_cap_ends_the_trial_unkept_as_live_does(release, tmp_path):
+    """On 7bb15c3 a recording's 60 MB final message was kept whole and graded; a live agent's is refused at 64 KB."""
+    path = tau2_results(release, tmp_path / "r.json")
+    body = json.loads(path.read_text())
+    huge = "refund issued " * 5000  # 70 KB: over the 64 KB cap of EVALSUITE_MCP_MESSAGE_KB
+    body["simulations"][0]["messages"][-1]["content"] = huge
+    path.write_text(json.dumps(body))
+    _, out = import_run(path, release, tmp_path / "run", ORIGIN)
+    records = [json.loads(line) for line in (out / "traces.jsonl").read_text().splitlines()]
+    first = next(r for r in records if r["task_id"] == "0" and r["trial"] == 0)
+    assert first["outcome"] == "budget_exhausted"
+    assert first["exhausted"] == "final message cap 64 KB hit (68.4 KB submitted); refused"
+    assert huge not in (out / "traces.jsonl").read_text()
+    assert "final message cap 64 KB hit" in (out / "scorecard.md").read_text()
+
+
+def test_what_a_recording_says_is_shown_as_written_in_scorecard_md_never_as_markup(release, tmp_path):
+    """On 7bb15c3 a recorded task id, a licence or a source put a comment, an image and HTML into scorecard.md."""
+    path = tau2_results(release, tmp_path / "r.json")
+    body = json.loads(path.read_text())
+    body["simulations"][-1]["task_id"] = "999 <!-- ![x](http://evil.example/x.png) <b>\n| Verified | 1.000 |"
+    body["simulations"][1]["termination_reason"] = "`max_steps` [more](http://evil.example)"
+    path.write_text(json.dumps(body))
+    origin = Origin(license="MIT <img src=http://evil.example/y.png>", source="[notes](javascript:alert(1))")
+    _, out = import_run(path, release, tmp_path / "run", origin)
+    md = (out / "scorecard.md").read_text()
+    page = MarkdownIt("commonmark").enable("table").render(md)  # as a Markdown viewer shows scorecard.md
+    for markup in ("<!--", "<img", "<b>", "<a ", "<code>max_steps", "<td>Verified"):
+        assert markup not in page
+    assert "999 &lt;!-- ![x](http://evil.example/x.png) &lt;b&gt;" in page
+    assert "licence: MIT &lt;img src=http://evil.example/y.png&gt;" in page
