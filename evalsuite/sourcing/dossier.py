@@ -227,6 +227,7 @@ class Dossier(Strict):
             if name not in declared:
                 raise ValueError(f"{where}: {name!r} is not declared")
         self._authorities_are_not_the_agent()
+        self._authorities_hold_the_power()
         return self
 
     def _authorities_are_not_the_agent(self) -> None:
@@ -242,6 +243,24 @@ class Dossier(Strict):
             if kinds[actor] not in AUTHORITIES:
                 raise ValueError(f"{where}: {actor!r} is the {kinds[actor]} under test, not an authority "
                                  f"(a {', '.join(AUTHORITIES)})")
+
+    def _authorities_hold_the_power(self) -> None:
+        """Whoever answers, owns or resolves is given that power by the dossier: they have authority over a source
+        (sources.*.authority), and a contradiction between sources is resolved by whoever has authority over one
+        of them (the customer does not settle what the policy says)."""
+        over = {s.id: s.authority for s in self.sources}
+        for i, c in enumerate(self.contradictions):
+            theirs = sorted({over[s] for s in c.between})
+            if c.resolver not in theirs:
+                raise ValueError(f"contradictions.{i}.resolver: {c.resolver!r} has authority over none of "
+                                 f"{', '.join(c.between)} (whose authorities are {', '.join(theirs)})")
+        named = [(f"open_questions.{i}.owner", q.owner) for i, q in enumerate(self.open_questions)]
+        named += [(f"requirements.{i}.stages.answered_by.actor", r.stages.answered_by.actor)
+                  for i, r in enumerate(self.requirements)]
+        for where, actor in named:
+            if actor not in over.values():
+                raise ValueError(f"{where}: {actor!r} has authority over no source of the dossier, so answers for "
+                                 f"nothing (authorities: {', '.join(sorted(set(over.values())))})")
 
     @property
     def sha256(self) -> str:

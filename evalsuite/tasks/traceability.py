@@ -44,8 +44,9 @@ def requirement_problems(r: Requirement, tasks: list[TaskRecord], domain: Domain
         out.append(f"requirement {r.id} is stated by no policy clause")
     out += [f"requirement {r.id} cites clause {c}, which no policy of the suite has"
             for c in links.clauses if c not in clauses]
-    if r.restricts_action and not (links.tools or links.permissions):
-        out.append(f"requirement {r.id} restricts an action, but no tool rule or role permission enforces it")
+    if r.restricts_action and not (links.tools or any(_restricts(p, domain) for p in links.permissions)):
+        lets = " (a role's leave to call a read tool restricts nothing)" if links.permissions else ""
+        out.append(f"requirement {r.id} restricts an action, but no tool rule or role permission enforces it{lets}")
     out += [f"requirement {r.id} links tool {t}, which domain {domain.name} does not have"
             for t in links.tools if t not in domain.tools]
     out += [p for link in links.permissions if (p := _permission_problem(r.id, link, tasks))]
@@ -56,6 +57,13 @@ def requirement_problems(r: Requirement, tasks: list[TaskRecord], domain: Domain
     out += [f"requirement {r.id} links task {t}, which is not in the release" for t in links.tasks
             if t not in released]
     return out
+
+
+def _restricts(link: PermissionLink, domain: Domain) -> bool:
+    """A permission link that can enforce a restriction: one that forbids a tool, or gives a role a write (the one
+    way it may act, as a handoff); leave to call a read tool restricts nothing."""
+    tool = domain.tools.get(link.tool)
+    return not link.may or (tool is not None and tool.kind == "write")
 
 
 def _permission_problem(rid: str, link: PermissionLink, tasks: list[TaskRecord]) -> str | None:

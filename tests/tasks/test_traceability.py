@@ -8,7 +8,7 @@ from suite_support import ROOT
 
 from evalsuite.domains.registry import domain_of as get_domain
 from evalsuite.domains.retail_support import CUSTOMIZE
-from evalsuite.sourcing.dossier import load_dossier
+from evalsuite.sourcing.dossier import PermissionLink, load_dossier
 from evalsuite.sourcing.policies import load_policy
 from evalsuite.tasks.customization import customize_task
 from evalsuite.tasks.taskfile import read_tasks
@@ -53,6 +53,16 @@ def test_the_variant_derived_from_the_customization_is_traceable():
     assert (refund.policy.version, refund.role.forbidden_tools) == ("v2", ["issue_refund", "request_manager_decision"])
     assert [c.name for c in refund.goal_state.domain_checks][0] == "handoff_with_evidence"
     assert refund.reference_solution[-1].tool == "handoff_case" and refund.trial_protocol.fault_plans == []
+
+
+def test_a_restriction_enforced_only_by_leave_to_call_a_read_tool_blocks():
+    """On 7bb15c3 a restricting requirement "enforced" by `may: true` on a read tool released."""
+    dossier, tasks, domain, policies = suite(*RETAIL)
+    problems = trace_problems(requirement(dossier, "RS-R5", tools=[]), tasks, domain, policies)  # find_refund: a read
+    assert problems == ["requirement RS-R5 restricts an action, but no tool rule or role permission enforces it (a "
+                        "role's leave to call a read tool restricts nothing)"]
+    handoff = [PermissionLink(role="support_agent", tool="handoff_case", may=True)]  # a write: the way it may act
+    assert trace_problems(requirement(dossier, "RS-R5", tools=[], permissions=handoff), tasks, domain, policies) == []
 
 
 def test_a_requirement_with_no_check_blocks():
