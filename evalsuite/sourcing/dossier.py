@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 from evalsuite.core.hashing import json_sha256
 from evalsuite.core.io import YamlModelError, load_yaml_model
 
-Id = str
+Id = Annotated[str, StringConstraints(pattern=r"^\S+$")]  # a name: something, and no space in it
 
 
 class DossierError(YamlModelError):
@@ -57,8 +57,8 @@ class ActorPermissions(Strict):
     """What one actor may and may not do, in the process as it is (the role's tools enforce the agent's part)."""
 
     actor: Id
-    may: list[str] = Field(min_length=1)
-    may_not: list[str] = []
+    may: list[Text] = Field(min_length=1)
+    may_not: list[Text] = []
 
 
 class Source(Strict):
@@ -196,7 +196,7 @@ class Dossier(Strict):
     systems: list[System] = []
     permissions: list[ActorPermissions] = []
     sources: list[Source] = Field(min_length=1)
-    routine_cases: list[Case] = []
+    routine_cases: list[Case] = Field(min_length=1)  # a process with no routine case was not looked at
     exceptions: list[Case] = []
     open_questions: list[OpenQuestion] = []
     contradictions: list[Contradiction] = []
@@ -228,6 +228,10 @@ class Dossier(Strict):
                 raise ValueError(f"{where}: {name!r} is not declared")
         self._authorities_are_not_the_agent()
         self._authorities_hold_the_power()
+        stated = {p.actor for p in self.permissions}
+        agent = next((a.id for a in self.actors if a.kind == "agent" and a.id not in stated), None)
+        if agent:
+            raise ValueError(f"permissions: none for {agent!r}, the agent under test: say what it may and may not do")
         return self
 
     def _authorities_are_not_the_agent(self) -> None:

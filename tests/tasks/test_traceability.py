@@ -65,6 +65,18 @@ def test_a_restriction_enforced_only_by_leave_to_call_a_read_tool_blocks():
     assert trace_problems(requirement(dossier, "RS-R5", tools=[], permissions=handoff), tasks, domain, policies) == []
 
 
+def test_a_table_tool_or_policy_the_dossier_names_and_the_suite_lacks_blocks():
+    """On 7bb15c3 a system naming a table `x` or a tool ' ' released."""
+    dossier, tasks, domain, policies = suite(*RETAIL)
+    systems = [dossier.systems[0].model_copy(update={"tables": ["cases", "x"], "tools": ["get_case", " "]})]
+    sources = [dossier.sources[0].model_copy(update={"ref": "other_policy"}), *dossier.sources[1:]]
+    spoilt = dossier.model_copy(update={"systems": systems, "sources": sources})
+    assert trace_problems(spoilt, tasks, domain, policies) == [
+        "system support_desk names table 'x', which domain retail_support does not have",
+        "system support_desk names tool ' ', which domain retail_support does not have",
+        "source support_policy names policy 'other_policy', which the suite does not have"]
+
+
 def test_a_requirement_with_no_check_blocks():
     dossier, tasks, domain, policies = suite(*RETAIL)
     problems = trace_problems(requirement(dossier, "RS-R4", checks=[]), tasks, domain, policies)
