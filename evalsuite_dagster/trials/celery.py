@@ -127,7 +127,8 @@ def celery_trials_job(g: SuiteGraph, home: str | Path | None = None) -> dg.JobDe
                          metadata={"trials": len(records), "trial seconds": dg.MetadataValue.float(round(seconds, 4))})
 
     @dg.op(name=f"{g.spec.name}__collect")
-    def collect(context: dg.OpExecutionContext, run: tuple, chunks: list, home: EvalsuiteHome):
+    def collect(context: dg.OpExecutionContext, run: tuple, chunks: list, home: EvalsuiteHome,
+                model_endpoint: ModelEndpoint):
         version, agent = run
         paths = home.paths(g.spec)
         out_dir = paths.agent_run(version, agent)
@@ -137,7 +138,8 @@ def celery_trials_job(g: SuiteGraph, home: str | Path | None = None) -> dg.JobDe
         if left:  # the stage below would run them here, hiding that a chunk's trials never came back
             raise dg.Failure(description=f"{len(left)} task(s) of {agent} have no records from the workers, "
                                          f"first {left[0].task_ids[0]}", allow_retries=False)
-        out = run_stage(trial_traces.run, g.spec, paths, version, agent, 1)  # every trial recorded: nothing left to run
+        # every trial recorded: nothing left to run; the endpoint pins the agent's config as the chunks pinned it
+        out = run_stage(trial_traces.run, g.spec, paths, version, agent, 1, model_endpoint.settings())
         _register(context.instance, g, version, agent)
         yield dg.AssetMaterialization(asset_key=g.key("trial_traces"), metadata=to_metadata(out.metadata),
                                       partition=dg.MultiPartitionKey({"version": version, "agent": agent}),
