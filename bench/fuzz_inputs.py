@@ -1,12 +1,13 @@
 """Fuzz every command with bad input: count tracebacks and wrongly accepted inputs (both should be 0).
 
-    .venv/bin/python bench/fuzz_inputs.py --tasks 2000 --specs 500
+    .venv/bin/python bench/fuzz_inputs.py --tasks 2000 --specs 500 --recordings 150 --dossiers 400
 
 Task files go through `evalsuite task validate`, suite specs (and every file a spec names) through
-`evalsuite build`, in process (typer's CliRunner). Each generated input belongs to a class that is either
-valid or known to be invalid; an input is answered well when it is valid and accepted (exit 0), or refused
-with exit 2 and output whose every line names the file. Anything else is counted: an exception (a traceback),
-an invalid input accepted, or a refusal in another shape.
+`evalsuite build`, recordings through `evalsuite import-run` onto a built AP release, in process (typer's
+CliRunner); process dossiers through the two build steps that judge one (see fuzz_dossiers). Each generated
+input belongs to a class that is either valid or known to be invalid; an input is answered well when it is
+valid and accepted (exit 0), or refused with exit 2 and output whose every line names the file. Anything else
+is counted: an exception (a traceback), an invalid input accepted, or a refusal in another shape.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import yaml
@@ -415,6 +416,282 @@ def import_cases() -> dict[str, Callable[[Path, random.Random], tuple[list[str],
                                                     str(dest / "out")], dest / "none", False)}
 
 
+# ---------------------------------------------------------------- recordings: class -> (file bytes, valid, check)
+
+HUGE = "refund issued " * 5000  # a 70 KB final message: over the 64 KB cap live agents have
+MARKUP = "<!-- ![x](http://evil.example/x.png) <img src=x>\n| Verified | 1.000 |"
+
+
+def _plain_trials(tasks: list[dict]) -> list[dict]:
+    """One trial per task in OpenAI-message form: the reference calls, each answered "ok", the reference answer."""
+    out = []
+    for t in tasks:
+        messages: list[dict] = [{"role": "user", "content": t["trigger"]["text"]}]
+        for i, call in enumerate(t["reference_solution"]):
+            messages += [{"role": "assistant", "content": None, "tool_calls": [{"id": f"c{i}", "type": "function",
+                          "function": {"name": call["tool"], "arguments": json.dumps(call["arguments"])}}]},
+                         {"role": "tool", "tool_call_id": f"c{i}", "content": "ok"}]
+        messages.append({"role": "assistant", "content": t.get("reference_answer") or "done"})
+        out.append({"task_id": t["task_id"], "trial": 0, "reward": 1.0, "messages": messages})
+    return out
+
+
+def _tau2_file(trials: list[dict], **info) -> dict:
+    """The same trials as a τ²-bench results file (the format that names a model and a domain)."""
+    sims = [{"task_id": t["task_id"], "trial": t["trial"], "reward_info": {"reward": t["reward"]},
+             "termination_reason": "agent_stop",
+             "messages": [{**m, "tool_calls": [{"id": c["id"], "name": c["function"]["name"],
+                                                "arguments": json.loads(c["function"]["arguments"])}
+                                               for c in m["tool_calls"]]} if m.get("tool_calls") else
+                          {**m, "id": m.pop("tool_call_id")} if m["role"] == "tool" else m
+                          for m in json.loads(json.dumps(t["messages"]))]} for t in trials]
+    return {"info": {"agent_info": {"llm": "fuzz-model", **info}}, "simulations": sims}
+
+
+def random_leaf(node: dict | list, rng: random.Random, values: list) -> None:
+    """Walk down from `node` (into a child 70% of the time) and set the item reached to one of `values`."""
+    while True:
+        key = rng.choice(list(node)) if isinstance(node, dict) else rng.randrange(len(node))
+        if isinstance(node[key], (dict, list)) and node[key] and rng.random() < 0.7:
+            node = node[key]
+            continue
+        node[key] = rng.choice(values)
+        return
+
+
+RecordingCase = Callable[[random.Random], tuple[bytes, bool | None, str | None]]
+
+
+def recording_cases(trials: list[dict]) -> dict[str, RecordingCase]:
+    """Each gives a recording's bytes, whether it is valid (None: no oracle) and, for a valid one, what its import
+    must not keep: the huge message in the traces ("message"), markup in scorecard.md ("markup")."""
+    def some(rng, n=3):
+        return json.loads(json.dumps(rng.sample(trials, min(n, len(trials)))))
+
+    def lines(ts):
+        return "".join(json.dumps(t) + "\n" for t in ts).encode()
+
+    def tau2(rng, **info):
+        return json.dumps(_tau2_file(some(rng), **info)).encode()
+
+    def edit(change):
+        def case(rng):
+            ts = some(rng)
+            change(ts[0], rng)
+            return lines(ts), False, None
+        return case
+
+    def deep_args(t, rng):
+        t["messages"][1]["tool_calls"][0]["function"]["arguments"] = json.dumps({"x": json.loads(_deep(500))})
+
+    def huge(rng):
+        ts = some(rng)
+        ts[0]["messages"][-1]["content"] = HUGE
+        return lines(ts), True, "message"
+
+    def markup(rng):
+        ts = some(rng)
+        ts.append({**ts[0], "task_id": MARKUP})
+        return lines(ts), True, "markup"
+
+    def mutate(rng):
+        ts = some(rng)
+        random_leaf(ts, rng, [None, "", 2**70, -1, 1e30, float("nan"), [], {}, "x", {"bogus": 1}, True])
+        return lines(ts), None, None
+
+    return {
+        "valid": lambda rng: (lines(some(rng)), True, None),
+        "valid_tau2": lambda rng: (tau2(rng), True, None),
+        "final_message_huge": huge,
+        "markup_task_id": markup,
+        "deep_json": lambda rng: (_deep(rng.choice([990, 5000])).encode(), False, None),
+        "deep_arguments": edit(deep_args),
+        "trial_huge": edit(lambda t, rng: t.update(trial=rng.choice([1e30, 2**70, -1]))),
+        "reward_bad": edit(lambda t, rng: t.update(reward=rng.choice([float("nan"), float("inf"), 5, -1]))),
+        "model_bad": lambda rng: (tau2(rng, llm=rng.choice(["gpt\x00", "x" * 300, "gpt-4o\n| Verified | 1.000 |",
+                                                             "gpt <!--"])), False, None),
+        "other_domain": lambda rng: (json.dumps({**_tau2_file(some(rng)), "info": {
+            "agent_info": {"llm": "m"}, "environment_info": {"domain_name": "airline"}}}).encode(), False, None),
+        "no_task_of_release": lambda rng: (lines([{**t, "task_id": f"nope-{i}"} for i, t in enumerate(some(rng))]),
+                                           False, None),
+        "trial_twice": lambda rng: (lines((lambda ts: ts + ts[:1])(some(rng))), False, None),
+        "binary": lambda rng: (bytes(rng.randrange(256) for _ in range(rng.randrange(1, 300))), False, None),
+        "empty": lambda rng: (rng.choice([b"", b"[]", b"{}", b"\n\n"]), False, None),
+        "mutated": mutate,
+    }
+
+
+def _kept(dest: Path, check: str | None) -> str | None:
+    """What an accepted import kept that it must not: the huge message, or markup a Markdown viewer renders."""
+    out = dest / "out"
+    if check == "message" and HUGE in (out / TRACES).read_text():
+        return "message over the cap kept"
+    if check == "markup":
+        from markdown_it import MarkdownIt
+
+        page = MarkdownIt("commonmark").enable("table").render((out / "scorecard.md").read_text())
+        if any(m in page for m in ("<!--", "<img", "<td>Verified")):
+            return "markup in scorecard.md"
+    return None
+
+
+def fuzz_recordings(n: int, work: Path, rng: random.Random, release: Path) -> Counter:
+    """Recordings through `evalsuite import-run` onto the built AP release."""
+    if n == 0:
+        return Counter()
+    trials = _plain_trials([t.model_dump(mode="json") for t in _release_tasks(release)])
+    cases = recording_cases(trials)
+    outcomes: Counter = Counter()
+    for name, dest in in_turn(cases, n, work, "r"):
+        body, valid, check = cases[name](rng)
+        f = dest / "recording.json"
+        f.write_bytes(body)
+        named = [] if body.startswith(b'{"info"') else ["--model", "fuzz-model"]  # a τ² file names its model
+        result = RUNNER.invoke(app, ["import-run", str(f), str(release), "--license", "MIT", *named,
+                                     "--out", str(dest / "out"), "--resamples", "10"])
+        verdict = judge(result, f, valid)
+        if result.exit_code == 0 and check:
+            verdict = _kept(dest, check) or verdict
+        elif result.exit_code != 0 and (dest / "out").exists():
+            print(f"recording {name}: refused ({result.stderr.strip()[:160]!r}) but left {dest / 'out'}",
+                  file=sys.stderr)
+            verdict = "half-written"
+        _tally(outcomes, "recording", name, verdict)
+    return outcomes
+
+
+def _release_tasks(release: Path):
+    from evalsuite.releases.release import Release
+
+    return [t for t in Release(release).tasks() if t.reference_solution]
+
+
+# ---------------------------------------------------------------- dossiers: class -> edit(raw dossier) -> valid?
+
+RETAIL = ROOT / "suites" / "retail_support.yaml"
+TEXTS = [("disclosure",), ("intended_result",), ("actors", 1, "description"), ("sources", 0, "ref"),
+         ("open_questions", 1, "question"), ("open_questions", 1, "answer"), ("contradictions", 0, "resolution"),
+         ("contradictions", 1, "description"), ("requirements", 0, "statement"),
+         ("requirements", 2, "stages", "answer"), ("requirements", 4, "stages", "answered_by", "authority"),
+         ("requirements", 3, "stages", "recorded"), ("routine_cases", 0, "description")]
+AUTHORITIES = [("sources", 2, "authority"), ("open_questions", 1, "owner"), ("contradictions", 0, "resolver"),
+               ("contradictions", 1, "resolver"), ("requirements", 0, "stages", "answered_by", "actor"),
+               ("requirements", 4, "stages", "answered_by", "actor")]
+
+
+def _at(raw: dict, path: tuple):
+    """The mapping holding the last key of `path`, and that key."""
+    for key in path[:-1]:
+        raw = raw[key]
+    return raw, path[-1]
+
+
+def _set(path: tuple, *values):
+    def edit(raw, rng):
+        node, key = _at(raw, path if path else rng.choice(TEXTS))
+        node[key] = rng.choice(values)
+    return edit
+
+
+def _links(change: Callable[[dict, random.Random], None]):
+    def edit(raw, rng):
+        change(rng.choice(raw["requirements"])["links"], rng)
+    return edit
+
+
+def _powerless(raw, rng):
+    """An answerer or owner with authority over no source, or a resolver over neither side of the contradiction."""
+    where = rng.choice(AUTHORITIES[1:])
+    node, key = _at(raw, where)
+    node[key] = "finance" if where[0] == "contradictions" else rng.choice(["human_review"])
+
+
+def _read_only_enforcement(raw, rng):
+    r = rng.choice([r for r in raw["requirements"] if r["restricts_action"]])
+    r["links"]["tools"] = []
+    r["links"]["permissions"] = [{"role": "support_agent", "tool": rng.choice(["get_case", "get_purchase",
+                                                                                "find_refund"]), "may": True}]
+
+
+def _unresolved(raw, rng):
+    if rng.random() < 0.5:
+        q = raw["open_questions"][1]
+        q.update(status="open")
+        q.pop("answer")
+    else:
+        rng.choice(raw["contradictions"]).pop("resolution")
+
+
+def _mutate_dossier(raw, rng):
+    """A random leaf set to a random value: no oracle (a word in place of a description, a renamed id or the
+    customizations dropped from a suite that applies none is another dossier, not a wrong one)."""
+    random_leaf(raw, rng, [None, "", " ", 2**70, -1, [], {}, "x", "support_agent", "nobody", True, False,
+                           "ap_exceptions", {"bogus": 1}])
+
+
+def dossier_cases() -> dict[str, tuple[Callable[[dict, random.Random], None], bool | None]]:
+    """Each edits the retail_support dossier; with whether the result is valid (None: no oracle)."""
+    return {
+        "valid": (lambda raw, rng: None, True),
+        "blank_text": (_set((), "", " ", "\t\n"), False),
+        "agent_as_authority": (lambda raw, rng: _set(rng.choice(AUTHORITIES), "support_agent")(raw, rng), False),
+        "undeclared_authority": (lambda raw, rng: _set(rng.choice(AUTHORITIES), "nobody", "ceo")(raw, rng), False),
+        "powerless_authority": (_powerless, False),
+        "other_suite": (_set(("suite",), "ap_exceptions", "contract_review", "retail"), False),
+        "read_only_enforcement": (_read_only_enforcement, False),
+        "unresolved_consequential": (_unresolved, False),
+        "no_clause": (_links(lambda links, rng: links.update(clauses=rng.choice([[], ["RS-99"]]))), False),
+        "no_check": (_links(lambda links, rng: links.update(checks=rng.choice([[], ["no_such_check"]]))), False),
+        "no_task": (_links(lambda links, rng: links.update(tasks=rng.choice([[], ["rs-c-0000-none"]]))), False),
+        "duplicate_id": (lambda raw, rng: raw["requirements"].append(rng.choice(raw["requirements"])), False),
+        "mutated": (_mutate_dossier, None),
+    }
+
+
+def fuzz_dossiers(n: int, work: Path, rng: random.Random, only: list[str] | None = None) -> Counter:
+    """The retail_support dossier, edited, through the two steps of a build that judge one: process_dossier reads
+    it (dossier_as_applied) and requirements_traced traces it to the suite's tasks. A dossier is answered well when
+    a valid one passes both and an invalid one is refused by either, a read error in one line naming the file; a
+    random mutation the gate lets through is counted as `released` (no oracle)."""
+    from evalsuite.domains.registry import domain_of
+    from evalsuite.pipeline.stages import policy_documents, process_dossier
+    from evalsuite.sourcing.spec import load_spec
+    from evalsuite.tasks.taskfile import read_tasks
+    from evalsuite.tasks.traceability import trace_problems
+
+    spec = load_spec(RETAIL)
+    tasks, domain = read_tasks(ROOT / "suites" / "retail_support" / "tasks.jsonl"), domain_of(spec.domain)
+    policies = policy_documents.policy_docs(spec)
+    original = yaml.safe_load(spec.resolve(spec.dossier.file).read_text())
+    cases = dossier_cases()
+    outcomes: Counter = Counter()
+    names = only or sorted(cases)
+    for i in range(n):
+        name = names[i % len(names)]
+        edit, valid = cases[name]
+        raw = json.loads(json.dumps(original, default=str))
+        edit(raw, rng)
+        path = work / f"d{i}.yaml"
+        path.write_text(yaml.safe_dump(raw, sort_keys=False))
+        mine = spec.model_copy(update={"dossier": spec.dossier.model_copy(update={"file": str(path)})})
+        try:
+            problems = trace_problems(process_dossier.dossier_as_applied(mine)[1], tasks, domain, policies)
+        except process_dossier.DossierError as exc:
+            one = str(exc).startswith(str(path)) and "\n" not in str(exc)
+            verdict = ("ok" if one else f"refused badly: {str(exc)[:160]!r}") if valid is not True else \
+                f"valid input refused: {str(exc)[:160]}"
+        except Exception as exc:  # noqa: BLE001 - what the fuzzer counts
+            verdict = f"traceback: {type(exc).__name__}: {str(exc)[:160]}"
+        else:
+            if problems:
+                verdict = "ok" if valid is not True else f"valid input refused: {problems[0][:160]}"
+            else:
+                verdict = {True: "ok", None: "released", False: "wrongly accepted"}[valid]
+        _tally(outcomes, "dossier", name, verdict)
+        path.unlink()
+    return outcomes
+
+
 # ---------------------------------------------------------------- running and judging
 
 def judge(result, file: Path, valid: bool | None) -> str:
@@ -434,9 +711,20 @@ def judge(result, file: Path, valid: bool | None) -> str:
     return "ok"
 
 
+def in_turn(cases: dict, n: int, work: Path, prefix: str) -> Iterator[tuple[str, Path]]:
+    """The case classes in turn, n in all, each with a fresh folder below `work`, removed once it is judged."""
+    names = sorted(cases)
+    for i in range(n):
+        dest = work / f"{prefix}{i}"
+        dest.mkdir()
+        yield names[i % len(names)], dest
+        shutil.rmtree(dest)
+
+
 def _tally(outcomes: Counter, kind: str, name: str, verdict: str) -> None:
     """Count a verdict under its class (its first words only, so refusals of one kind add up); print the odd ones."""
-    outcomes[(name, verdict if verdict.startswith(("ok", "wrongly", "half")) else verdict.split(":")[0])] += 1
+    kept = ("ok", "wrongly", "half", "released", "message", "markup")
+    outcomes[(name, verdict if verdict.startswith(kept) else verdict.split(":")[0])] += 1
     if verdict != "ok":
         print(f"{kind} {name}: {verdict}", file=sys.stderr)
 
@@ -491,31 +779,30 @@ def _written(home: Path, result) -> bool:
     return any(p.is_file() and p.name != "build.lock" for p in home.glob("suites/**/*"))
 
 
-def fuzz_folders(n: int, work: Path, rng: random.Random) -> Counter:
+def built_release(work: Path) -> Path:
+    """The AP suite built once into `work`: the release the folder and recording cases start from."""
+    spec = copy_suite(work / "built")
+    built = RUNNER.invoke(app, ["build", str(spec), "--home", str(work / "home")])
+    return Path(json.loads(built.stdout.strip().splitlines()[-1])["release"])
+
+
+def fuzz_folders(n: int, work: Path, rng: random.Random, release: Path) -> Counter:
     """Broken release and run folders through `run` and `score`, and broken tau2 folders through `import`."""
     if n == 0:
         return Counter()
-    spec = copy_suite(work / "built")
-    built = RUNNER.invoke(app, ["build", str(spec), "--home", str(work / "home")])
-    release = Path(json.loads(built.stdout.strip().splitlines()[-1])["release"])
     run = work / "run"
     done = RUNNER.invoke(app, ["run", str(release), "--agent", "noop", "--out", str(run), "--no-progress",
                                "--workers", "1", "--resamples", "10"])
     assert done.exit_code == 0, done.output
     cases = folder_cases(release, run) | import_cases()
     outcomes: Counter = Counter()
-    names = sorted(cases)
-    for i in range(n):
-        name = names[i % len(names)]
-        dest = work / f"f{i}"
-        dest.mkdir()
+    for name, dest in in_turn(cases, n, work, "f"):
         args, broken, valid = cases[name](dest, rng)
         result = RUNNER.invoke(app, args)
         verdict = judge(result, broken if valid is False else dest, valid)
         if name.startswith("import") and (dest / "out").exists():
             verdict = "half-written"
         _tally(outcomes, "folder", name, verdict)
-        shutil.rmtree(dest)
     return outcomes
 
 
@@ -524,20 +811,27 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=2000)
     parser.add_argument("--specs", type=int, default=500)
     parser.add_argument("--folders", type=int, default=260)
+    parser.add_argument("--recordings", type=int, default=150)
+    parser.add_argument("--dossiers", type=int, default=400)
+    parser.add_argument("--dossier-cases", type=lambda text: text.split(","), default=None,
+                        help="the dossier classes to cycle through, e.g. mutated (default: all)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     rng = random.Random(args.seed)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        outcomes = (fuzz_tasks(args.tasks, work, rng) + fuzz_specs(args.specs, work, rng)
-                    + fuzz_folders(args.folders, work, rng))
+        outcomes = fuzz_tasks(args.tasks, work, rng) + fuzz_specs(args.specs, work, rng)
+        release = built_release(work) if args.folders or args.recordings else None
+        outcomes += fuzz_folders(args.folders, work, rng, release)
+        outcomes += fuzz_recordings(args.recordings, work, rng, release)
+        outcomes += fuzz_dossiers(args.dossiers, work, rng, args.dossier_cases)
     bad = Counter()
     for (name, verdict), count in sorted(outcomes.items()):
         print(f"{name:24} {verdict:28} {count}")
         bad[verdict] += count
-    print(f"\n{args.tasks} task files, {args.specs} suite specs, {args.folders} release/run/import folders "
-          f"in {time.perf_counter() - started:.0f} s: "
+    print(f"\n{args.tasks} task files, {args.specs} suite specs, {args.folders} release/run/import folders, "
+          f"{args.recordings} recordings, {args.dossiers} dossiers in {time.perf_counter() - started:.0f} s: "
           + ", ".join(f"{v}: {c}" for v, c in sorted(bad.items())))
 
 

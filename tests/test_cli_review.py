@@ -91,7 +91,7 @@ def test_a_second_spelling_of_one_reviewer_is_not_a_second_reviewer(suite):
     assert f"{task.task_id}: 1 of 2 reviewer sign-offs" in status
 
 
-def test_a_disagreement_is_resolved_by_someone_else_quoting_the_clause_and_a_forged_line_is_refused(suite):
+def test_a_disagreement_is_resolved_by_someone_else_quoting_the_clause_and_a_forged_line_is_skipped(suite):
     spec_file, paths = suite
     task = read_tasks(paths.tasks)[0]
     review("sign", spec_file, "--task", task.task_id, "--reviewer", "ann", "--decision", "disagree")
@@ -106,11 +106,12 @@ def test_a_disagreement_is_resolved_by_someone_else_quoting_the_clause_and_a_for
     ledger_file = paths.root / "reviews.jsonl"
     with ledger_file.open("a") as fh:  # bob's agreement, appended by hand
         fh.write(ledger_file.read_text().replace('"ann"', '"bob"').replace('"disagree"', '"agree"'))
-    result = RUNNER.invoke(app, ["review", "status", str(spec_file)])
-    assert result.exit_code == 2
-    assert result.stderr.strip() == (f"error: {ledger_file}:2: this line does not follow from the one before it (the "
-                                     "file was edited, or a line added or removed, by hand); restore it as evalsuite "
-                                     "wrote it")
+    result = RUNNER.invoke(app, ["review", "status", str(spec_file)])  # on 7bb15c3: exit 2, every command refused
+    assert result.exit_code == 0
+    assert result.stderr.strip() == (f"warning: {ledger_file}:2: this line does not follow from the one before it "
+                                     "(the file was edited, or a line added or removed, by hand); restore it as "
+                                     "evalsuite wrote it; skipped")
+    assert f"{task.task_id}: disagreement open" in result.output  # the forged agreement does not count
 
 
 def test_seal_chains_a_ledger_from_before_the_chain_once(suite):

@@ -39,11 +39,12 @@ from typing import Literal
 from filelock import FileLock, Timeout
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
-from evalsuite.audit.chain import CHAIN, chained, check_chain, is_chained, last_line, read_lines
+from evalsuite.audit.chain import CHAIN, chained, is_chained, last_line, read_chain, read_lines
 from evalsuite.core.hashing import json_sha256
 from evalsuite.core.io import atomic_write, one_line, validation_line
 from evalsuite.core.people import PersonNameError, person_key
 from evalsuite.core.records import Record, TaskRecord
+from evalsuite.tasks.traceability import cited_clauses
 
 LEDGER_NAME = "reviews.jsonl"
 REQUIRED = 2  # distinct reviewers who must agree on a goal state
@@ -171,7 +172,7 @@ def review_state(task: TaskRecord, entries: Iterable[ReviewEntry]) -> ReviewStat
     resolution: tuple[int, ReviewEntry] | None = None
     for i, e in enumerate([*record_entries(task, goal), *(e for e in mine if e.goal_sha256 == goal)]):
         if e.kind == "resolve":
-            if _who(e.reviewer) not in latest:  # a party to the disagreement cannot settle it (Ledger.resolve)
+            if _who(e.reviewer) not in latest and _settles(task, e):
                 resolution = (i, e)
         else:
             latest[_who(e.reviewer)] = (i, e)
@@ -181,6 +182,13 @@ def review_state(task: TaskRecord, entries: Iterable[ReviewEntry]) -> ReviewStat
     earlier = {_who(e.reviewer) for e in mine if e.goal_sha256 != goal and e.kind == "sign"}
     return ReviewState(task_id=task.task_id, goal_sha256=goal, decisions={names[k]: e for k, (_, e) in latest.items()},
                        resolution=resolution[1] if resolution else None, open_disagreement=open_, earlier=len(earlier))
+
+
+def _settles(task: TaskRecord, e: ReviewEntry) -> bool:
+    """A resolution that counts: a party to the disagreement cannot settle it, nor can a text that cites no clause
+    of the disputed goal (Ledger.resolve refuses both; a line written by other means is held to the same). An
+    imported record's own resolution is its source's word, as its reviews are."""
+    return e.reviewer == RECORD_REVIEWER or _citation_problem(task, e.resolution or "") is None
 
 
 def review_counts(states: Sequence[ReviewState]) -> dict[str, int]:
@@ -218,16 +226,23 @@ class Ledger:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        self.skipped: list[str] = []  # the lines the last read skipped, one `FILE:LINE: why` each
 
     def entries(self) -> list[ReviewEntry]:
-        """Every entry in order; a line that is not a valid entry raises ReviewError `FILE:LINE: field: message`,
-        a line that breaks the chain (added or edited by hand) `FILE:LINE: this line does not follow ...`."""
-        lines = read_lines(self.path, ReviewError)
-        entries = [_entry(self.path, n, obj) for n, _, obj in lines]
-        if lines and not is_chained(lines):
+        """Every entry that counts, in order. A line that is not a valid entry (`FILE:LINE: field: message`) or
+        breaks the chain (added or edited by hand: `FILE:LINE: this line does not follow ...`) is skipped and
+        named in `skipped`, never fatal: the other lines count as they did. A ledger none of whose lines is
+        chained was written before the chain and is refused whole until sealed."""
+        lines, self.skipped, linked = read_chain(self.path, ReviewError)
+        if (lines or self.skipped) and not linked:
             raise ReviewError(f"{self.path}: written before ledger lines were chained; check its lines, then run "
                               "`evalsuite review seal SPEC` once to chain them")
-        check_chain(self.path, lines, ReviewError)
+        entries = []
+        for n, _, obj in lines:
+            try:
+                entries.append(_entry(self.path, n, obj))
+            except ReviewError as exc:
+                self.skipped.append(str(exc))
         return entries
 
     def sign(self, task: TaskRecord, reviewer: str, decision: str, note: str = "") -> ReviewState:
@@ -309,16 +324,12 @@ class Ledger:
             yield self.entries()
 
     def _append_entries(self, entries: Sequence[ReviewEntry]) -> None:
+        """Append after the last line; one cut short by an interrupted write is ended first, so it stays a line of
+        its own (skipped when read) and the new ones follow from it."""
         if entries:
-            self._cut_short_check()
-            _append_line(self.path, _lines(last_line(self.path), entries))
-
-    def _cut_short_check(self) -> None:
-        data = self.path.read_bytes() if self.path.exists() else b""
-        if data and not data.endswith(b"\n"):
-            last = data.count(b"\n") + 1
-            raise ReviewError(f"{self.path}:{last}: the last line was cut short by an interrupted write; remove it "
-                              "and sign again")
+            data = self.path.read_bytes() if self.path.exists() else b""
+            cut = "\n" if data and not data.endswith(b"\n") else ""
+            _append_line(self.path, cut + _lines(last_line(self.path), entries))
 
 
 def _lines(previous: str, entries: Sequence[ReviewEntry]) -> str:
@@ -334,17 +345,27 @@ def _entry(path: Path, n: int, obj: dict) -> ReviewEntry:
 
 
 def _check_cited(task: TaskRecord, text: str) -> None:
-    """A resolution names a clause of the task's policy by its id and quotes a sentence of that clause's text."""
+    problem = _citation_problem(task, text)
+    if problem:
+        raise ReviewError(f"--resolution: {problem}")
+
+
+def _citation_problem(task: TaskRecord, text: str) -> str | None:
+    """What a resolution lacks (None: nothing): it names a clause the disputed goal cites (the goal of an AP-4
+    dispute is not settled by AP-8), by its id, and quotes a sentence of that clause's text. A goal that cites no
+    clause may be settled by any clause of its policy."""
     p = task.policy
-    named = [c for c in p.clauses if re.search(rf"(?<![\w-]){re.escape(c.id)}(?![\w-])", text)]  # AP-3, not AP-30
-    if not named:
-        raise ReviewError(f"--resolution: cite the clause of {p.doc} {p.version} that settles it by its id and text "
-                          f"(one of {', '.join(sorted(p.clause_ids))})")
+    cited = cited_clauses(task) & p.clause_ids or p.clause_ids
+    named = [c for c in p.clauses if c.id in cited and re.search(rf"(?<![\w-]){re.escape(c.id)}(?![\w-])", text)]
+    if not named:  # AP-3, not AP-30
+        return (f"cite the clause of {p.doc} {p.version} that settles it by its id and text, one the disputed goal "
+                f"cites ({', '.join(sorted(cited))})")
     said = _plain(text)
     if not any(_plain(s) in said for c in named for s in _quotable(c.text)):
         c = named[0]
-        raise ReviewError(f"--resolution: quote the text of {c.id} that settles it (a sentence of it as written, "
-                          f"e.g. \"{_quotable(c.text)[0]}\")")
+        return (f"quote the text of {c.id} that settles it (a sentence of it as written, e.g. "
+                f"\"{_quotable(c.text)[0]}\")")
+    return None
 
 
 def _quotable(text: str) -> list[str]:

@@ -19,6 +19,10 @@ def _desk(spec: Path, home: Path | None):
 
 
 def _note(desk) -> None:
+    """Each ledger line the command skipped, one line each on stderr; where sign-offs do not count, how to make
+    them."""
+    for line in desk.ledger.skipped:
+        typer.echo(f"warning: {line}; skipped", err=True)
     if note := desk.adjudication_note():
         typer.echo(note)
 

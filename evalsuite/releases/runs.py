@@ -31,6 +31,7 @@ from evalsuite.scoring.runlog import (
 )
 from evalsuite.scoring.scorecard import Scorecard, build_scorecard, sample_plan
 from evalsuite.trials.agents.base import Agent
+from evalsuite.trials.agents.endpoint import pinned
 from evalsuite.trials.harness import TrialSettings, run_trials
 from evalsuite.trials.settings import EngineSettings
 from evalsuite.trials.spend import RunCapped
@@ -62,6 +63,7 @@ def run_release(release: Release, agents: Sequence[str | AgentConfig | Agent], o
     objects = [a for a in agents if not isinstance(a, (str, AgentConfig))]
     configs = agent_configs([*(a for a in agents if isinstance(a, (str, AgentConfig))),
                              *(AgentConfig(name=a.name, kind="python") for a in objects)])
+    configs = {name: pinned(c) for name, c in configs.items()}  # which endpoint answers is part of the identity
     if len(configs) != len(agents):
         named = [AgentConfig.parse(a).name if isinstance(a, (str, AgentConfig)) else a.name for a in agents]
         raise ValueError(f"agent names repeat: {named}")
@@ -161,12 +163,19 @@ def _continued(old: RunMeta, new: RunMeta, out_dir: Path) -> RunMeta:
     bare = [{k: v for k, v in m.identity.items() if k != "agent_configs"} for m in (old, new)]
     diff = ["identity"] if bare[0] != bare[1] else []
     diff += [k for k in ("run_seed", "resamples", "bootstrap_seed") if getattr(old, k) != getattr(new, k)]
-    diff += [f"agent_config of {a}" for a in new_configs if a in old_configs and old_configs[a] != new_configs[a]]
+    diff += [f"agent_config of {a} ({_changed(old_configs[a], new_configs[a])})" for a in new_configs
+             if a in old_configs and old_configs[a] != new_configs[a]]
     if diff:
         raise RunFolderError(f"{out_dir / RUN_JSON}: this folder holds another run ({', '.join(diff)} differ); "
                              "use a new --out")
     return new.model_copy(update={"identity": {**new.identity, "agent_configs": {**old_configs, **new_configs}},
                                   "plan": dict(old.plan)})
+
+
+def _changed(old: dict, new: dict) -> str:
+    """What differs between two dumped agent configs: `base_url 'http://a' then, 'http://b' now`."""
+    keys = sorted(k for k in {*old, *new} if old.get(k) != new.get(k))
+    return "; ".join(f"{k} {old.get(k)!r} then, {new.get(k)!r} now" for k in keys)
 
 
 def _planned(tasks: list[TaskRecord], plan: dict[str, int | None]) -> dict[str, list[tuple]]:

@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
-from evalsuite.core.markdown import md_table
+from evalsuite.core.markdown import md_table, md_text
 from evalsuite.scoring.cost import money
 from evalsuite.scoring.measures import measure_cells, measures_table
 from evalsuite.scoring.metrics import KPoint
@@ -247,16 +247,17 @@ def _bases_section(card: Scorecard) -> list[str]:
 
 def recording_section(r: RecordedScore, held_out: Mapping[str, int] | None = None) -> list[str]:
     """An imported recording: its provenance, pass^k regraded beside pass^k as recorded (and as the original's DB
-    check gives the replayed calls), and every trial where evalsuite and the recording disagree, with the reason."""
+    check gives the replayed calls), and every trial where evalsuite and the recording disagree, with the reason.
+    What the recording (or its importer) said is shown as written, never read as markup (md_text)."""
     p = r.provenance
     lines = ["## Recorded run, regraded", "",
-             f"- recording: `{p.file}` ({p.format}, sha256 `{p.sha256[:12]}…`), from {p.source}",
-             f"- licence: {p.license}", f"- model: {p.model}",
+             f"- recording: {md_text(p.file)} ({p.format}, sha256 `{p.sha256[:12]}…`), from {md_text(p.source)}",
+             f"- licence: {md_text(p.license)}", f"- model: {md_text(p.model)}",
              f"- {r.trials} trials on {r.tasks} tasks replayed open loop (the recorded calls, whatever the world now "
              f"answers); {len(r.skipped)} skipped; {r.calls_differing} call(s) answered differently now, "
              f"{r.trials_diverged} trial(s) with a write whose outcome flipped", ""]
     if r.quarantined:
-        held = "; ".join(f"{t} ({', '.join(why)})" for t, why in sorted(r.quarantined.items()))
+        held = "; ".join(md_text(f"{t} ({', '.join(why)})") for t, why in sorted(r.quarantined.items()))
         lines[-1:-1] = [f"- quarantined in this release, graded from the build's task records: {held}"]
     curves = {"evalsuite (regraded)": r.regraded, "recorded reward": r.recorded, "original's DB check": r.original_db}
     shown = {label: curve for label, curve in curves.items() if curve}
@@ -268,11 +269,12 @@ def recording_section(r: RecordedScore, held_out: Mapping[str, int] | None = Non
               f"{' (' + '; '.join(hidden) + ')' if hidden else ''}:", ""]
     if r.disagreements:
         lines.append(md_table(["task", "recorded as", "trial", "recorded", "evalsuite", "reason"],
-                              [[d.task_id, d.recorded_task, str(d.trial), _verdict(d.recorded), _verdict(d.regraded),
-                                d.reason] for d in r.disagreements]))
+                              [[md_text(d.task_id), md_text(d.recorded_task), str(d.trial), _verdict(d.recorded),
+                                _verdict(d.regraded), md_text(d.reason)] for d in r.disagreements]))
     if r.skipped:
         lines += ["", "Skipped:", "", md_table(["recorded task", "trial", "reason"],
-                                              [[s.recorded_task, str(s.trial), s.reason] for s in r.skipped])]
+                                              [[md_text(s.recorded_task), str(s.trial), md_text(s.reason)]
+                                               for s in r.skipped])]
     return lines + [""]
 
 

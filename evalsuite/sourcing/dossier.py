@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 from evalsuite.core.hashing import json_sha256
 from evalsuite.core.io import YamlModelError, load_yaml_model
 
-Id = str
+Id = Annotated[str, StringConstraints(pattern=r"^\S+$")]  # a name: something, and no space in it
 
 
 class DossierError(YamlModelError):
@@ -57,8 +57,8 @@ class ActorPermissions(Strict):
     """What one actor may and may not do, in the process as it is (the role's tools enforce the agent's part)."""
 
     actor: Id
-    may: list[str] = Field(min_length=1)
-    may_not: list[str] = []
+    may: list[Text] = Field(min_length=1)
+    may_not: list[Text] = []
 
 
 class Source(Strict):
@@ -196,7 +196,7 @@ class Dossier(Strict):
     systems: list[System] = []
     permissions: list[ActorPermissions] = []
     sources: list[Source] = Field(min_length=1)
-    routine_cases: list[Case] = []
+    routine_cases: list[Case] = Field(min_length=1)  # a process with no routine case was not looked at
     exceptions: list[Case] = []
     open_questions: list[OpenQuestion] = []
     contradictions: list[Contradiction] = []
@@ -227,6 +227,11 @@ class Dossier(Strict):
             if name not in declared:
                 raise ValueError(f"{where}: {name!r} is not declared")
         self._authorities_are_not_the_agent()
+        self._authorities_hold_the_power()
+        stated = {p.actor for p in self.permissions}
+        agent = next((a.id for a in self.actors if a.kind == "agent" and a.id not in stated), None)
+        if agent:
+            raise ValueError(f"permissions: none for {agent!r}, the agent under test: say what it may and may not do")
         return self
 
     def _authorities_are_not_the_agent(self) -> None:
@@ -242,6 +247,24 @@ class Dossier(Strict):
             if kinds[actor] not in AUTHORITIES:
                 raise ValueError(f"{where}: {actor!r} is the {kinds[actor]} under test, not an authority "
                                  f"(a {', '.join(AUTHORITIES)})")
+
+    def _authorities_hold_the_power(self) -> None:
+        """Whoever answers, owns or resolves is given that power by the dossier: they have authority over a source
+        (sources.*.authority), and a contradiction between sources is resolved by whoever has authority over one
+        of them (the customer does not settle what the policy says)."""
+        over = {s.id: s.authority for s in self.sources}
+        for i, c in enumerate(self.contradictions):
+            theirs = sorted({over[s] for s in c.between})
+            if c.resolver not in theirs:
+                raise ValueError(f"contradictions.{i}.resolver: {c.resolver!r} has authority over none of "
+                                 f"{', '.join(c.between)} (whose authorities are {', '.join(theirs)})")
+        named = [(f"open_questions.{i}.owner", q.owner) for i, q in enumerate(self.open_questions)]
+        named += [(f"requirements.{i}.stages.answered_by.actor", r.stages.answered_by.actor)
+                  for i, r in enumerate(self.requirements)]
+        for where, actor in named:
+            if actor not in over.values():
+                raise ValueError(f"{where}: {actor!r} has authority over no source of the dossier, so answers for "
+                                 f"nothing (authorities: {', '.join(sorted(set(over.values())))})")
 
     @property
     def sha256(self) -> str:

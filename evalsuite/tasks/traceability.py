@@ -1,10 +1,11 @@
 """Traceability of a suite's tasks to its process dossier: each requirement stated by a policy clause, enforced
 where it restricts an action, verified by a check and exercised by a released task; each clause a task cites
-traced back to a requirement; each write permission backed by a requirement; nothing consequential left open; and
-every customization moved whole (policy, tool authority and expected outcome together) or not at all.
+traced back to a requirement; each write permission backed by a requirement; nothing consequential left open;
+every table, tool and policy the dossier names one the suite has; and every customization moved whole (policy,
+tool authority and expected outcome together) or not at all.
 
-`trace_problems` returns one line per problem, in that order; the gate requirements_traced
-(evalsuite.pipeline.stages.process_dossier) blocks on the first and lists the rest.
+`trace_problems` returns one line per problem (open matters and unknown names first); the gate
+requirements_traced (evalsuite.pipeline.stages.process_dossier) blocks on the first and lists the rest.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def trace_problems(dossier: Dossier, tasks: list[TaskRecord], domain: Domain, po
     """Every break in the trace, one line each (empty: the suite is traceable). `dossier` as applied to this
     suite (Dossier.applied)."""
     clauses = {c.id for p in policies for c in p.clauses}
-    return [*unresolved(dossier),
+    return [*unresolved(dossier), *unknown_names(dossier, domain, policies),
             *(p for r in dossier.requirements for p in requirement_problems(r, tasks, domain, clauses)),
             *uncited_clauses(dossier, tasks), *unbacked_permissions(dossier, tasks, domain),
             *(p for c in dossier.customizations for p in partial_moves(c, tasks))]
@@ -38,14 +39,26 @@ def unresolved(dossier: Dossier) -> list[str]:
     return out
 
 
+def unknown_names(dossier: Dossier, domain: Domain, policies: list[PolicyDoc]) -> list[str]:
+    """A table or tool a system or source names that the domain does not have, or a policy source naming no policy
+    of the suite: the dossier describes another process than the one the suite builds."""
+    has = {"table": set(domain.tables), "tool": set(domain.tools), "policy": {p.doc for p in policies}}
+    named = [(f"system {y.id}", "table", t) for y in dossier.systems for t in y.tables]
+    named += [(f"system {y.id}", "tool", t) for y in dossier.systems for t in y.tools]
+    named += [(f"source {s.id}", s.kind, s.ref) for s in dossier.sources if s.kind in has]
+    return [f"{who} names {kind} {name!r}, which {'the suite' if kind == 'policy' else f'domain {domain.name}'} "
+            f"does not have" for who, kind, name in named if name not in has[kind]]
+
+
 def requirement_problems(r: Requirement, tasks: list[TaskRecord], domain: Domain, clauses: set[str]) -> list[str]:
     links, out = r.links, []
     if not links.clauses:
         out.append(f"requirement {r.id} is stated by no policy clause")
     out += [f"requirement {r.id} cites clause {c}, which no policy of the suite has"
             for c in links.clauses if c not in clauses]
-    if r.restricts_action and not (links.tools or links.permissions):
-        out.append(f"requirement {r.id} restricts an action, but no tool rule or role permission enforces it")
+    if r.restricts_action and not (links.tools or any(_restricts(p, domain) for p in links.permissions)):
+        lets = " (a role's leave to call a read tool restricts nothing)" if links.permissions else ""
+        out.append(f"requirement {r.id} restricts an action, but no tool rule or role permission enforces it{lets}")
     out += [f"requirement {r.id} links tool {t}, which domain {domain.name} does not have"
             for t in links.tools if t not in domain.tools]
     out += [p for link in links.permissions if (p := _permission_problem(r.id, link, tasks))]
@@ -56,6 +69,13 @@ def requirement_problems(r: Requirement, tasks: list[TaskRecord], domain: Domain
     out += [f"requirement {r.id} links task {t}, which is not in the release" for t in links.tasks
             if t not in released]
     return out
+
+
+def _restricts(link: PermissionLink, domain: Domain) -> bool:
+    """A permission link that can enforce a restriction: one that forbids a tool, or gives a role a write (the one
+    way it may act, as a handoff); leave to call a read tool restricts nothing."""
+    tool = domain.tools.get(link.tool)
+    return not link.may or (tool is not None and tool.kind == "write")
 
 
 def _permission_problem(rid: str, link: PermissionLink, tasks: list[TaskRecord]) -> str | None:

@@ -80,6 +80,13 @@ def tmp_bytes() -> int:
     return int(_positive(DISK_MB_VAR, DISK_MB) * MB)
 
 
+def message_over(message: str, cap: int) -> str | None:
+    """Why a final message is refused (None: it is within the cap): one over the cap is refused whole, never cut, a
+    live agent's submit_answer and a recording's last message alike (the module doc says why)."""
+    n = len(message.encode(errors="surrogatepass"))
+    return f"final message cap {size(cap)} hit ({size(n)} submitted); refused" if n > cap else None
+
+
 def size(n: int) -> str:
     """A byte count as the records and messages say it: 16 MB, 64 KB, 300 bytes."""
     for unit, name in ((MB, "MB"), (KB, "KB")):

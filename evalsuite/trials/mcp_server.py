@@ -30,7 +30,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
 from evalsuite.core.records import TaskRecord
-from evalsuite.trials.agent_limits import size
+from evalsuite.trials.agent_limits import message_over, size
 from evalsuite.trials.agents.base import AgentEnv, BudgetExhausted
 from evalsuite.trials.sandbox import SOCKET_NAME, Endpoint
 from evalsuite.trials.users.base import ConversationOver
@@ -123,10 +123,10 @@ class TrialSession:
         either the agent's whole answer or none (the trial is budget_exhausted, its record says why)."""
         if not isinstance(message, str):
             return _error("submit_answer needs a string 'message'")
-        n = len(message.encode(errors="surrogatepass"))
-        if self.message_bytes is not None and n > self.message_bytes:
-            cap = size(self.message_bytes)
-            return self._stop(BudgetExhausted(f"final message cap {cap} hit ({size(n)} submitted); refused"),
+        over = message_over(message, self.message_bytes) if self.message_bytes is not None else None
+        if over:
+            n, cap = len(message.encode(errors="surrogatepass")), size(self.message_bytes)
+            return self._stop(BudgetExhausted(over),
                               f"the message is {size(n)}, over the {cap} cap: refused, and the trial is over")
         self.answer = message
         self.ended.set()

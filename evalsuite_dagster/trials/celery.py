@@ -27,6 +27,7 @@ from dagster_celery import celery_executor, core_execution_loop
 from evalsuite.core.identity import AgentConfig, RunIdentity, agent_configs
 from evalsuite.pipeline.stages import trial_traces
 from evalsuite.releases.release import Release
+from evalsuite.trials.agents.endpoint import Endpoint, pinned
 from evalsuite.trials.chunks import TrialChunk, merge_records, plan_chunks, run_chunk
 from evalsuite.trials.tracelog import TrialRecord
 from evalsuite_dagster.metadata import run_stage, to_metadata
@@ -86,15 +87,17 @@ def worker_command(name: str, python: str = sys.executable) -> list[str]:
             "-l", "INFO"]
 
 
-def _release_run(g: SuiteGraph, home: EvalsuiteHome, version: str, agent: str
+def _release_run(g: SuiteGraph, home: EvalsuiteHome, version: str, agent: str, settings: Endpoint | None = None
                  ) -> tuple[Release, AgentConfig, RunIdentity]:
-    """The release, the agent's config and the identity run_release gives this agent's trials on it."""
+    """The release, the agent's config and the identity run_release gives this agent's trials on it (the
+    endpoint its requests go to pinned as run_release pins it, under `settings`)."""
     configs = {a.name: a for a in g.spec.agents}
     if agent not in configs:
         raise dg.Failure(description=f"agent {agent!r} is not among the agents of suite {g.spec.name}",
                          allow_retries=False)
     rel = Release(home.paths(g.spec).release(g.spec.name, version))
-    return rel, configs[agent], rel.run_identity(agent_configs([configs[agent]]))
+    config = pinned(configs[agent], settings)
+    return rel, config, rel.run_identity(agent_configs([config]))
 
 
 def celery_trials_job(g: SuiteGraph, home: str | Path | None = None) -> dg.JobDefinition:
@@ -113,17 +116,19 @@ def celery_trials_job(g: SuiteGraph, home: str | Path | None = None) -> dg.JobDe
     def run_one(work: tuple, home: EvalsuiteHome, model_endpoint: ModelEndpoint) -> dg.Output[list[str]]:
         version, raw, in_flight = work
         chunk = TrialChunk.model_validate(raw)
-        rel, config, identity = _release_run(g, home, version, chunk.agent)
+        settings = model_endpoint.settings()
+        rel, config, identity = _release_run(g, home, version, chunk.agent, settings)
         start = time.perf_counter()
         records = run_chunk(rel.world_ref(), rel.tasks(), config, identity, chunk,
-                            model_endpoint=model_endpoint.settings(), max_in_flight=in_flight or None)
+                            model_endpoint=settings, max_in_flight=in_flight or None)
         # the step's wall time less this is what a Celery step costs beyond its trials (bench_celery_models.py)
         seconds = time.perf_counter() - start
         return dg.Output([r.model_dump_json() for r in records],
                          metadata={"trials": len(records), "trial seconds": dg.MetadataValue.float(round(seconds, 4))})
 
     @dg.op(name=f"{g.spec.name}__collect")
-    def collect(context: dg.OpExecutionContext, run: tuple, chunks: list, home: EvalsuiteHome):
+    def collect(context: dg.OpExecutionContext, run: tuple, chunks: list, home: EvalsuiteHome,
+                model_endpoint: ModelEndpoint):
         version, agent = run
         paths = home.paths(g.spec)
         out_dir = paths.agent_run(version, agent)
@@ -133,7 +138,8 @@ def celery_trials_job(g: SuiteGraph, home: str | Path | None = None) -> dg.JobDe
         if left:  # the stage below would run them here, hiding that a chunk's trials never came back
             raise dg.Failure(description=f"{len(left)} task(s) of {agent} have no records from the workers, "
                                          f"first {left[0].task_ids[0]}", allow_retries=False)
-        out = run_stage(trial_traces.run, g.spec, paths, version, agent, 1)  # every trial recorded: nothing left to run
+        # every trial recorded: nothing left to run; the endpoint pins the agent's config as the chunks pinned it
+        out = run_stage(trial_traces.run, g.spec, paths, version, agent, 1, model_endpoint.settings())
         _register(context.instance, g, version, agent)
         yield dg.AssetMaterialization(asset_key=g.key("trial_traces"), metadata=to_metadata(out.metadata),
                                       partition=dg.MultiPartitionKey({"version": version, "agent": agent}),

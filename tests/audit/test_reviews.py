@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import re
 import time
 
 import pytest
 
+from evalsuite.audit.chain import chained, last_line
 from evalsuite.audit.reviews import Ledger, ReviewError, goal_sha256, review_counts, review_state
 from evalsuite.core.records import Adjudication, Review
+from evalsuite.tasks.traceability import cited_clauses
 
 
 @pytest.fixture
 def task(ap):
-    return ap.tasks[0].model_copy(deep=True)
+    """A task whose goal cites AP-3 (and AP-9), so a resolution may quote either."""
+    return next(t for t in ap.tasks if "AP-3" in cited_clauses(t)).model_copy(deep=True)
 
 
 @pytest.fixture
@@ -74,7 +78,7 @@ def test_a_resolution_settles_an_open_disagreement_and_a_later_one_reopens_it(ta
 
 def test_a_single_disagreement_resolved_passes(task, ledger):
     ledger.sign(task, "ann", "disagree")
-    assert ledger.resolve(task, "carol", "Settled by " + cite(task, "AP-2")).adjudicated
+    assert ledger.resolve(task, "carol", "Settled by " + cite(task, "AP-9")).adjudicated
 
 
 @pytest.mark.parametrize("who, decision, match", [
@@ -129,32 +133,34 @@ def test_reviews_an_imported_record_carries_count_before_the_ledger(task, ledger
 
 @pytest.mark.parametrize("line, match", [
     ('{"task_id": "t"', r"reviews\.jsonl:2: invalid JSON"),
-    ('{"task_id": "t", "goal_sha256": "xyz", "kind": "sign", "reviewer": "a", "decision": "agree", '
-     '"at": "2026-01-01T00:00:00Z"}',
-     r"reviews\.jsonl:2: goal_sha256: String should match pattern"),
-    (json.dumps({"task_id": "t", "goal_sha256": "a" * 64, "kind": "resolve", "reviewer": "a",
-                 "at": "2026-01-01T00:00:00Z"}),
+    ({"task_id": "t", "goal_sha256": "xyz", "kind": "sign", "reviewer": "a", "decision": "agree",
+      "at": "2026-01-01T00:00:00Z"}, r"reviews\.jsonl:2: goal_sha256: String should match pattern"),
+    ({"task_id": "t", "goal_sha256": "a" * 64, "kind": "resolve", "reviewer": "a", "at": "2026-01-01T00:00:00Z"},
      r"reviews\.jsonl:2: <top level>: a resolution carries its text and no decision"),
+    ('{"task_id": "t", "kind": "sign", "reviewer": "zed", "chain": "forged"}',
+     r"reviews\.jsonl:2: this line does not follow from the one before it"),
 ])
-def test_a_bad_ledger_line_is_named_and_nothing_is_added_after_it(task, ledger, line, match):
+def test_a_bad_ledger_line_is_named_and_skipped_and_the_ledger_still_serves(task, ledger, line, match):
+    """On 7bb15c3 one forged ledger line made every review command fail until it was removed."""
     ledger.sign(task, "ann", "agree")
-    with ledger.path.open("a") as fh:
-        fh.write(line + "\n")
-    before = ledger.path.read_bytes()
-    with pytest.raises(ReviewError, match=match):
-        ledger.entries()
-    with pytest.raises(ReviewError, match=match):
-        ledger.sign(task, "bob", "agree")
-    assert ledger.path.read_bytes() == before
+    with ledger.path.open("a") as fh:  # a dict: a line evalsuite's chain links, that is still no entry
+        fh.write(line + "\n" if isinstance(line, str) else chained(last_line(ledger.path), [line]))
+    assert [e.reviewer for e in ledger.entries()] == ["ann"]
+    (skipped,) = ledger.skipped
+    assert re.match(match, skipped.removeprefix(str(ledger.path.parent) + "/")) and "\n" not in skipped
+    assert ledger.sign(task, "bob", "agree").adjudicated
+    assert [e.reviewer for e in ledger.entries()] == ["ann", "bob"] and len(ledger.skipped) == 1
 
 
-def test_a_line_cut_short_is_never_written_over(task, ledger):
+@pytest.mark.parametrize("cut", [1, 20], ids=["its newline", "its end"])
+def test_a_line_cut_short_is_never_written_over(task, ledger, cut):
     ledger.sign(task, "ann", "agree")
     whole = ledger.path.read_bytes()
-    ledger.path.write_bytes(whole[:-1])  # a crash lost the newline: the line still parses
-    with pytest.raises(ReviewError, match=r"reviews\.jsonl:1: the last line was cut short"):
-        ledger.sign(task, "bob", "agree")
-    assert ledger.path.read_bytes() == whole[:-1]
+    ledger.path.write_bytes(whole[:-cut])  # a crash lost the end of the line
+    ledger.sign(task, "bob", "agree")
+    assert ledger.path.read_bytes().startswith(whole[:-cut] + b"\n")  # ended, kept as it was, then bob's line
+    assert [e.reviewer for e in ledger.entries()] == (["ann", "bob"] if cut == 1 else ["bob"])
+    assert [line.split(": ")[0] for line in ledger.skipped] == ([] if cut == 1 else [f"{ledger.path}:1"])
 
 
 # different people (not "reviewer-1", "reviewer-2": a trailing counter names the same person again)
@@ -256,7 +262,7 @@ def _lines(ledger):
     return ledger.path.read_text().splitlines(keepends=True)
 
 
-def test_a_line_added_or_edited_by_hand_is_refused_naming_the_file_and_line(task, ledger):
+def test_a_line_added_or_edited_by_hand_is_named_and_does_not_count(task, ledger):
     ledger.sign(task, "ann", "agree")
     ledger.sign(task, "bob", "disagree")
     good = _lines(ledger)
@@ -267,17 +273,17 @@ def test_a_line_added_or_edited_by_hand_is_refused_naming_the_file_and_line(task
              "removed": [good[1]],
              "reordered": [good[1], good[0]]}
     where = {"appended": 3, "appended without a link": 3, "edited": 2, "removed": 1, "reordered": 1}
+    counted = {"appended": ["ann", "bob"], "appended without a link": ["ann", "bob"], "edited": ["ann"],
+               "removed": [], "reordered": ["ann"]}
     for what, lines in edits.items():
         ledger.path.write_text("".join(lines))
-        for act in (ledger.entries, lambda: ledger.sign(task, "carol", "agree")):
-            with pytest.raises(ReviewError) as refused:
-                act()
-            assert str(refused.value) == (f"{ledger.path}:{where[what]}: this line does not follow from the one before "
-                                          "it (the file was edited, or a line added or removed, by hand); restore it "
-                                          "as evalsuite wrote it"), what
-        assert ledger.path.read_text() == "".join(lines)  # nothing appended after it
-    ledger.path.write_text("".join(good))
-    assert [e.reviewer for e in ledger.entries()] == ["ann", "bob"]
+        assert [e.reviewer for e in ledger.entries()] == counted[what], what
+        assert ledger.skipped == [f"{ledger.path}:{where[what]}: this line does not follow from the one before it "
+                                  "(the file was edited, or a line added or removed, by hand); restore it as "
+                                  "evalsuite wrote it"], what
+        ledger.sign(task, "carol", "agree")  # the ledger still takes sign-offs, which count
+        assert [e.reviewer for e in ledger.entries()] == [*counted[what], "carol"], what
+        assert len(ledger.skipped) == 1
 
 
 def test_a_ledger_from_before_the_chain_is_refused_until_sealed_once(task, ledger):
@@ -308,3 +314,17 @@ def test_a_self_resolution_an_old_ledger_holds_does_not_count_once_sealed(task, 
     assert ledger.seal() == 2
     s = state(task, ledger)
     assert s.open_disagreement and not s.adjudicated and s.resolution is None
+
+
+def test_a_resolution_cites_a_clause_the_disputed_goal_cites(task, ledger):
+    """On 7bb15c3 a disagreement on an AP-3 goal resolved by quoting unrelated AP-8 counted as adjudicated."""
+    ledger.sign(task, "ann", "disagree")
+    with pytest.raises(ReviewError, match=r"^--resolution: cite the clause .* the disputed goal cites \(AP-3, AP-9\)"):
+        ledger.resolve(task, "carol", cite(task, "AP-8"))
+    with ledger.path.open("a") as fh:  # written by other means, chained as evalsuite would
+        fh.write(chained(last_line(ledger.path), [{
+            "task_id": task.task_id, "goal_sha256": goal_sha256(task), "kind": "resolve", "reviewer": "carol",
+            "resolution": cite(task, "AP-8"), "at": "2026-12-01T00:00:00Z"}]))
+    s = state(task, ledger)
+    assert s.open_disagreement and not s.adjudicated and s.resolution is None and not ledger.skipped
+    assert ledger.resolve(task, "carol", cite(task, "AP-3")).adjudicated

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from recorded_support import tau2_results
+from markdown_it import MarkdownIt
+from recorded_support import openai_messages, tau2_results
 from typer.testing import CliRunner
 
 from evalsuite.cli.app import app
@@ -138,3 +139,76 @@ def test_a_recording_of_another_domain_is_refused_before_anything_is_matched(rel
     body["info"]["environment_info"] = {"domain_name": "retail"}  # its own domain: imported as before
     path.write_text(json.dumps(body))
     assert import_run(path, release, tmp_path / "run", ORIGIN)[1].is_dir()
+
+
+def test_a_final_message_over_the_live_agents_cap_ends_the_trial_unkept_as_live_does(release, tmp_path):
+    """On 7bb15c3 a recording's 60 MB final message was kept whole and graded; a live agent's is refused at 64 KB."""
+    path = tau2_results(release, tmp_path / "r.json")
+    body = json.loads(path.read_text())
+    huge = "refund issued " * 5000  # 70 KB: over the 64 KB cap of EVALSUITE_MCP_MESSAGE_KB
+    body["simulations"][0]["messages"][-1]["content"] = huge
+    path.write_text(json.dumps(body))
+    _, out = import_run(path, release, tmp_path / "run", ORIGIN)
+    records = [json.loads(line) for line in (out / "traces.jsonl").read_text().splitlines()]
+    first = next(r for r in records if r["task_id"] == "0" and r["trial"] == 0)
+    assert first["outcome"] == "budget_exhausted"
+    assert first["exhausted"] == "final message cap 64 KB hit (68.4 KB submitted); refused"
+    assert huge not in (out / "traces.jsonl").read_text()
+    assert "final message cap 64 KB hit" in (out / "scorecard.md").read_text()
+
+
+def test_what_a_recording_says_is_shown_as_written_in_scorecard_md_never_as_markup(release, tmp_path):
+    """On 7bb15c3 a recorded task id, a licence or a source put a comment, an image and HTML into scorecard.md."""
+    path = tau2_results(release, tmp_path / "r.json")
+    body = json.loads(path.read_text())
+    body["simulations"][-1]["task_id"] = "999 <!-- ![x](http://evil.example/x.png) <b>\n| Verified | 1.000 |"
+    body["simulations"][1]["termination_reason"] = "`max_steps` [more](http://evil.example)"
+    path.write_text(json.dumps(body))
+    origin = Origin(license="MIT <img src=http://evil.example/y.png>", source="[notes](javascript:alert(1))")
+    _, out = import_run(path, release, tmp_path / "run", origin)
+    md = (out / "scorecard.md").read_text()
+    page = MarkdownIt("commonmark").enable("table").render(md)  # as a Markdown viewer shows scorecard.md
+    for markup in ("<!--", "<img", "<b>", "<a ", "<code>max_steps", "<td>Verified"):
+        assert markup not in page
+    assert "999 &lt;!-- ![x](http://evil.example/x.png) &lt;b&gt;" in page
+    assert "licence: MIT &lt;img src=http://evil.example/y.png&gt;" in page
+
+
+def test_arguments_nested_deeper_than_any_input_may_be_are_refused_in_one_line(release, tmp_path):
+    """On 7bb15c3 an OpenAI-format call whose arguments string nests 500 deep ended in a serialization error, and
+    left the run folder behind."""
+    path = openai_messages(release, tmp_path / "r.jsonl")
+    lines = path.read_text().splitlines()
+    first = json.loads(lines[0])
+    deep = json.dumps({"x": json.loads("[" * 500 + "]" * 500)})
+    first["messages"][1]["tool_calls"][0]["function"]["arguments"] = deep
+    path.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    with pytest.raises(RecordingError) as err:
+        import_run(path, release, tmp_path / "run", ORIGIN)
+    assert str(err.value) == (f"{path}: openai_messages: a tool call's function.arguments: invalid JSON: nested "
+                              "deeper than 100 levels")
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_task_whose_trials_skip_a_number_is_refused_in_one_line_naming_the_file(release, tmp_path):
+    """On 7bb15c3 a task recorded as trial 1 alone was imported, then failed rescoring naming the staged folder."""
+    path = tau2_results(release, tmp_path / "r.json")
+    body = json.loads(path.read_text())
+    body["simulations"] = [s | {"trial": 1} for s in body["simulations"] if s["task_id"] == "0" and s["trial"] == 0]
+    path.write_text(json.dumps(body))
+    with pytest.raises(RecordingError, match=r"r\.json: tau2_results: task 0 has trial\(s\) 1: a task's trials are "
+                                             r"numbered 0, 1, 2, … with none missing$"):
+        import_run(path, release, tmp_path / "run", ORIGIN)
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_import_that_fails_while_writing_leaves_no_folder_it_made(release, tmp_path, monkeypatch):
+    from evalsuite.importers.recorded import run
+
+    def full(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(run, "_write", full)
+    with pytest.raises(OSError, match="No space left"):
+        import_run(_recording(release, tmp_path / "r.json"), release, tmp_path / "run", ORIGIN)
+    assert not (tmp_path / "run").exists() and [p.name for p in tmp_path.iterdir()] == ["r.json"]

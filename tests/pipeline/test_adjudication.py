@@ -91,9 +91,10 @@ def test_sign_disagree_resolve_then_the_gate_passes_and_the_release_holds_every_
     assert v.reason == (f"2 of {len(tasks)} task(s) not adjudicated (quarantined, release still allowed; allowed 10%): "
                         f"{one}: 1 of 2 reviewer sign-offs; {split}: disagreement open")
 
-    ap3 = next(c.text for c in tasks[7].policy.clauses if c.id == "AP-3").split(". ", 1)[1]
+    cited = tasks[7].goal_state.assertions[0].clause  # a clause the disputed goal cites (AP-3 would not settle it)
+    text = next(c.text for c in tasks[7].policy.clauses if c.id == cited).split(". ", 1)[1]
     out = review("resolve", spec_file, "--task", split, "--by", "carol", "--resolution",
-                 f'AP-3: "{ap3}" The variance is under the escalation threshold, so the buyer approves')
+                 f'{cited}: "{text}" That is the rule this case falls under, so the goal stands')
     assert out.strip().endswith("status: adjudicated")
     review("sign", spec_file, "--task", one, "--reviewer", "bob", "--decision", "agree")
     built = driver.build(spec_file, paths.home)
@@ -173,12 +174,18 @@ def test_acceptance_is_keyed_on_the_ledger_of_the_home_the_suite_is_built_in(sui
     assert registry.code_version("acceptance_results", spec, paths) != before
 
 
-def test_a_ledger_that_cannot_be_read_blocks_at_the_adjudicated_gate(suite):
+def test_a_ledger_line_that_cannot_be_read_does_not_count_and_an_unsealed_ledger_blocks(suite):
     _, spec, paths = suite
-    (paths.root / "reviews.jsonl").write_text('{"task_id": "x", "kind": "sign"}\n')
-    with pytest.raises(GateError, match=r"reviews\.jsonl:1: .*Field required") as blocked:
+    ledger = Ledger(paths.root / "reviews.jsonl")
+    ledger.path.write_text('{"task_id": "x", "kind": "sign"}\n')  # no line chained: a ledger from before the chain
+    with pytest.raises(GateError, match=r"reviews\.jsonl: written before ledger lines were chained") as blocked:
         accept(spec, paths)
     assert blocked.value.gate == "adjudicated"
+    ledger.path.write_text("")
+    ledger.sign(read_tasks(paths.tasks)[0], "ann", "agree")
+    with ledger.path.open("a") as fh:
+        fh.write('{"task_id": "x", "kind": "sign"}\n')
+    assert [e.reviewer for e in acceptance_results.ledger_entries(spec, paths)] == ["ann"]
 
 
 @pytest.mark.parametrize("args, says", [

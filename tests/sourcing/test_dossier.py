@@ -90,6 +90,39 @@ def test_a_blank_answer_or_the_agent_as_its_own_authority_is_refused(tmp_path, e
     assert str(exc.value).startswith(f"{path}: ") and line in str(exc.value) and "\n" not in str(exc.value)
 
 
+@pytest.mark.parametrize("edit, line", [
+    (lambda d: d["contradictions"][0].update(resolver="customer"),
+     "contradictions.0.resolver: 'customer' has authority over none of support_policy, policy_table (whose "
+     "authorities are support_operations_lead)"),
+    (lambda d: d["requirements"][0]["stages"]["answered_by"].update(actor="human_review"),
+     "requirements.0.stages.answered_by.actor: 'human_review' has authority over no source of the dossier"),
+    (lambda d: d["open_questions"][1].update(owner="human_review"),
+     "open_questions.1.owner: 'human_review' has authority over no source of the dossier"),
+])
+def test_an_answerer_owner_or_resolver_without_that_power_in_the_dossier_is_refused(tmp_path, edit, line):
+    """On 7bb15c3 answerers and resolvers without authority released: the customer settling what the policy says,
+    a requirement answered by a team that owns nothing."""
+    path = spoil(tmp_path, edit)
+    with pytest.raises(DossierError) as exc:
+        load_dossier(path)
+    assert str(exc.value).startswith(f"{path}: ") and line in str(exc.value) and "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("edit, line", [
+    (lambda d: d["contradictions"][0].update(id=""), "contradictions.0.id: String should match pattern"),
+    (lambda d: d["sources"][0].update(id=" "), "sources.0.id: String should match pattern"),
+    (lambda d: d["permissions"][0]["may"].append(""), "permissions.0.may.3: String should"),
+    (lambda d: d["permissions"].pop(0), "permissions: none for 'support_agent', the agent under test"),
+    (lambda d: d.update(routine_cases=[]), "routine_cases: List should have at least 1 item"),
+])
+def test_a_nameless_id_an_empty_permission_or_a_process_with_nothing_stated_is_refused(tmp_path, edit, line):
+    """Each released on 7bb15c3 (random mutations of the retail_support dossier)."""
+    path = spoil(tmp_path, edit)
+    with pytest.raises(DossierError) as exc:
+        load_dossier(path)
+    assert str(exc.value).startswith(f"{path}: ") and line in str(exc.value) and "\n" not in str(exc.value)
+
+
 def test_another_suites_dossier_is_refused_when_the_stage_reads_it(tmp_path):
     from evalsuite.pipeline.stages import process_dossier
 

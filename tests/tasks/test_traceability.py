@@ -8,7 +8,7 @@ from suite_support import ROOT
 
 from evalsuite.domains.registry import domain_of as get_domain
 from evalsuite.domains.retail_support import CUSTOMIZE
-from evalsuite.sourcing.dossier import load_dossier
+from evalsuite.sourcing.dossier import PermissionLink, load_dossier
 from evalsuite.sourcing.policies import load_policy
 from evalsuite.tasks.customization import customize_task
 from evalsuite.tasks.taskfile import read_tasks
@@ -53,6 +53,28 @@ def test_the_variant_derived_from_the_customization_is_traceable():
     assert (refund.policy.version, refund.role.forbidden_tools) == ("v2", ["issue_refund", "request_manager_decision"])
     assert [c.name for c in refund.goal_state.domain_checks][0] == "handoff_with_evidence"
     assert refund.reference_solution[-1].tool == "handoff_case" and refund.trial_protocol.fault_plans == []
+
+
+def test_a_restriction_enforced_only_by_leave_to_call_a_read_tool_blocks():
+    """On 7bb15c3 a restricting requirement "enforced" by `may: true` on a read tool released."""
+    dossier, tasks, domain, policies = suite(*RETAIL)
+    problems = trace_problems(requirement(dossier, "RS-R5", tools=[]), tasks, domain, policies)  # find_refund: a read
+    assert problems == ["requirement RS-R5 restricts an action, but no tool rule or role permission enforces it (a "
+                        "role's leave to call a read tool restricts nothing)"]
+    handoff = [PermissionLink(role="support_agent", tool="handoff_case", may=True)]  # a write: the way it may act
+    assert trace_problems(requirement(dossier, "RS-R5", tools=[], permissions=handoff), tasks, domain, policies) == []
+
+
+def test_a_table_tool_or_policy_the_dossier_names_and_the_suite_lacks_blocks():
+    """On 7bb15c3 a system naming a table `x` or a tool ' ' released."""
+    dossier, tasks, domain, policies = suite(*RETAIL)
+    systems = [dossier.systems[0].model_copy(update={"tables": ["cases", "x"], "tools": ["get_case", " "]})]
+    sources = [dossier.sources[0].model_copy(update={"ref": "other_policy"}), *dossier.sources[1:]]
+    spoilt = dossier.model_copy(update={"systems": systems, "sources": sources})
+    assert trace_problems(spoilt, tasks, domain, policies) == [
+        "system support_desk names table 'x', which domain retail_support does not have",
+        "system support_desk names tool ' ', which domain retail_support does not have",
+        "source support_policy names policy 'other_policy', which the suite does not have"]
 
 
 def test_a_requirement_with_no_check_blocks():

@@ -114,6 +114,6 @@ def test_resuming_a_run_with_another_config_of_the_same_agent_is_refused(release
     assert again == first  # the same config resumes: nothing rerun
 
     run_release(release, [cool], tmp_path / "run", trials=1, workers=1)
-    with pytest.raises(RunFolderError, match="agent_config of scripted differ"):
+    with pytest.raises(RunFolderError, match=r"agent_config of scripted \(temperature 0.0 then, 0.7 now\) differ"):
         run_release(release, [hot], tmp_path / "run", trials=1, workers=1)
     assert len(endpoint.seen) == 2 * len(tasks)  # neither refused run sent a request

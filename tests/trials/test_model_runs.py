@@ -108,3 +108,31 @@ def test_a_model_run_killed_mid_way_resumes_with_no_trial_lost_or_run_twice(ap, 
     keys = [(r["task_id"], r["trial"]) for r in after]
     assert len(after) == 30 and len(set(keys)) == 30  # every planned trial once: none lost, none run twice
     assert after[:len(kept)] == kept and {r["outcome"] for r in after} == {"pass"}
+
+
+def test_a_run_resumed_against_another_endpoint_or_model_is_refused_in_one_line(release, model, tmp_path,
+                                                                                monkeypatch):
+    """On 7bb15c3 resuming with another OPENAI_BASE_URL pooled two endpoints' trials under one identity (its config
+    said base_url: null)."""
+    from evalsuite.core.identity import AgentConfig
+    from evalsuite.releases.release import Release
+    from evalsuite.releases.runs import run_release
+    from evalsuite.scoring.runlog import RunFolderError
+
+    out = tmp_path / "run"
+    _run(release, out)
+    first = os.environ["OPENAI_BASE_URL"]
+    assert json.loads((out / RUN_JSON).read_text())["identity"]["agent_configs"][AGENT]["base_url"] == first
+    before = (out / TRACES).read_bytes()
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    resumed = CliRunner().invoke(app, ["run", str(release), "--agent", AGENT, "--trials", "2", "--out", str(out),
+                                       "--workers", "1", "--no-progress"])
+    assert resumed.exit_code == 2 and len(resumed.output.strip().splitlines()) == 1
+    assert f"agent_config of {AGENT} (base_url {first!r} then, 'http://127.0.0.1:9/v1' now)" in resumed.output
+    assert (out / TRACES).read_bytes() == before and len(model.served) >= 10  # nothing sent, nothing pooled
+
+    monkeypatch.setenv("OPENAI_BASE_URL", first)
+    named = tmp_path / "named"
+    run_release(Release(release), [AgentConfig(name="bot", kind="openai", model="gpt-4o-mini")], named, trials=1)
+    with pytest.raises(RunFolderError, match="agent_config of bot \\(model 'gpt-4o-mini' then, 'gpt-4o' now\\)"):
+        run_release(Release(release), [AgentConfig(name="bot", kind="openai", model="gpt-4o")], named, trials=1)

@@ -92,10 +92,18 @@ def openai_turns(messages: list[OpenAIMessage]) -> list[Turn]:
     return turns
 
 
+class _Unreadable(ValueError):
+    pass
+
+
 def _arguments(text: str) -> dict[str, Any]:
+    """A call's arguments, a JSON string in this format: bounded as the file is (core.io.parse_json), so nesting
+    the file itself could not hold is refused here too."""
     try:
-        parsed = json.loads(text)
-    except json.JSONDecodeError:
+        parsed = parse_json(text, "arguments", _Unreadable)
+    except _Unreadable as exc:
+        if not isinstance(exc.__cause__, json.JSONDecodeError):  # too deep, or not Unicode text
+            raise RecordingError(f"a tool call's function.arguments: {str(exc).split(': ', 1)[1]}") from None
         parsed = None
     # not an object: replayed with no arguments, so the tool reports what is missing, as the original would
     return parsed if isinstance(parsed, dict) else {}
@@ -284,12 +292,22 @@ def read_recording(path: str | Path) -> Recording:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"]) or "(file)"
         raise RecordingError(f"{path}: {fmt}: {field}: {err['msg']}") from None
+    except RecordingError as exc:  # a field that parsed but cannot be read (a call's arguments)
+        raise RecordingError(f"{path}: {fmt}: {exc}") from None
     if not recording.trials:
         raise RecordingError(f"{path}: {fmt}: no trials")
     keys = [(t.task_ref, t.trial) for t in recording.trials]
     twice = next((k for i, k in enumerate(keys) if k in keys[:i]), None)
     if twice:
         raise RecordingError(f"{path}: {fmt}: task {twice[0]} trial {twice[1]} is recorded twice")
+    trials: dict[str, list[int]] = {}
+    for ref, n in keys:
+        trials.setdefault(ref, []).append(n)
+    gap = next((ref for ref, ns in trials.items() if sorted(ns) != list(range(len(ns)))), None)
+    if gap is not None:  # a run's trials of a task are 0, 1, 2, …: a gap would be a trial the scorecard plans for
+        shown = ", ".join(map(str, sorted(trials[gap])[:5]))
+        raise RecordingError(f"{path}: {fmt}: task {gap} has trial(s) {shown}: a task's trials are numbered 0, 1, "
+                             "2, … with none missing")
     return recording
 
 

@@ -15,6 +15,7 @@ from evalsuite.importers.peers import PeerCheck
 from evalsuite.importers.recorded.formats import RecordedTrial
 from evalsuite.importers.recorded.tasks import gold_writes
 from evalsuite.scoring.recorded import CallDiff, TrialNote
+from evalsuite.trials.agent_limits import AgentLimits
 from evalsuite.trials.agents.openai_agent import observation
 from evalsuite.trials.agents.recorded import RecordedAgent, Turn, final_message
 from evalsuite.trials.trial import TrialResult, policy_text, run_trial
@@ -30,7 +31,8 @@ class Regraded:
 
 def regrade(world: World, task: TaskRecord, rec: RecordedTrial, agent: str, peer: PeerCheck | None) -> Regraded:
     """Replay and grade one recorded trial; no fault is injected (the recorded calls met none of ours)."""
-    result = run_trial(world, task, RecordedAgent(agent, rec.turns, rec.unfinished), rec.trial, faults=FaultPlan())
+    played = RecordedAgent(agent, rec.turns, rec.unfinished, AgentLimits.from_env().message_bytes)
+    result = run_trial(world, task, played, rec.trial, faults=FaultPlan())
     final = final_message(rec.turns)
     original = peer(task, _writes_replayed(world, task, rec.turns), final) if peer else None
     note = TrialNote(task_id=task.task_id, trial=rec.trial, recorded_task=rec.task_ref, recorded_reward=rec.reward,

@@ -103,13 +103,19 @@ def import_run(path: Path, release: Release, out: Path | None = None, origin: Or
     recorded = RecordingFile(provenance=provenance, task_map={t.task_ref: found[t.task_ref] for t in kept},
                              notes=notes, skipped=skipped,
                              quarantined={t.task_id: quarantined[t.task_id] for t in ran if t.task_id in quarantined})
+    made = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
-    # the run folder's lock, as `evalsuite run` holds it: another writer of the folder stops this one (or it them);
-    # what the folder holds is judged again under the lock, where no other writer can change it
-    with folder_lock(out), staged_dir(out) as tmp:  # the folder appears whole, scorecard included, or not at all
-        _refuse_other_runs(out)
-        _write(tmp, meta, ran, records, recorded)
-        card = rescore(tmp)
+    try:
+        # the run folder's lock, as `evalsuite run` holds it: another writer of the folder stops this one (or it
+        # them); what the folder holds is judged again under the lock, where no other writer can change it
+        with folder_lock(out), staged_dir(out) as tmp:  # the folder appears whole, scorecard included, or not at all
+            _refuse_other_runs(out)
+            _write(tmp, meta, ran, records, recorded)
+            card = rescore(tmp)
+    except BaseException:
+        if made and [p.name for p in out.iterdir()] == [LOCK]:  # a refused import leaves no folder it made
+            shutil.rmtree(out, ignore_errors=True)
+        raise
     return card, out
 
 

@@ -3,10 +3,15 @@
 pool can carry the settings without importing the openai SDK."""
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+
+from evalsuite.core.identity import AgentConfig
+
+MODEL_KINDS = ("openai", "model_workflow")  # the agent kinds whose requests go to an endpoint
 
 
 @dataclass(frozen=True)
@@ -50,3 +55,14 @@ def current_endpoint() -> Endpoint:
 def adopt_endpoint(settings: Endpoint) -> None:
     """A pool worker's: every agent this process builds from now on uses its parent's endpoint settings."""
     _ENDPOINT.set(settings)
+
+
+def pinned(config: AgentConfig, settings: Endpoint | None = None) -> AgentConfig:
+    """The config with the endpoint its model's requests go to written in: its own base_url, else the endpoint
+    settings' (the current ones when not given), else OPENAI_BASE_URL, as model_client.resolve picks it (none of
+    them set: the SDK's default, left None). The run identity then says which endpoint answered, so a run resumed
+    against another endpoint is another run, and its folder refuses it."""
+    if config.kind not in MODEL_KINDS or config.base_url:
+        return config
+    url = (settings or current_endpoint()).base_url or os.environ.get("OPENAI_BASE_URL")
+    return config.model_copy(update={"base_url": url}) if url else config

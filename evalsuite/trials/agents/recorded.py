@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from evalsuite.core.records import TaskRecord
+from evalsuite.trials.agent_limits import message_over
 from evalsuite.trials.agents.base import AgentEnv, BudgetExhausted
 
 
@@ -34,15 +35,22 @@ class Turn(BaseModel):
 class RecordedAgent:
     """Plays one recorded trial back; it ends with the last message the recorded agent said, or, when the
     recording ended without the agent or the user stopping (`unfinished` says how), out of budget, as a live
-    trial that ran out of steps ends."""
+    trial that ran out of steps ends. A message of the agent over the final-message cap a live agent has
+    (`message_bytes`, evalsuite.trials.agent_limits) ends the replay there, out of budget, as a live agent's
+    submit_answer over it does: it is neither kept nor graded."""
 
-    def __init__(self, name: str, turns: list[Turn], unfinished: str | None = None):
+    def __init__(self, name: str, turns: list[Turn], unfinished: str | None = None,
+                 message_bytes: int | None = None):
         self.name = name
         self.turns = turns
         self.unfinished = unfinished
+        self.message_bytes = message_bytes
 
     def run(self, task: TaskRecord, env: AgentEnv) -> str:
         for turn in self.turns:
+            over = self._over(turn)
+            if over:
+                raise BudgetExhausted(over)
             if turn.is_call:
                 env.call(turn.tool or "", turn.arguments)
             elif env.user is not None:  # a queue task has no transcript: its messages are only the last one
@@ -50,6 +58,11 @@ class RecordedAgent:
         if self.unfinished:
             raise BudgetExhausted(f"the recorded trial ended without a stop ({self.unfinished})")
         return final_message(self.turns)
+
+    def _over(self, turn: Turn) -> str | None:
+        if self.message_bytes is None or turn.is_call or turn.actor != "agent":
+            return None
+        return message_over(turn.text or "", self.message_bytes)
 
 
 def final_message(turns: list[Turn]) -> str:
