@@ -112,11 +112,12 @@ def build_errors(*more: type[Exception]) -> Iterator[None]:
 def run_errors(*more: type[Exception]) -> Iterator[None]:
     """Bad input (a spec, release or run folder): one line on stderr and exit 2, as for a build; a harness that
     failed is one line and exit 1; anything else keeps its traceback."""
+    from evalsuite.core.identity import EndpointError
     from evalsuite.scoring.runlog import RunFolderError
     from evalsuite.trials.pool import HarnessError
     from evalsuite.trials.tracelog import TraceLogError
 
-    with build_errors(RunFolderError, TraceLogError, *more):
+    with build_errors(RunFolderError, TraceLogError, EndpointError, *more):
         try:
             yield
         except HarnessError as exc:

@@ -15,6 +15,7 @@ import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
+from urllib.parse import parse_qsl, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -100,6 +101,8 @@ class AgentConfig(BaseModel):
             raise ValueError(f"agent {self.name!r}: a recording names its file's sha256, and only a recording does")
         if self.kind != "mcp" and self.boundary is not None:
             raise ValueError(f"agent {self.name!r}: boundary applies only to an mcp agent (its own process)")
+        if self.base_url is not None:
+            refuse_credentials(self.base_url, f"agent {self.name!r}: base_url")
         return self
 
     @classmethod
@@ -119,6 +122,22 @@ class AgentConfig(BaseModel):
             default_boundary()  # a bad EVALSUITE_MCP_BOUNDARY is one line here, not a validation report
             return cls(name=agent, kind="mcp", command=from_here(shlex.split(rest)))
         return cls(name=agent)
+
+
+class EndpointError(ValueError):
+    """An endpoint URL that must not be recorded."""
+
+
+def refuse_credentials(url: str, where: str) -> None:
+    """An endpoint URL is written into the run identity, run.json and the scorecard: one holding a user name,
+    password or key would publish it, so it is refused; the key belongs in OPENAI_API_KEY."""
+    parts = urlsplit(url)
+    if parts.username or parts.password or any(k.lower() in _SECRET_PARAMS for k, _ in parse_qsl(parts.query)):
+        raise EndpointError(f"{where}: the endpoint URL holds credentials, which would be written into the run's "
+                         "records; give the key in OPENAI_API_KEY instead")
+
+
+_SECRET_PARAMS = frozenset({"key", "api_key", "apikey", "api-key", "token", "access_token", "password", "secret"})
 
 
 def from_here(command: list[str]) -> list[str]:

@@ -136,3 +136,21 @@ def test_a_run_resumed_against_another_endpoint_or_model_is_refused_in_one_line(
     run_release(Release(release), [AgentConfig(name="bot", kind="openai", model="gpt-4o-mini")], named, trials=1)
     with pytest.raises(RunFolderError, match="agent_config of bot \\(model 'gpt-4o-mini' then, 'gpt-4o' now\\)"):
         run_release(Release(release), [AgentConfig(name="bot", kind="openai", model="gpt-4o")], named, trials=1)
+
+
+def test_an_endpoint_url_holding_credentials_is_refused_before_anything_is_written(release, tmp_path, monkeypatch):
+    """The endpoint a run used is written into run.json and the scorecard: a URL carrying a password or a key would
+    publish it there."""
+    out = tmp_path / "run"
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://user:hunter2@127.0.0.1:9/v1")
+    refused = CliRunner().invoke(app, ["run", str(release), "--agent", AGENT, "--trials", "1", "--out", str(out),
+                                       "--workers", "1", "--no-progress"])
+    assert refused.exit_code == 2 and len(refused.output.strip().splitlines()) == 1, refused.output
+    assert "endpoint URL holds credentials" in refused.output and "hunter2" not in refused.output
+    assert not out.exists()
+
+    from evalsuite.core.identity import AgentConfig
+
+    with pytest.raises(ValueError, match="base_url: the endpoint URL holds credentials"):
+        AgentConfig(name="bot", kind="openai", model="m", base_url="https://api.example/v1?api_key=sk-123")
+    assert AgentConfig(name="bot", kind="openai", model="m", base_url="https://api.example/v1").base_url

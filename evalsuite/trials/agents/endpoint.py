@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from evalsuite.core.identity import AgentConfig
+from evalsuite.core.identity import AgentConfig, refuse_credentials
 
 MODEL_KINDS = ("openai", "model_workflow")  # the agent kinds whose requests go to an endpoint
 
@@ -65,4 +65,6 @@ def pinned(config: AgentConfig, settings: Endpoint | None = None) -> AgentConfig
     if config.kind not in MODEL_KINDS or config.base_url:
         return config
     url = (settings or current_endpoint()).base_url or os.environ.get("OPENAI_BASE_URL")
+    if url:
+        refuse_credentials(url, f"agent {config.name!r}: the model endpoint")
     return config.model_copy(update={"base_url": url}) if url else config
