@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from evalsuite.core.hashing import file_sha256, json_sha256
 from evalsuite.core.home import home_dir
 from evalsuite.core.identity import AgentConfig, identity_sha256, trial_seed
-from evalsuite.core.io import staged_dir
+from evalsuite.core.io import staged_dir, sweep_staged
 from evalsuite.core.records import TaskRecord
 from evalsuite.importers.peers import peer_grader
 from evalsuite.importers.recorded.formats import MODEL_NAME, Recording, RecordingError, read_recording
@@ -71,7 +71,7 @@ def import_run(path: Path, release: Release, out: Path | None = None, origin: Or
     m = release.manifest
     out = Path(out) if out else _home_of(release) / "runs" / m.suite / m.version / AGENTS / config.name
     _refuse_other_runs(out)
-    sweep_staged(out)
+    sweep_staged(out)  # a killed import's staging folders: never finished, so never to be read as a run
     quarantined = {q.task_id: q.reasons for q in release.manifest.quarantined}
     held_back = quarantined_tasks(release)  # graded too, and said to be, when the build's records are at hand
     tasks = release.tasks() + held_back
@@ -136,14 +136,6 @@ def _agent_name(given: str | None, model: str) -> str:
         return given
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-.")[:48] or "model"
     return f"recorded:{slug}" if slug == model else f"recorded:{slug}-{json_sha256(model)[:8]}"
-
-
-def sweep_staged(out: Path) -> None:
-    """Remove what a killed import left beside its folder (the hidden `.NAME-….tmp` and `.old` staging folders of
-    core.io.staged_dir), so no later command reads it as a run."""
-    for left in out.parent.glob(f".{out.name}-*.*") if out.parent.is_dir() else ():
-        if left.is_dir() and left.suffix in (".tmp", ".old"):
-            shutil.rmtree(left, ignore_errors=True)
 
 
 def quarantined_tasks(release: Release) -> list[TaskRecord]:
