@@ -22,10 +22,11 @@ MAX_REPORTS = 20
 
 
 def _roots():
-    """Folders the analysis may read: its own folder and tmp, and the interpreter's libraries."""
+    """What the analysis may open: its own folder and TMPDIR, the interpreter's libraries (read) and this file."""
     libs = {sys.prefix, sys.base_prefix, sys.exec_prefix, *(p for p in sys.path if p)}
     libs |= {os.path.realpath(p) for p in libs}
-    return tuple(sorted({os.getcwd(), os.environ.get("TMPDIR", "/tmp"), "/tmp", __file__, *SYSTEM_READS, *libs}))
+    # TMPDIR is the run's own (bwrap's private /tmp, or a folder removed with the run), never the host's /tmp
+    return tuple(sorted({os.getcwd(), os.environ["TMPDIR"], __file__, *SYSTEM_READS, *libs}))
 
 
 def _within(path, roots):
