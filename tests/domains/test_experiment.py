@@ -20,6 +20,7 @@ from evalsuite.domains.experiment import DOMAIN, ROLE
 from evalsuite.domains.experiment.authoring import source_tables, write_suite
 from evalsuite.domains.experiment.derive import derive_tasks
 from evalsuite.domains.experiment.sealed import run_code
+from evalsuite.grading.measures import measure_trial
 from evalsuite.pipeline import driver
 from evalsuite.sourcing.policies import load_policy
 from evalsuite.tasks.derivation import DeriveContext
@@ -92,6 +93,13 @@ def test_a_dataset_off_its_hash_and_a_conclusion_too_close_to_call_are_skipped(t
                                "conclusion within the tolerances of the decision rule's thresholds": 1}
 
 
+def test_a_protocol_number_that_is_not_one_is_a_line_naming_it(tables):
+    protocols = [{**p, "level": "high"} if p["protocol_id"] == "P04" else p for p in tables["protocols"]]
+    with pytest.raises(ValueError) as err:
+        derive_tasks({**tables, "protocols": protocols}, POLICIES, CTX)
+    assert str(err.value) == "protocols: P04: level 'high' is not a number"
+
+
 @pytest.fixture(scope="module")
 def world(tables, tmp_path_factory) -> World:
     return World.build(DOMAIN, tables, tmp_path_factory.mktemp("exp") / "world.sqlite")
@@ -162,7 +170,7 @@ def _failing(result) -> dict[str, str]:
 
 
 @needs_bwrap
-def test_the_suite_builds_through_every_gate(built):
+def test_the_suite_builds_through_every_gate(built, tasks):
     release, trials, home = built
     assert (release.accepted, release.quarantined) == (1, 0)
     suite = home / "suites" / "research_experiment"
@@ -176,6 +184,9 @@ def test_the_suite_builds_through_every_gate(built):
         "check result_reproduces", "check result_tracks_data", "check estimate_within_tolerance",
         "check conclusion_follows_protocol", "check protocol_analysis", "check analysis_sealed"}
     assert trials[("exp-p01#alt1", "reference")].passed
+    task = next(t for t in tasks.tasks if t.task_id == "exp-p01")
+    measures = measure_trial(task, DOMAIN, reference.verdict, reference.trace, reference.final_message)
+    assert measures.grounded and measures.outcome and measures.authority_violations == 0, measures
 
 
 @needs_bwrap

@@ -50,9 +50,9 @@ def test_an_unknown_domain_is_refused_when_the_spec_is_read(tmp_path):
     spec = spec_with(tmp_path, domain="payroll")
     assert one_line_error(SpecError, load_spec, spec) == (
         f"{spec}: domain: unknown domain 'payroll'; installed: agentdojo_banking, ap_exceptions, contract_review, "
-        "mobile_service, retail_support, tau2_airline, tau2_retail, tau2_telecom; a domain is an entry point in the "
-        "group 'evalsuite.domains' of an installed package, a domain file ending in .yaml, or a dotted module path "
-        "(docs/domains/index.md)")
+        "experiment, mobile_service, retail_support, tau2_airline, tau2_retail, tau2_telecom; a domain is an entry "
+        "point in the group 'evalsuite.domains' of an installed package, a domain file ending in .yaml, or a dotted "
+        "module path (docs/domains/index.md)")
 
 
 @pytest.mark.parametrize("domain, says", [

@@ -31,7 +31,8 @@ def _rows(db: sqlite3.Connection, sql: str, *params: Any) -> list[dict]:
 
 @functools.lru_cache(maxsize=64)
 def rerun(code: str, data: str) -> AnalysisRun:
-    """One fresh sealed run of `code` on `data`, shared by the checks of a verdict (they judge the same run)."""
+    """One fresh sealed run of `code` on `data`, made once per process: the checks of a verdict judge the same
+    rerun, and another trial submitting the same code for the same data is judged on it too."""
     return run_code(code, data)
 
 
@@ -59,7 +60,6 @@ class Case:
 
     def resampled(self) -> AnalysisRun:
         return rerun(self.submitted["code"], dataset_csv(self.copy_rows()))
-
 
 
 def on_result(fn):

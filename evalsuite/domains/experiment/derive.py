@@ -138,9 +138,16 @@ def _trigger(p: dict) -> Trigger:
 
 
 def typed(p: dict) -> dict:
-    """A protocol row with its numbers as numbers (a CSV delivery holds text)."""
-    floats = {k: float(p[k]) for k in ("level", "min_effect", "tolerance", "interval_tolerance")}
-    return {**p, **floats, "bootstrap_reps": int(p["bootstrap_reps"])}
+    """A protocol row with its numbers as numbers (a CSV delivery holds text); one that is not is a one-line error
+    naming the protocol and the field."""
+    out = dict(p)
+    for k, kind in (("level", float), ("min_effect", float), ("tolerance", float), ("interval_tolerance", float),
+                    ("bootstrap_reps", int)):
+        try:
+            out[k] = kind(p[k])
+        except (TypeError, ValueError):
+            raise ValueError(f"protocols: {p.get('protocol_id')}: {k} {p.get(k)!r} is not a number") from None
+    return out
 
 
 def derive_tasks(tables: dict[str, list[dict]], policies: list[PolicyDoc], ctx: DeriveContext) -> Derivation:
@@ -180,8 +187,9 @@ def _task(p: dict, data: dict, ref: dict, policies: list[PolicyDoc], ctx: Derive
         environment=ctx.environment, role=ROLE, policy=policy_in_effect(policies, registered).as_policy(),
         trigger=_trigger(p), goal_state=_goal(p, ref, conclusion),
         reference_solution=[*reads, _analysis(p, code), _submit(p, ref, conclusion, code)],
-        reference_answer=f"Protocol {p['protocol_id']}: {conclusion} (estimate {ref['estimate']:.4g}, interval "
-                         f"[{ref['ci_low']:.4g}, {ref['ci_high']:.4g}]).",
+        # the numbers as the run printed them: every figure of the answer is one the agent observed (grounding)
+        reference_answer=f"Protocol {p['protocol_id']}: {conclusion} (estimate {ref['estimate']!r}, interval "
+                         f"[{ref['ci_low']!r}, {ref['ci_high']!r}]).",
         alternative_solutions=[alternative], negative_controls=_controls(p, data, ref, conclusion, code, reads, sealed),
         trial_protocol=ctx.protocol,
         provenance=Provenance(source_record=f"protocols:{p['protocol_id']}", outcome_verified_by=
