@@ -23,7 +23,7 @@ from evalsuite.core.records import (
 )
 from evalsuite.domains.experiment import analysis
 from evalsuite.domains.experiment import schema as s
-from evalsuite.domains.experiment.checks import columns
+from evalsuite.domains.experiment.checks import columns, resample
 from evalsuite.domains.experiment.sealed import NUMBERS
 from evalsuite.domains.experiment.tools import DOMAIN, RESULT_LINE, ROLE, dataset_csv, sha256
 from evalsuite.sourcing.policies import PolicyDoc, policy_in_effect
@@ -33,6 +33,7 @@ from evalsuite.tasks.splits import assign_split
 REFERENCE_SEED, OTHER_SEED = 2026, 11  # the reference's bootstrap seed, and another lawful one
 CHECKS = {"result_reproduces": "EX-4", "result_tracks_data": "EX-4", "estimate_within_tolerance": "EX-5",
           "conclusion_follows_protocol": "EX-6", "protocol_analysis": "EX-1", "analysis_sealed": "EX-3"}
+MOVES = 10  # how many tolerances the registered estimate moves on the task's resampled copy, at least
 SEALED_EVERY = 6  # every sixth task also carries the controls that reach the network and a foreign file
 MASKED = [MaskedField(field="results.submitted_at", justification="set from the world clock at submission"),
           MaskedField(field="results.code", justification="free text written by the agent; graded by rerunning it"),
@@ -64,8 +65,16 @@ def fragile(p: dict, ref: dict[str, float]) -> bool:
     return abs(ref["ci_low"]) <= itol or abs(ref["ci_high"] - floor) <= itol or abs(ref["estimate"] - floor) <= tol
 
 
-def resample_seed(protocol_id: str) -> int:
-    return int(hashlib.sha256(protocol_id.encode()).hexdigest()[:8], 16)
+def resample_seed(p: dict, rows: list[dict]) -> int:
+    """The seed of the task's resampled copy: the first, from the protocol id's hash on, on which the registered
+    estimate moves by more than MOVES tolerances, so that numbers written into the code cannot pass for it."""
+    start = int(hashlib.sha256(p["protocol_id"].encode()).hexdigest()[:8], 16)
+    original = analysis.point(*analysis.arms(columns(rows), p["outcome"]), p["estimand"])
+    for seed in range(start, start + 1000):
+        moved = analysis.point(*analysis.arms(columns(resample(rows, seed)), p["outcome"]), p["estimand"])
+        if abs(moved - original) > MOVES * p["tolerance"]:
+            return seed
+    raise ValueError(f"protocols: {p['protocol_id']}: no resampled copy moves the estimate by {MOVES} tolerances")
 
 
 def _submit(p: dict, numbers: dict[str, float], conclusion: str, code: str) -> ToolCall:
@@ -119,9 +128,9 @@ def _controls(p: dict, data: dict, ref: dict, conclusion: str, code: str, reads:
     return [NegativeControl(name=n, calls=calls) for n, calls in runs.items()]
 
 
-def _goal(p: dict, ref: dict, conclusion: str) -> GoalState:
+def _goal(p: dict, rows: list[dict], ref: dict, conclusion: str) -> GoalState:
     params = {"protocol_id": p["protocol_id"], "reference": ref, "conclusion": conclusion,
-              "resample_seed": resample_seed(p["protocol_id"])}
+              "resample_seed": resample_seed(p, rows)}
     return GoalState(
         assertions=[Assertion(table="results", key={"protocol_id": p["protocol_id"]}, row_count=1, clause="EX-5")],
         domain_checks=[DomainCheck(name=n, params=params, clause=c) for n, c in CHECKS.items()],
@@ -168,14 +177,14 @@ def derive_tasks(tables: dict[str, list[dict]], policies: list[PolicyDoc], ctx: 
         if fragile(p, ref):
             skipped["conclusion within the tolerances of the decision rule's thresholds"] += 1
             continue
-        tasks.append(_task(p, data, ref, policies, ctx, verified[p["protocol_id"]], sealed=n % SEALED_EVERY == 0))
+        tasks.append(_task(p, rows, ref, policies, ctx, verified[p["protocol_id"]], sealed=n % SEALED_EVERY == 0))
     return Derivation(tasks=tasks, skipped=dict(skipped))
 
 
-def _task(p: dict, data: dict, ref: dict, policies: list[PolicyDoc], ctx: DeriveContext, verification: dict,
+def _task(p: dict, rows: list[dict], ref: dict, policies: list[PolicyDoc], ctx: DeriveContext, verification: dict,
           sealed: bool) -> TaskRecord:
     registered = dt.date.fromisoformat(str(p["registered_on"])[:10])
-    conclusion, code = conclude(p, ref), code_for(p)
+    data, conclusion, code = columns(rows), conclude(p, ref), code_for(p)
     reads = [ToolCall(tool="get_protocol", arguments={"protocol_id": p["protocol_id"]}),
              ToolCall(tool="describe_data", arguments={"dataset_id": p["dataset_id"]})]
     other = run(p, data, seed=OTHER_SEED)  # a welch interval takes no seed: the same numbers
@@ -185,7 +194,7 @@ def _task(p: dict, data: dict, ref: dict, policies: list[PolicyDoc], ctx: Derive
         task_id=f"exp-{p['protocol_id'].lower()}", domain=DOMAIN.name, suite=ctx.suite,
         split=assign_split(p["protocol_id"], ctx.seed, ctx.splits), category=conclusion,
         environment=ctx.environment, role=ROLE, policy=policy_in_effect(policies, registered).as_policy(),
-        trigger=_trigger(p), goal_state=_goal(p, ref, conclusion),
+        trigger=_trigger(p), goal_state=_goal(p, rows, ref, conclusion),
         reference_solution=[*reads, _analysis(p, code), _submit(p, ref, conclusion, code)],
         # the numbers as the run printed them: every figure of the answer is one the agent observed (grounding)
         reference_answer=f"Protocol {p['protocol_id']}: {conclusion} (estimate {ref['estimate']!r}, interval "
