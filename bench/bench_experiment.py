@@ -15,6 +15,7 @@ from pathlib import Path
 import benchlib
 
 from evalsuite.core.records import Environment, SuiteRef, TrialProtocol
+from evalsuite.core.sandbox import sandbox_for
 from evalsuite.domains.experiment import DOMAIN
 from evalsuite.domains.experiment import checks as experiment_checks
 from evalsuite.domains.experiment.authoring import source_tables
@@ -24,7 +25,6 @@ from evalsuite.domains.experiment.tools import dataset_csv
 from evalsuite.sourcing.policies import load_policy
 from evalsuite.tasks.derivation import DeriveContext
 from evalsuite.trials.agents.baselines import ReferenceAgent
-from evalsuite.trials.sandbox import sandbox_for
 from evalsuite.trials.trial import run_trial
 from evalsuite.worlds.world import World
 

@@ -29,10 +29,10 @@ from pathlib import Path
 import benchlib
 
 from evalsuite.core.identity import AgentConfig
+from evalsuite.core.sandbox import Sandbox, sandbox_for
 from evalsuite.domains.ap_exceptions.example import ap_example
 from evalsuite.trials.agents.factory import make_agent
 from evalsuite.trials.agents.mcp_agent import MCPAgent
-from evalsuite.trials.sandbox import Sandbox, sandbox_for
 from evalsuite.trials.trial import run_trial
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import benchlib
 
+from evalsuite.core.sandbox import Sandbox, sandbox_for
 from evalsuite.domains.ap_exceptions.example import ap_example
 from evalsuite.domains.ref import WorldRef
 from evalsuite.trials.agents.mcp_agent import MCPAgent
-from evalsuite.trials.sandbox import Sandbox, sandbox_for
 from evalsuite.trials.trial import arun_trial
 
 AGENT = Path(__file__).resolve().parents[1] / "tests" / "trials" / "agents" / "peeking_agent.py"

@@ -15,8 +15,8 @@ import yaml
 from docs_support import DOCS, ROOT, code_blocks, nav_pages, page, section
 from suite_support import DEMO_KEY, SUITE, copy_suite
 
+from evalsuite.core import sandbox
 from evalsuite.scoring.runlog import TRACES
-from evalsuite.trials import sandbox
 
 # The repository's own top-level entries: dot-folders other than .ci are made by running things (the home
 # .evalsuite, the venvs, caches), so paths below them are examples of output, not files of the repository.

@@ -63,7 +63,7 @@ class AgentConfig(BaseModel):
     base_url: str | None = None  # openai: None falls back to OPENAI_BASE_URL, as the openai SDK does
     command: list[str] | None = None
     temperature: float = 0.0
-    # mcp: "sealed" runs the program inside the boundary of evalsuite.trials.sandbox, "none" (the opt-out
+    # mcp: "sealed" runs the program inside the boundary of evalsuite.core.sandbox, "none" (the opt-out
     # EVALSUITE_AGENT_SANDBOX=none) as the harness's own user; a score of an unsealed run says so
     sandbox: Literal["sealed", "none"] | None = None
     # mcp: "process" starts the command per trial; "persistent" starts it once per worker and hands it one trial
@@ -143,7 +143,7 @@ _SECRET_PARAMS = frozenset({"key", "api_key", "apikey", "api-key", "token", "acc
 def from_here(command: list[str]) -> list[str]:
     """command with each word that names an existing file relative to the folder evalsuite was started in made
     absolute (not resolved: a virtualenv's python must keep its path). The agent starts in a private home of its
-    own (evalsuite.trials.sandbox), where `examples/agent.py` would name nothing. The program word counts only
+    own (evalsuite.core.sandbox), where `examples/agent.py` would name nothing. The program word counts only
     with a slash in it: a bare name is looked up on PATH, as a shell does."""
     def here(i: int, word: str) -> bool:
         return not os.path.isabs(word) and (i > 0 or os.sep in word) and os.path.isfile(word)

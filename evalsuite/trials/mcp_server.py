@@ -5,7 +5,7 @@ role check, the step budget and the trace stay with the harness; the agent
 process holds only a URL. The server speaks streamable HTTP on a loopback port
 under a random path, so another local process cannot guess its way into a trial,
 and on a Unix socket in a folder of its own, which a sealed agent reaches from its
-own network namespace through netgate (evalsuite.trials.sandbox).
+own network namespace through netgate (evalsuite.core.sandbox).
 One ToolServer per event loop serves every trial in flight on it, each on a fresh path with
 a fresh session manager, closed (404) when the trial ends.
 """
@@ -29,10 +29,10 @@ from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
+from evalsuite.core.agent_limits import message_over, size
 from evalsuite.core.records import TaskRecord
-from evalsuite.trials.agent_limits import message_over, size
+from evalsuite.core.sandbox import SOCKET_NAME, Endpoint
 from evalsuite.trials.agents.base import AgentEnv, BudgetExhausted
-from evalsuite.trials.sandbox import SOCKET_NAME, Endpoint
 from evalsuite.trials.users.base import ConversationOver
 
 TASK_TOOL = "get_task"
@@ -78,7 +78,7 @@ class TrialSession:
             raise ValueError(f"domain tools {sorted(clash)} clash with the MCP harness tools")
         self.env = env
         self.view = view
-        self.message_bytes = message_bytes  # the final-message cap (evalsuite.trials.agent_limits); None: none
+        self.message_bytes = message_bytes  # the final-message cap (evalsuite.core.agent_limits); None: none
         self.answer: str | None = None
         self.failure: BaseException | None = None  # BudgetExhausted, or a harness error met while serving a call
         self.ended = anyio.Event()  # set on submit or failure: the runner then stops the agent process

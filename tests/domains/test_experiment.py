@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from evalsuite.audit.acceptance import in_process_runner
+from evalsuite.core import sandbox
 from evalsuite.core.records import Environment, SuiteRef, TrialProtocol
 from evalsuite.domains.experiment import DOMAIN, ROLE
 from evalsuite.domains.experiment.authoring import source_tables, write_suite
@@ -24,7 +25,6 @@ from evalsuite.grading.measures import measure_trial
 from evalsuite.pipeline import driver
 from evalsuite.sourcing.policies import load_policy
 from evalsuite.tasks.derivation import DeriveContext
-from evalsuite.trials import sandbox
 from evalsuite.worlds.world import World
 
 ROOT = Path(__file__).resolve().parents[2]

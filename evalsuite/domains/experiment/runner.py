@@ -1,6 +1,6 @@
 """Runs one submitted analysis inside the sealed boundary and reports what it tried to reach (stdlib only).
 
-The boundary (evalsuite.trials.sandbox: under bubblewrap no network, no view of the harness's files, a private
+The boundary (evalsuite.core.sandbox: under bubblewrap no network, no view of the harness's files, a private
 /tmp) is what makes a connection or a foreign file fail. This runner adds the record: an audit hook (PEP 578)
 refuses every socket, every program started and every file opened outside the analysis's own folder and the
 interpreter's libraries, and writes each refusal to the report descriptor, so a run whose code swallowed the

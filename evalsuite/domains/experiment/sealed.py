@@ -1,4 +1,4 @@
-"""Running analysis code inside the sealed boundary external agents run in (evalsuite.trials.sandbox), never a
+"""Running analysis code inside the sealed boundary external agents run in (evalsuite.core.sandbox), never a
 second one: a fresh private home holding only the dataset and the code, no network, a private /tmp, bounded time,
 memory and file size, and everything it wrote removed when the run ends.
 
@@ -20,9 +20,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evalsuite.trials.agent_limits import MB, _positive, tmp_bytes
-from evalsuite.trials.agents.mcp_agent import BASE_ENV
-from evalsuite.trials.sandbox import sandbox_for
+from evalsuite.core.agent_limits import MB, positive, tmp_bytes
+from evalsuite.core.sandbox import BASE_ENV, sandbox_for
 
 RUNNER = Path(__file__).with_name("runner.py")
 SECONDS_VAR, MEMORY_VAR = "EVALSUITE_ANALYSIS_SECONDS", "EVALSUITE_ANALYSIS_MEMORY_MB"
@@ -75,7 +74,7 @@ class AnalysisRun:
 
 
 def seconds() -> float:
-    return _positive(SECONDS_VAR, SECONDS)
+    return positive(SECONDS_VAR, SECONDS)
 
 
 def run_code(code: str, data: str) -> AnalysisRun:
@@ -112,7 +111,7 @@ def run_code(code: str, data: str) -> AnalysisRun:
 def _limits() -> list[str]:
     """prlimit: CPU seconds, address space and the largest file the run may write."""
     prlimit = shutil.which("prlimit") or "/usr/bin/prlimit"
-    memory = int(_positive(MEMORY_VAR, MEMORY_MB) * MB)
+    memory = int(positive(MEMORY_VAR, MEMORY_MB) * MB)
     return [prlimit, f"--cpu={math.ceil(seconds())}", f"--as={memory}", f"--fsize={tmp_bytes()}", "--"]
 
 

@@ -9,13 +9,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from evalsuite.core.agent_limits import AgentLimits
 from evalsuite.core.records import MESSAGE, Check, TaskRecord, TraceEvent
 from evalsuite.grading.grader import Verdict, output_present, state_checks
 from evalsuite.importers.peers import PeerCheck
 from evalsuite.importers.recorded.formats import RecordedTrial
 from evalsuite.importers.recorded.tasks import gold_writes
 from evalsuite.scoring.recorded import CallDiff, TrialNote
-from evalsuite.trials.agent_limits import AgentLimits
 from evalsuite.trials.agents.openai_agent import observation
 from evalsuite.trials.agents.recorded import RecordedAgent, Turn, final_message
 from evalsuite.trials.trial import TrialResult, policy_text, run_trial

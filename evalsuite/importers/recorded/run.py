@@ -20,7 +20,7 @@ from evalsuite.core.identity import AgentConfig, identity_sha256, trial_seed
 from evalsuite.core.io import staged_dir, sweep_staged
 from evalsuite.core.records import TaskRecord
 from evalsuite.importers.peers import peer_grader
-from evalsuite.importers.recorded.formats import MODEL_NAME, Recording, RecordingError, read_recording
+from evalsuite.importers.recorded.formats import MODEL_NAME, RecordedTrial, Recording, RecordingError, read_recording
 from evalsuite.importers.recorded.regrade import regrade
 from evalsuite.importers.recorded.tasks import match_tasks
 from evalsuite.releases.release import Release
@@ -75,13 +75,7 @@ def import_run(path: Path, release: Release, out: Path | None = None, origin: Or
     quarantined = {q.task_id: q.reasons for q in release.manifest.quarantined}
     held_back = quarantined_tasks(release)  # graded too, and said to be, when the build's records are at hand
     tasks = release.tasks() + held_back
-    found, missing = match_tasks(recording, tasks)
-    skipped = [Skipped(recorded_task=t.task_ref, trial=t.trial, reason=_unmatched(missing[t.task_ref], t.task_ref,
-                                                                                   quarantined))
-               for t in recording.trials if t.task_ref in missing]
-    skipped += [Skipped(recorded_task=t.task_ref, trial=t.trial, reason=f"{t.user_calls} tool call(s) on the user's "
-                        "device (dual control): not replayed") for t in recording.trials if t.user_calls]
-    kept = [t for t in recording.trials if t.task_ref in found and not t.user_calls]
+    found, kept, skipped = _kept(recording, tasks, quarantined)
     if not kept:
         raise RecordingError(f"{path}: no trial is on a task of release {release.manifest.version}: "
                              f"{skipped[0].reason if skipped else 'the file holds none'}")
@@ -117,6 +111,19 @@ def import_run(path: Path, release: Release, out: Path | None = None, origin: Or
             shutil.rmtree(out, ignore_errors=True)
         raise
     return card, out
+
+
+def _kept(recording: Recording, tasks: list[TaskRecord], quarantined: dict[str, list[str]]
+          ) -> tuple[dict[str, str], list[RecordedTrial], list[Skipped]]:
+    """The recorded trials to regrade (on a task of the release, nothing on the user's device), what each recorded
+    task is here, and why the others are skipped."""
+    found, missing = match_tasks(recording, tasks)
+    skipped = [Skipped(recorded_task=t.task_ref, trial=t.trial, reason=_unmatched(missing[t.task_ref], t.task_ref,
+                                                                                   quarantined))
+               for t in recording.trials if t.task_ref in missing]
+    skipped += [Skipped(recorded_task=t.task_ref, trial=t.trial, reason=f"{t.user_calls} tool call(s) on the user's "
+                        "device (dual control): not replayed") for t in recording.trials if t.user_calls]
+    return found, [t for t in recording.trials if t.task_ref in found and not t.user_calls], skipped
 
 
 def _refuse_other_runs(out: Path) -> None:

@@ -24,10 +24,10 @@ and process for any other command: evalsuite.core.identity.default_boundary):
 
 A trial that runs out of time (or is cancelled), or whose long-lived agent does not answer within submit_grace
 of the trial's end, has its whole process group killed; the pool starts a fresh one when a trial needs it. So has
-one that passes a limit of evalsuite.trials.agent_limits (output, disk, final message): its record's `exhausted`
+one that passes a limit of evalsuite.core.agent_limits (output, disk, final message): its record's `exhausted`
 names it.
 
-The command runs sealed (evalsuite.trials.sandbox): as the dedicated agent user, in a private
+The command runs sealed (evalsuite.core.sandbox): as the dedicated agent user, in a private
 empty home and tmp, with an environment of PATH, the locale, HOME, TMPDIR, the URL and only the
 variables asked for. Under bwrap it sees no file but the system's, its Python's and its own,
 no process of the harness and no network but its tool server's socket; as the agent user alone,
@@ -52,16 +52,15 @@ from typing import Literal
 import anyio
 from anyio.abc import Process
 
+from evalsuite.core.agent_limits import AgentLimits, Guard, OutputMeter
 from evalsuite.core.identity import AgentConfig, default_boundary, is_python_script
 from evalsuite.core.records import TaskRecord
-from evalsuite.trials.agent_limits import AgentLimits, Guard, OutputMeter
+from evalsuite.core.sandbox import BASE_ENV, Sandbox, sandbox_for
 from evalsuite.trials.agents.base import AgentEnv, BudgetExhausted
 from evalsuite.trials.agents.mcp_workers import LoopPool, Runtime, Worker, answered, kill_group, tail
 from evalsuite.trials.mcp_server import ToolServer, TrialSession, task_view, warm_up_session
-from evalsuite.trials.sandbox import Sandbox, sandbox_for
 
 URL_VAR = "EVALSUITE_MCP_URL"
-BASE_ENV = ("PATH", "LANG", "LC_ALL", "TZ")  # enough to start a program; anything else is passed on request
 ZYGOTE = Path(__file__).parents[1] / "zygote.py"
 Boundary = Literal["process", "persistent", "zygote"]
 # A new zygote's warm-up (not a trial): its agent connects, lists, calls, submits. Never longer than a trial may
@@ -124,7 +123,7 @@ class MCPAgent:
         """The agent of an mcp config, running its command as given (no shell) at its boundary, sealed unless the
         config says sandbox none. Settings that are not part of the config come from the environment:
         EVALSUITE_MCP_PASS_ENV (comma-separated variables the agent may see, e.g. its API key),
-        EVALSUITE_MCP_SECONDS_PER_STEP, the limits of evalsuite.trials.agent_limits (a wall time the config's
+        EVALSUITE_MCP_SECONDS_PER_STEP, the limits of evalsuite.core.agent_limits (a wall time the config's
         TrialLimits.seconds sets replaces EVALSUITE_MCP_TRIAL_SECONDS) and the sandbox's EVALSUITE_AGENT_SANDBOX
         (which mechanism), EVALSUITE_AGENT_USER and EVALSUITE_AGENT_READ."""
         if config.kind != "mcp" or not config.command:

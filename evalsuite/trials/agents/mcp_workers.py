@@ -24,7 +24,7 @@ import anyio
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from evalsuite.trials.agent_limits import OutputMeter
+from evalsuite.core.agent_limits import OutputMeter
 from evalsuite.trials.loops import outside_loop, running_loop
 from evalsuite.trials.mcp_server import ToolServer
 
@@ -35,7 +35,7 @@ CLOSE_SECONDS = 15.0  # how long close() waits for another thread's loop to stop
 @dataclass(eq=False)  # compared (and kept in sets) by identity: two workers are never the same
 class Worker:
     """A long-lived agent process (persistent or zygote) and the folder its home and trials' folders live in; its
-    stderr (a pipe) is pumped into `log` up to output_cap bytes a trial (evalsuite.trials.agent_limits)."""
+    stderr (a pipe) is pumped into `log` up to output_cap bytes a trial (evalsuite.core.agent_limits)."""
 
     proc: Process
     folder: str

@@ -10,8 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from evalsuite.core.agent_limits import message_over
 from evalsuite.core.records import TaskRecord
-from evalsuite.trials.agent_limits import message_over
 from evalsuite.trials.agents.base import AgentEnv, BudgetExhausted
 
 
@@ -36,7 +36,7 @@ class RecordedAgent:
     """Plays one recorded trial back; it ends with the last message the recorded agent said, or, when the
     recording ended without the agent or the user stopping (`unfinished` says how), out of budget, as a live
     trial that ran out of steps ends. A message of the agent over the final-message cap a live agent has
-    (`message_bytes`, evalsuite.trials.agent_limits) ends the replay there, out of budget, as a live agent's
+    (`message_bytes`, evalsuite.core.agent_limits) ends the replay there, out of budget, as a live agent's
     submit_answer over it does: it is neither kept nor graded."""
 
     def __init__(self, name: str, turns: list[Turn], unfinished: str | None = None,

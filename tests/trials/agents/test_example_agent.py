@@ -7,8 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from evalsuite.core.sandbox import Sandbox
 from evalsuite.trials.agents.mcp_agent import MCPAgent
-from evalsuite.trials.sandbox import Sandbox
 from evalsuite.trials.trial import run_trial
 
 AGENT = Path(__file__).parents[3] / "examples" / "mcp_reference_agent.py"

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from evalsuite.core.records import ToolCall, TrialProtocol
+from evalsuite.core.sandbox import BASE_ENV, Sandbox
 from evalsuite.trials.agents.factory import make_agent
-from evalsuite.trials.agents.mcp_agent import BASE_ENV, URL_VAR, MCPAgent
-from evalsuite.trials.sandbox import Sandbox
+from evalsuite.trials.agents.mcp_agent import URL_VAR, MCPAgent
 from evalsuite.trials.trial import run_trial
 
 AGENT = Path(__file__).parents[3] / "examples" / "mcp_reference_agent.py"

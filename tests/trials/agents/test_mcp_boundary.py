@@ -7,14 +7,14 @@ from pathlib import Path
 import pytest
 from harness_support import make_release
 
+from evalsuite.core import sandbox, zygote
 from evalsuite.core.identity import AgentConfig
 from evalsuite.core.records import TrialProtocol
+from evalsuite.core.sandbox import Sandbox
 from evalsuite.releases.release import Release
-from evalsuite.trials import sandbox, zygote
 from evalsuite.trials.agents.factory import make_agent
 from evalsuite.trials.agents.mcp_agent import MCPAgent
 from evalsuite.trials.harness import TrialSettings, run_trials
-from evalsuite.trials.sandbox import Sandbox
 from evalsuite.trials.trial import run_trial
 
 HERE = Path(__file__).parent

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from evalsuite.core import sandbox
+from evalsuite.core.sandbox import Sandbox
 from evalsuite.domains.ref import WorldRef
-from evalsuite.trials import sandbox
 from evalsuite.trials.agents.mcp_agent import MCPAgent
-from evalsuite.trials.sandbox import Sandbox
 from evalsuite.trials.trial import arun_trial, run_trial
 from evalsuite.worlds.trial_world import TrialWorld
 

@@ -1,4 +1,4 @@
-"""Resource limits of an external agent's trial (evalsuite.trials.agent_limits): wall time, output, final message
+"""Resource limits of an external agent's trial (evalsuite.core.agent_limits): wall time, output, final message
 and disk. Each one passed ends the trial as budget_exhausted, its effects graded, its agent killed, and the record's
 `exhausted` names the limit."""
 import json
@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from evalsuite.core import sandbox
 from evalsuite.core.identity import AgentConfig, TrialLimits
-from evalsuite.trials import sandbox
+from evalsuite.core.sandbox import Sandbox
 from evalsuite.trials.agents.factory import make_agent
 from evalsuite.trials.agents.mcp_agent import MCPAgent
-from evalsuite.trials.sandbox import Sandbox
 from evalsuite.trials.trial import run_trial
 
 GREEDY = Path(__file__).parent / "greedy_agent.py"

@@ -16,12 +16,13 @@ import pyarrow.parquet as pq
 import pytest
 from harness_support import make_release
 
+from evalsuite.core import sandbox
 from evalsuite.core.identity import AgentConfig
+from evalsuite.core.sandbox import BASE_ENV
 from evalsuite.releases.release import Release
 from evalsuite.tasks.taskfile import write_tasks
-from evalsuite.trials import sandbox
 from evalsuite.trials.agents.factory import make_agent
-from evalsuite.trials.agents.mcp_agent import BASE_ENV, URL_VAR, MCPAgent
+from evalsuite.trials.agents.mcp_agent import URL_VAR, MCPAgent
 from evalsuite.trials.harness import TrialSettings, run_trials
 from evalsuite.trials.trial import run_trial
 

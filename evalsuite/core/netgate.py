@@ -1,6 +1,6 @@
 """A sealed agent's one way out of its network namespace: to its tool server, and nowhere else.
 
-Run by the sandbox (evalsuite.trials.sandbox) as the first program inside bwrap, before the agent:
+Run by the sandbox (evalsuite.core.sandbox) as the first program inside bwrap, before the agent:
 
     PYTHON -I -S netgate.py SOCKET PORT -- COMMAND [ARGS...]
 

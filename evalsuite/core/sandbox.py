@@ -34,9 +34,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from evalsuite.core.agent_limits import tmp_bytes
 from evalsuite.core.home import private_home
 from evalsuite.core.identity import SANDBOX_VAR
-from evalsuite.trials.agent_limits import tmp_bytes
+
+BASE_ENV = ("PATH", "LANG", "LC_ALL", "TZ")  # enough to start a program; anything else is passed on request
 
 USER_VAR = "EVALSUITE_AGENT_USER"  # the system user agents run as (created on first use)
 READ_VAR = "EVALSUITE_AGENT_READ"  # more folders the agent may read under bwrap, separated by os.pathsep
@@ -45,7 +47,7 @@ MODES = ("auto", "bwrap", "uid", "none")
 SYSTEM_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 AGENT_HOME, AGENT_TMP = "/home/agent", "/tmp"  # where the agent sees its private folders under bwrap
 # The harness's namespaces stay out of reach, its network too: the agent's own has only loopback, where netgate
-# relays its trial's URL to the tool server's Unix socket (evalsuite/trials/netgate.py).
+# relays its trial's URL to the tool server's Unix socket (evalsuite/core/netgate.py).
 BWRAP_FLAGS = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--unshare-cgroup-try",
                "--die-with-parent")
 NETGATE = Path(__file__).with_name("netgate.py")
@@ -238,7 +240,7 @@ def bwrap_view(command: Sequence[str], home: Path, endpoint: Endpoint | None = N
             argv += ["--symlink", os.readlink(folder), folder]
         elif os.path.isdir(folder):
             argv += ["--ro-bind", folder, folder]
-    # /tmp is memory: its size is the disk cap (evalsuite.trials.agent_limits), past which writes fail ENOSPC
+    # /tmp is memory: its size is the disk cap (evalsuite.core.agent_limits), past which writes fail ENOSPC
     argv += ["--proc", "/proc", "--dev", "/dev", "--mqueue", MQUEUE, "--perms", "1777", "--size", str(tmp_bytes()),
              "--tmpfs", AGENT_TMP]
     if endpoint is not None:

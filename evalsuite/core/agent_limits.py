@@ -44,7 +44,7 @@ BLOCK = 4096  # every file or folder counts at least one block: a flood of empty
 MB, KB = 1 << 20, 1 << 10
 
 
-def _positive(var: str, default: float) -> float:
+def positive(var: str, default: float) -> float:
     raw = os.environ.get(var, "").strip()
     if not raw:
         return default
@@ -70,14 +70,14 @@ class AgentLimits:
     def from_env(cls, seconds: float | None = None) -> AgentLimits:
         """The limits the environment sets; `seconds` (an agent config's TrialLimits.seconds) replaces the wall
         time. A value that is not a positive number is a one-line ValueError."""
-        return cls(trial_seconds=seconds or _positive(TRIAL_SECONDS_VAR, TRIAL_SECONDS),
-                   output_bytes=int(_positive(OUTPUT_MB_VAR, OUTPUT_MB) * MB),
-                   message_bytes=int(_positive(MESSAGE_KB_VAR, MESSAGE_KB) * KB), disk_bytes=tmp_bytes())
+        return cls(trial_seconds=seconds or positive(TRIAL_SECONDS_VAR, TRIAL_SECONDS),
+                   output_bytes=int(positive(OUTPUT_MB_VAR, OUTPUT_MB) * MB),
+                   message_bytes=int(positive(MESSAGE_KB_VAR, MESSAGE_KB) * KB), disk_bytes=tmp_bytes())
 
 
 def tmp_bytes() -> int:
     """The size of the sandbox's private /tmp (a tmpfs): the disk cap, EVALSUITE_MCP_DISK_MB."""
-    return int(_positive(DISK_MB_VAR, DISK_MB) * MB)
+    return int(positive(DISK_MB_VAR, DISK_MB) * MB)
 
 
 def message_over(message: str, cap: int) -> str | None:
