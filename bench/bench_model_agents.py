@@ -1,7 +1,7 @@
 """Model agents at 1, 8, 32 and 128 in flight against a local endpoint, beside Inspect AI on the same endpoint.
 
     .venv/bin/python bench/bench_model_agents.py [--levels 1,8,32,128] [--median-ms 400] [--sigma 0.25]
-                                                 [--waves 3] [--repeats 1] [--sides evalsuite,inspect]
+                                                 [--waves 3] [--repeats 1] [--sides floor,evalsuite,inspect]
                                                  [--json PATH]
 
 One local OpenAI-compatible endpoint (evalsuite.trials.local_model, in its own process, 127.0.0.1 only, a request
@@ -11,6 +11,8 @@ level N, in a fresh process each (so peaks of memory do not mix and the endpoint
 
 - evalsuite: `run_trials` of agent `openai:local` with TrialSettings(max_in_flight=N, workers=1), the endpoint's
   connection limit N, traces written to a run folder; `--waves` × N trials;
+- the floor: the same conversations through a plain aiohttp client, nothing recorded or graded (the CPU a
+  trial's requests cost at the least);
 - Inspect AI: as many samples, each 4 tool turns of the endpoint's generic script (5 requests), with
   max_connections = max_samples = N (see bench/inspect_local.py for its provider).
 
@@ -47,6 +49,7 @@ AGENT = "openai:local"
 # in which lanes fall idle while the last trials finish (about half a trial per lane), which at 3 waves costs
 # ~15% of the ideal on its own; a real evaluation of hundreds of trials pays it once.
 SUSTAINED_IN_FLIGHT, SUSTAINED_TRIALS = 32, 800
+CHILDREN = {"evalsuite": "evalsuite_trials", "inspect": "inspect_samples", "floor": "floor_trials"}
 
 
 def main() -> int:
@@ -56,9 +59,9 @@ def main() -> int:
     ap.add_argument("--sigma", type=float, default=0.25, help="the latency's log spread")
     ap.add_argument("--waves", type=int, default=3, help="trials per level = waves x in flight")
     ap.add_argument("--repeats", type=int, default=1)
-    ap.add_argument("--sides", default="evalsuite,inspect", help="which harnesses to run, comma-separated")
+    ap.add_argument("--sides", default="floor,evalsuite,inspect", help="which harnesses to run, comma-separated")
     # the parent runs each level of each harness in a child process of its own
-    ap.add_argument("--child", choices=["evalsuite", "inspect"], help=argparse.SUPPRESS)
+    ap.add_argument("--child", choices=sorted(CHILDREN), help=argparse.SUPPRESS)
     ap.add_argument("--url")
     ap.add_argument("--release", type=Path)
     ap.add_argument("--in-flight", type=int)
@@ -115,7 +118,7 @@ def run_child(side: str, url: str, release: Path, in_flight: int, trials: int) -
 def child(args) -> dict:
     """One level of one harness in this fresh process: trials done, model calls, wall and CPU seconds of the run
     (imports and reading the release not counted), peak RSS."""
-    out = (evalsuite_trials if args.child == "evalsuite" else inspect_samples)(args)
+    out = globals()[CHILDREN[args.child]](args)
     return {**out, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
@@ -152,6 +155,45 @@ def evalsuite_trials(args) -> dict:
     return {**times, "done": len(records), "model_calls": sum(len(r.usage.model_calls) for r in records if r.usage)}
 
 
+def floor_trials(args) -> dict:
+    """The floor: the same conversations (each task's trigger, the endpoint's 4 tool calls answered with a fixed
+    observation, then its answer) through a plain aiohttp client, `--in-flight` at once, nothing recorded."""
+    import asyncio
+
+    import aiohttp
+
+    from evalsuite.releases.release import Release
+
+    triggers = [t.trigger.text for t in Release(args.release).tasks()]
+
+    async def trial(session: aiohttp.ClientSession, trigger: str) -> int:
+        messages = [{"role": "system", "content": "You are an agent."}, {"role": "user", "content": trigger}]
+        for calls in range(1, REQUESTS + 1):
+            async with session.post(f"{args.url}/chat/completions", data=json.dumps(
+                    {"model": "local", "messages": messages}), headers={"Content-Type": "application/json"}) as r:
+                message = json.loads(await r.read())["choices"][0]["message"]
+            if not message.get("tool_calls"):
+                return calls
+            messages += [message, *({"role": "tool", "tool_call_id": c["id"], "content": "ok"}
+                                    for c in message["tool_calls"])]
+        raise RuntimeError(f"the endpoint kept calling tools past {REQUESTS} requests")
+
+    async def run() -> dict:
+        todo = iter(range(args.trials))
+        calls = []
+
+        async def lane(session):
+            for i in todo:
+                calls.append(await trial(session, triggers[i % len(triggers)]))
+
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=args.in_flight)) as session:
+            await asyncio.gather(*(lane(session) for _ in range(args.in_flight)))
+        return {"done": len(calls), "model_calls": sum(calls)}
+
+    times, out = measured(lambda: asyncio.run(run()))
+    return {**times, **out}
+
+
 def inspect_samples(args) -> dict:
     from inspect_local import run_samples, samples_task
 
@@ -171,6 +213,9 @@ def report(res: benchlib.Result, got: dict[tuple[str, int], list[dict]], levels:
             res.add(f"Inspect AI, max_connections {n}: samples/s", rates(theirs), "samples/s",
                     note=f"{theirs[0]['done']} samples of {STEPS} tool turns; ideal {ideal:.3g}; CPU per sample "
                          f"{1000 * theirs[0]['cpu'] / theirs[0]['done']:.1f} ms")
+        floor = got.get(("floor", n))
+        if floor:
+            floor_rows(res, floor, ours, n, ideal)
         if ours and theirs:
             ratio = [a / b for a, b in zip(rates(ours), rates(theirs))]
             res.add(f"evalsuite / Inspect AI throughput, {n} in flight", ratio, "×", target="≥ 1",
@@ -203,6 +248,20 @@ def evalsuite_rows(res: benchlib.Result, ours: list[dict], n: int, ideal: float,
             note=f"ideal = {n} / ({REQUESTS} requests × {median_ms:.0f} ms); {len(ours) and ours[0]['done']} trials, "
                  "with the tail in which lanes fall idle")
     res.add(f"evalsuite, {n} in flight: harness CPU per trial", [1000 * r["cpu"] / r["done"] for r in ours], "ms")
+
+
+def floor_rows(res: benchlib.Result, floor: list[dict], ours: list[dict] | None, n: int, ideal: float) -> None:
+    """The plain aiohttp client's throughput and CPU per trial, and evalsuite's CPU per trial over it."""
+    cpu = [1000 * r["cpu"] / r["done"] for r in floor]
+    res.add(f"floor (plain aiohttp client), {n} in flight: share of the ideal throughput",
+            [x / ideal for x in rates(floor)], "", note=f"{floor[0]['done']} trials; CPU per trial {cpu[0]:.2f} ms")
+    res.add(f"floor (plain aiohttp client), {n} in flight: CPU per trial", cpu, "ms")
+    if ours:
+        ratio = [1000 * r["cpu"] / r["done"] / c for r, c in zip(ours, cpu)]
+        res.add(f"evalsuite / floor harness CPU per trial, {n} in flight", ratio, "×", target="≤ 3",
+                met=max(ratio) <= 3)
+        share = [a / b for a, b in zip(rates(ours), rates(floor))]
+        res.add(f"evalsuite / floor throughput, {n} in flight", share, "×")
 
 
 def memory_rows(res: benchlib.Result, got: dict[tuple[str, int], list[dict]], levels: list[int]) -> None:

@@ -30,6 +30,7 @@ import aiohttp
 import httpx
 import openai
 import pydantic
+import yarl
 from openai.types.chat import ChatCompletion
 
 from evalsuite.core.records import EndpointWait, ModelCall, Usage
@@ -82,6 +83,7 @@ class ModelClient:
                                       timeout=settings.timeout)
         self.url = str(self.sdk.base_url) + "chat/completions"
         self.headers = sdk_headers(self.sdk)
+        self.proxy = env_proxy(self.url)
         self._session: aiohttp.ClientSession | None = None  # made on the loop of the first request
         self._connections = asyncio.Semaphore(settings.max_connections)
         rpm, tpm = settings.requests_per_minute, settings.tokens_per_minute
@@ -155,10 +157,10 @@ class ModelClient:
     async def _attempt(self, request: dict[str, Any], waits: list[EndpointWait]) -> ChatCompletion:
         """One try: through the rate limits and the connection limit, under the request timeout; the token
         estimate settled against the reported tokens."""
-        estimate = len(json.dumps(request, default=str)) / 4
         if self.requests:
             _note(waits, "request rate limit", await self.requests.take(1))
         if self.tokens:
+            estimate = len(json.dumps(request, default=str)) / 4
             _note(waits, "token rate limit", await self.tokens.take(estimate))
         asked, full = time.perf_counter(), self._connections.locked()
         async with self._connections:
@@ -169,19 +171,18 @@ class ModelClient:
             self.tokens.settle((response.usage.total_tokens or 0) - estimate)
         return response
 
-
     async def _post(self, request: dict[str, Any]) -> ChatCompletion:
         """The request under the request timeout; a failure raised as the SDK raised it (its status-error class
         and message, APITimeoutError, APIConnectionError)."""
         if self._session is None:
-            # the semaphore is the connection limit; the connector's is the same, so no request queues twice.
-            # trust_env: proxies from the environment, as httpx honoured them
+            # the semaphore is the connection limit; the connector's is the same, so no request queues twice
             self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=self.settings.max_connections),
-                timeout=aiohttp.ClientTimeout(total=None), trust_env=True)
+                timeout=aiohttp.ClientTimeout(total=None))
         try:
             async with asyncio.timeout(self.settings.timeout):
-                async with self._session.post(self.url, data=request_body(request), headers=self.headers) as got:
+                async with self._session.post(self.url, data=request_body(request), headers=self.headers,
+                                              proxy=self.proxy) as got:
                     raw = await got.read()
         except TimeoutError as exc:
             raise openai.APITimeoutError(request=httpx.Request("POST", self.url)) from exc
@@ -192,6 +193,15 @@ class ModelClient:
                 httpx.Response(got.status, headers=list(got.raw_headers), content=raw,
                                request=httpx.Request("POST", self.url)))
         return chat_completion(raw, self.url)
+
+
+def env_proxy(url: str) -> str | None:
+    """The proxy the environment names for `url` (HTTPS_PROXY, NO_PROXY, ...), as httpx honoured it: looked up
+    once, where aiohttp's trust_env would look it up (and for a netrc) in a thread for every request."""
+    try:
+        return str(aiohttp.helpers.get_env_proxy_for_url(yarl.URL(url))[0])
+    except LookupError:
+        return None
 
 
 def sdk_headers(sdk: openai.AsyncOpenAI) -> dict[str, str]:
