@@ -49,7 +49,14 @@ AGENT = "openai:local"
 # in which lanes fall idle while the last trials finish (about half a trial per lane), which at 3 waves costs
 # ~15% of the ideal on its own; a real evaluation of hundreds of trials pays it once.
 SUSTAINED_IN_FLIGHT, SUSTAINED_TRIALS = 32, 800
-CHILDREN = {"evalsuite": "evalsuite_trials", "inspect": "inspect_samples", "floor": "floor_trials"}
+CHILDREN = {"evalsuite": "evalsuite_trials", "inspect": "inspect_samples", "inspect-stock": "inspect_samples",
+            "floor": "floor_trials"}
+# Each child first runs one trial (one sample) untimed, so that no side's figures include its start-up: Inspect's
+# eval() spends seconds on its first call, evalsuite's first run opens its world and client.
+WARM_UP = 1
+# Inspect AI's own OpenAI-compatible provider (openai-api/SERVICE/MODEL, reading LOCAL_BASE_URL and LOCAL_API_KEY),
+# run by an interpreter that has stock inspect-ai and the openai SDK it wants (--inspect-python, `make peers`)
+STOCK_MODEL = "openai-api/local/local"
 
 
 def main() -> int:
@@ -59,7 +66,10 @@ def main() -> int:
     ap.add_argument("--sigma", type=float, default=0.25, help="the latency's log spread")
     ap.add_argument("--waves", type=int, default=3, help="trials per level = waves x in flight")
     ap.add_argument("--repeats", type=int, default=1)
-    ap.add_argument("--sides", default="floor,evalsuite,inspect", help="which harnesses to run, comma-separated")
+    ap.add_argument("--sides", default="floor,evalsuite,inspect", help="which harnesses to run, comma-separated: "
+                    "floor, evalsuite, inspect (our provider), inspect-stock (its own, under --inspect-python)")
+    ap.add_argument("--inspect-python", default=str(ROOT / ".venv-inspect" / "bin" / "python"),
+                    help="an interpreter with stock inspect-ai and the openai SDK it wants (`make peers`)")
     # the parent runs each level of each harness in a child process of its own
     ap.add_argument("--child", choices=sorted(CHILDREN), help=argparse.SUPPRESS)
     ap.add_argument("--url")
@@ -88,14 +98,19 @@ def parent(args) -> int:
     release = make_release(ex, tmp / "releases")
     sides = args.sides.split(",")
     long_run = "evalsuite" in sides and SUSTAINED_IN_FLIGHT in levels
-    budget = (len(sides) * sum(args.waves * n for n in levels) + long_run * SUSTAINED_TRIALS) * REQUESTS * args.repeats
+    if "inspect-stock" in sides and not Path(args.inspect_python).is_file():
+        raise SystemExit(f"error: --inspect-python {args.inspect_python}: no such interpreter (make peers makes it)")
+    children = len(sides) * len(levels) + long_run
+    budget = ((len(sides) * sum(args.waves * n for n in levels) + long_run * SUSTAINED_TRIALS + children * WARM_UP)
+              * REQUESTS * args.repeats)
     got: dict[tuple[str, int], list[dict]] = {}
     with serve_local_model(ex.tasks, max_requests=budget + 50, median_ms=args.median_ms, sigma=args.sigma,
                            turns=STEPS) as url:
         for _ in range(args.repeats):
             for n in levels:
                 for side in sides:
-                    got.setdefault((side, n), []).append(run_child(side, url, release, n, args.waves * n))
+                    python = args.inspect_python if side == "inspect-stock" else sys.executable
+                    got.setdefault((side, n), []).append(run_child(side, url, release, n, args.waves * n, python))
             if long_run:  # the run the issue describes: 800 trials, 32 at a time
                 got.setdefault(("sustained", SUSTAINED_IN_FLIGHT), []).append(
                     run_child("evalsuite", url, release, SUSTAINED_IN_FLIGHT, SUSTAINED_TRIALS))
@@ -106,8 +121,8 @@ def parent(args) -> int:
     return 0
 
 
-def run_child(side: str, url: str, release: Path, in_flight: int, trials: int) -> dict:
-    cmd = [sys.executable, __file__, "--child", side, "--url", url, "--release", str(release), "--in-flight",
+def run_child(side: str, url: str, release: Path, in_flight: int, trials: int, python: str = sys.executable) -> dict:
+    cmd = [python, __file__, "--child", side, "--url", url, "--release", str(release), "--in-flight",
            str(in_flight), "--trials", str(trials)]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=600)
     if proc.returncode != 0:
@@ -147,6 +162,8 @@ def evalsuite_trials(args) -> dict:
                              max_in_flight=args.in_flight)
     ep = Endpoint(base_url=args.url, api_key="local", max_retries=0, max_connections=args.in_flight)
     with endpoint(ep):
+        warm = TrialSettings(rel.run_identity(), out_dir=Path(tempfile.mkdtemp(prefix="bench-warm-")), workers=1)
+        run_trials(rel.world_ref(), tasks[:1], [AGENT], 1, warm)  # start-up, untimed (see WARM_UP)
         times, records = measured(lambda: run_trials(rel.world_ref(), tasks[:k], [AGENT], args.trials // k, settings))
     failed = [r for r in records if not r.passed]
     if failed:
@@ -178,8 +195,8 @@ def floor_trials(args) -> dict:
                                     for c in message["tool_calls"])]
         raise RuntimeError(f"the endpoint kept calling tools past {REQUESTS} requests")
 
-    async def run() -> dict:
-        todo = iter(range(args.trials))
+    async def run(trials: int) -> dict:
+        todo = iter(range(trials))
         calls = []
 
         async def lane(session):
@@ -190,15 +207,18 @@ def floor_trials(args) -> dict:
             await asyncio.gather(*(lane(session) for _ in range(args.in_flight)))
         return {"done": len(calls), "model_calls": sum(calls)}
 
-    times, out = measured(lambda: asyncio.run(run()))
+    asyncio.run(run(1))  # start-up, untimed (see WARM_UP)
+    times, out = measured(lambda: asyncio.run(run(args.trials)))
     return {**times, **out}
 
 
 def inspect_samples(args) -> dict:
     from inspect_local import run_samples, samples_task
 
+    model = STOCK_MODEL if args.child == "inspect-stock" else None
+    run_samples(samples_task(1), args.url, args.in_flight, model)  # start-up, untimed (see WARM_UP)
     task = samples_task(args.trials)
-    times, out = measured(lambda: run_samples(task, args.url, args.in_flight))
+    times, out = measured(lambda: run_samples(task, args.url, args.in_flight, model))
     return {**times, **out}
 
 
@@ -206,20 +226,23 @@ def report(res: benchlib.Result, got: dict[tuple[str, int], list[dict]], levels:
            n_tasks: int) -> None:
     for n in levels:
         ideal = n / (REQUESTS * args.median_ms / 1000)
-        ours, theirs = got.get(("evalsuite", n)), got.get(("inspect", n))
+        ours = got.get(("evalsuite", n))
         if ours:
             evalsuite_rows(res, ours, n, ideal, args.median_ms)
-        if theirs:
-            res.add(f"Inspect AI, max_connections {n}: samples/s", rates(theirs), "samples/s",
-                    note=f"{theirs[0]['done']} samples of {STEPS} tool turns; ideal {ideal:.3g}; CPU per sample "
-                         f"{1000 * theirs[0]['cpu'] / theirs[0]['done']:.1f} ms")
         floor = got.get(("floor", n))
         if floor:
             floor_rows(res, floor, ours, n, ideal)
-        if ours and theirs:
-            ratio = [a / b for a, b in zip(rates(ours), rates(theirs))]
-            res.add(f"evalsuite / Inspect AI throughput, {n} in flight", ratio, "×", target="≥ 1",
-                    met=min(ratio) >= 1)
+        for side, name in (("inspect", "Inspect AI (our provider)"), ("inspect-stock", "Inspect AI (stock provider)")):
+            theirs = got.get((side, n))
+            if not theirs:
+                continue
+            res.add(f"{name}, max_connections {n}: samples/s", rates(theirs), "samples/s",
+                    note=f"{theirs[0]['done']} samples of {STEPS} tool turns; ideal {ideal:.3g}; CPU per sample "
+                         f"{1000 * theirs[0]['cpu'] / theirs[0]['done']:.1f} ms")
+            if ours:
+                ratio = [a / b for a, b in zip(rates(ours), rates(theirs))]
+                res.add(f"evalsuite / {name} throughput, {n} in flight", ratio, "×", target="≥ 1",
+                        met=min(ratio) >= 1)
     long = got.get(("sustained", SUSTAINED_IN_FLIGHT))
     if long:
         ideal = SUSTAINED_IN_FLIGHT / (REQUESTS * args.median_ms / 1000)
