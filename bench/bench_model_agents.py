@@ -1,8 +1,8 @@
 """Model agents at 1, 8, 32 and 128 in flight against a local endpoint, beside Inspect AI on the same endpoint.
 
     .venv/bin/python bench/bench_model_agents.py [--levels 1,8,32,128] [--median-ms 400] [--sigma 0.25]
-                                                 [--waves 3] [--repeats 1] [--sides floor,evalsuite,inspect]
-                                                 [--json PATH]
+                                                 [--waves 3] [--repeats 1] [--json PATH]
+                                                 [--sides floor,evalsuite,inspect,inspect-stock] [--inspect-python PY]
 
 One local OpenAI-compatible endpoint (evalsuite.trials.local_model, in its own process, 127.0.0.1 only, a request
 budget sized to the run) answers every request after a seeded lognormal latency (median `--median-ms`). The AP
@@ -14,9 +14,13 @@ level N, in a fresh process each (so peaks of memory do not mix and the endpoint
 - the floor: the same conversations through a plain aiohttp client, nothing recorded or graded (the CPU a
   trial's requests cost at the least);
 - Inspect AI: as many samples, each 4 tool turns of the endpoint's generic script (5 requests), with
-  max_connections = max_samples = N (see bench/inspect_local.py for its provider).
+  max_connections = max_samples = N, twice: through our provider in this interpreter (`inspect`, see
+  bench/inspect_local.py) and through its own OpenAI-compatible provider (`inspect-stock`) in the interpreter
+  `make peers` makes with the openai SDK it wants (--inspect-python; left out with a note when there is none).
 
-Figures: trials/s and model calls/s (the whole run's wall time, start-up included), the ideal
+Every child runs one trial (sample) untimed first: start-up is excluded on every side.
+
+Figures: trials/s and model calls/s (the timed run's wall time), the ideal
 N / (5 requests × median latency) and the share of it reached, the harness's CPU seconds per trial (this
 process's CPU time only), memory per in-flight trial ((peak RSS at the top level - at 1) / (top - 1)), and
 evalsuite's throughput over Inspect's at each level. The 0.90 target is read on the run the issue names: 800
@@ -57,6 +61,7 @@ WARM_UP = 1
 # Inspect AI's own OpenAI-compatible provider (openai-api/SERVICE/MODEL, reading LOCAL_BASE_URL and LOCAL_API_KEY),
 # run by an interpreter that has stock inspect-ai and the openai SDK it wants (--inspect-python, `make peers`)
 STOCK_MODEL = "openai-api/local/local"
+DEFAULT_SIDES = "floor,evalsuite,inspect,inspect-stock"
 
 
 def main() -> int:
@@ -66,7 +71,7 @@ def main() -> int:
     ap.add_argument("--sigma", type=float, default=0.25, help="the latency's log spread")
     ap.add_argument("--waves", type=int, default=3, help="trials per level = waves x in flight")
     ap.add_argument("--repeats", type=int, default=1)
-    ap.add_argument("--sides", default="floor,evalsuite,inspect", help="which harnesses to run, comma-separated: "
+    ap.add_argument("--sides", default=DEFAULT_SIDES, help="which harnesses to run, comma-separated: "
                     "floor, evalsuite, inspect (our provider), inspect-stock (its own, under --inspect-python)")
     ap.add_argument("--inspect-python", default=str(ROOT / ".venv-inspect" / "bin" / "python"),
                     help="an interpreter with stock inspect-ai and the openai SDK it wants (`make peers`)")
@@ -99,7 +104,10 @@ def parent(args) -> int:
     sides = args.sides.split(",")
     long_run = "evalsuite" in sides and SUSTAINED_IN_FLIGHT in levels
     if "inspect-stock" in sides and not Path(args.inspect_python).is_file():
-        raise SystemExit(f"error: --inspect-python {args.inspect_python}: no such interpreter (make peers makes it)")
+        if args.sides != DEFAULT_SIDES:
+            raise SystemExit(f"error: --inspect-python {args.inspect_python}: no such interpreter (`make peers`)")
+        sides.remove("inspect-stock")
+        res.note(f"stock Inspect AI left out: no interpreter at {args.inspect_python} (`make peers` makes it)")
     children = len(sides) * len(levels) + long_run
     budget = ((len(sides) * sum(args.waves * n for n in levels) + long_run * SUSTAINED_TRIALS + children * WARM_UP)
               * REQUESTS * args.repeats)
