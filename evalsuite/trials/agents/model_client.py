@@ -99,6 +99,11 @@ class ModelClient:
         """Where the requests go, as the SDK resolved it (the settings', else OPENAI_BASE_URL, else its default)."""
         return str(self.sdk.base_url).rstrip("/")
 
+    @property
+    def session_closed(self) -> bool:
+        """Whether no connection of this client is open: never opened, or closed."""
+        return self._session is None or self._session.closed
+
     async def aclose(self) -> None:
         if self._session is not None:
             await self._session.close()

@@ -97,3 +97,29 @@ def test_trials_record_the_same_through_aiohttp_as_through_the_sdk_transport(ap,
         assert new[2] == old[2], f"{name}: request headers"
     # the scenarios did what they are named for
     assert new[0]["outcome"] == "infra_error" and "APITimeoutError" in new[0]["error"]
+
+
+class AskingAgent:
+    """Asks the model once through the loop's client and never closes it, as an LLM user beside an external agent
+    does (the user's client is the loop's, not an agent's)."""
+
+    name = "asking"
+    max_in_flight = 1
+    settings: Endpoint
+    client: ModelClient
+
+    async def arun(self, task, env) -> str:
+        self.client = model_client.client_for(self.settings)
+        await self.client.complete(None, model=MODEL, messages=[{"role": "user", "content": "hi"}])
+        return "done"
+
+
+def test_a_client_no_agent_closed_is_closed_when_the_run_ends(ap, release, tmp_path):
+    """Left open, its connections would outlive the run's event loop and aiohttp would print `Unclosed client
+    session` when the process collects it."""
+    agent = AskingAgent()
+    with serve_staged([reply()]) as staged:
+        agent.settings = Endpoint(base_url=staged.url, api_key="sk-test")
+        run_trials(release.world_ref(), [price_variance(ap)], [agent], 1,
+                   TrialSettings(release.run_identity(), out_dir=tmp_path / "run", workers=1))
+    assert agent.client.session_closed
