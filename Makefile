@@ -49,7 +49,14 @@ PEERS := .venv-peers
 $(PEERS)/.installed:
 	@($(PYTHON) -m venv $(PEERS) && $(PEERS)/bin/python -m pip install -q 'agentdojo==0.1.35' && touch $@) \
 	  || echo "note: could not install agentdojo==0.1.35 into $(PEERS); the AgentDojo differential test skips"
-peers: $(PEERS)/.installed
+# Stock Inspect AI with the openai SDK it wants (evalsuite pins openai 2; inspect-ai's own OpenAI providers need 3.4+),
+# in an interpreter of its own too, so bench_model_agents.py compares against Inspect as its users run it.
+INSPECT_PEER := .venv-inspect
+$(INSPECT_PEER)/.installed:
+	@($(PYTHON) -m venv $(INSPECT_PEER) && $(INSPECT_PEER)/bin/python -m pip install -q 'inspect-ai==0.3.285' \
+	    'openai>=3.4,<4' && touch $@) \
+	  || echo "note: could not install inspect-ai into $(INSPECT_PEER); the benchmark leaves stock Inspect out"
+peers: $(PEERS)/.installed $(INSPECT_PEER)/.installed
 
 # The linter first (ruff: pyflakes, pycodestyle, import sorting; config in pyproject.toml). Then the docs site
 # (mkdocs.yml, docs/): warnings are errors, so a page outside the nav, a broken link or a missing anchor stops
@@ -61,7 +68,7 @@ test: $(VENV)/.installed system $(PEERS)/.installed
 
 # Every bench/bench_*.py that takes --json (bench/benchlib.py), one after another: bench/results.json and the
 # table on the docs' scaling page (docs/scaling/index.md). About 15 minutes on 2 cores.
-bench: $(VENV)/.installed
+bench: $(VENV)/.installed $(INSPECT_PEER)/.installed
 	$(PY) bench/run_all.py
 
 bench-pipeline: $(VENV)/.installed

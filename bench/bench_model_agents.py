@@ -1,8 +1,8 @@
 """Model agents at 1, 8, 32 and 128 in flight against a local endpoint, beside Inspect AI on the same endpoint.
 
     .venv/bin/python bench/bench_model_agents.py [--levels 1,8,32,128] [--median-ms 400] [--sigma 0.25]
-                                                 [--waves 3] [--repeats 1] [--sides evalsuite,inspect]
-                                                 [--json PATH]
+                                                 [--waves 3] [--repeats 1] [--json PATH]
+                                                 [--sides floor,evalsuite,inspect,inspect-stock] [--inspect-python PY]
 
 One local OpenAI-compatible endpoint (evalsuite.trials.local_model, in its own process, 127.0.0.1 only, a request
 budget sized to the run) answers every request after a seeded lognormal latency (median `--median-ms`). The AP
@@ -11,10 +11,16 @@ level N, in a fresh process each (so peaks of memory do not mix and the endpoint
 
 - evalsuite: `run_trials` of agent `openai:local` with TrialSettings(max_in_flight=N, workers=1), the endpoint's
   connection limit N, traces written to a run folder; `--waves` × N trials;
+- the floor: the same conversations through a plain aiohttp client, nothing recorded or graded (the CPU a
+  trial's requests cost at the least);
 - Inspect AI: as many samples, each 4 tool turns of the endpoint's generic script (5 requests), with
-  max_connections = max_samples = N (see bench/inspect_local.py for its provider).
+  max_connections = max_samples = N, twice: through our provider in this interpreter (`inspect`, see
+  bench/inspect_local.py) and through its own OpenAI-compatible provider (`inspect-stock`) in the interpreter
+  `make peers` makes with the openai SDK it wants (--inspect-python; left out with a note when there is none).
 
-Figures: trials/s and model calls/s (the whole run's wall time, start-up included), the ideal
+Every child runs one trial (sample) untimed first: start-up is excluded on every side.
+
+Figures: trials/s and model calls/s (the timed run's wall time), the ideal
 N / (5 requests × median latency) and the share of it reached, the harness's CPU seconds per trial (this
 process's CPU time only), memory per in-flight trial ((peak RSS at the top level - at 1) / (top - 1)), and
 evalsuite's throughput over Inspect's at each level. The 0.90 target is read on the run the issue names: 800
@@ -47,6 +53,15 @@ AGENT = "openai:local"
 # in which lanes fall idle while the last trials finish (about half a trial per lane), which at 3 waves costs
 # ~15% of the ideal on its own; a real evaluation of hundreds of trials pays it once.
 SUSTAINED_IN_FLIGHT, SUSTAINED_TRIALS = 32, 800
+CHILDREN = {"evalsuite": "evalsuite_trials", "inspect": "inspect_samples", "inspect-stock": "inspect_samples",
+            "floor": "floor_trials"}
+# Each child first runs one trial (one sample) untimed, so that no side's figures include its start-up: Inspect's
+# eval() spends seconds on its first call, evalsuite's first run opens its world and client.
+WARM_UP = 1
+# Inspect AI's own OpenAI-compatible provider (openai-api/SERVICE/MODEL, reading LOCAL_BASE_URL and LOCAL_API_KEY),
+# run by an interpreter that has stock inspect-ai and the openai SDK it wants (--inspect-python, `make peers`)
+STOCK_MODEL = "openai-api/local/local"
+DEFAULT_SIDES = "floor,evalsuite,inspect,inspect-stock"
 
 
 def main() -> int:
@@ -56,9 +71,12 @@ def main() -> int:
     ap.add_argument("--sigma", type=float, default=0.25, help="the latency's log spread")
     ap.add_argument("--waves", type=int, default=3, help="trials per level = waves x in flight")
     ap.add_argument("--repeats", type=int, default=1)
-    ap.add_argument("--sides", default="evalsuite,inspect", help="which harnesses to run, comma-separated")
+    ap.add_argument("--sides", default=DEFAULT_SIDES, help="which harnesses to run, comma-separated: "
+                    "floor, evalsuite, inspect (our provider), inspect-stock (its own, under --inspect-python)")
+    ap.add_argument("--inspect-python", default=str(ROOT / ".venv-inspect" / "bin" / "python"),
+                    help="an interpreter with stock inspect-ai and the openai SDK it wants (`make peers`)")
     # the parent runs each level of each harness in a child process of its own
-    ap.add_argument("--child", choices=["evalsuite", "inspect"], help=argparse.SUPPRESS)
+    ap.add_argument("--child", choices=sorted(CHILDREN), help=argparse.SUPPRESS)
     ap.add_argument("--url")
     ap.add_argument("--release", type=Path)
     ap.add_argument("--in-flight", type=int)
@@ -85,14 +103,22 @@ def parent(args) -> int:
     release = make_release(ex, tmp / "releases")
     sides = args.sides.split(",")
     long_run = "evalsuite" in sides and SUSTAINED_IN_FLIGHT in levels
-    budget = (len(sides) * sum(args.waves * n for n in levels) + long_run * SUSTAINED_TRIALS) * REQUESTS * args.repeats
+    if "inspect-stock" in sides and not Path(args.inspect_python).is_file():
+        if args.sides != DEFAULT_SIDES:
+            raise SystemExit(f"error: --inspect-python {args.inspect_python}: no such interpreter (`make peers`)")
+        sides.remove("inspect-stock")
+        res.note(f"stock Inspect AI left out: no interpreter at {args.inspect_python} (`make peers` makes it)")
+    children = len(sides) * len(levels) + long_run
+    budget = ((len(sides) * sum(args.waves * n for n in levels) + long_run * SUSTAINED_TRIALS + children * WARM_UP)
+              * REQUESTS * args.repeats)
     got: dict[tuple[str, int], list[dict]] = {}
     with serve_local_model(ex.tasks, max_requests=budget + 50, median_ms=args.median_ms, sigma=args.sigma,
                            turns=STEPS) as url:
         for _ in range(args.repeats):
             for n in levels:
                 for side in sides:
-                    got.setdefault((side, n), []).append(run_child(side, url, release, n, args.waves * n))
+                    python = args.inspect_python if side == "inspect-stock" else sys.executable
+                    got.setdefault((side, n), []).append(run_child(side, url, release, n, args.waves * n, python))
             if long_run:  # the run the issue describes: 800 trials, 32 at a time
                 got.setdefault(("sustained", SUSTAINED_IN_FLIGHT), []).append(
                     run_child("evalsuite", url, release, SUSTAINED_IN_FLIGHT, SUSTAINED_TRIALS))
@@ -103,8 +129,8 @@ def parent(args) -> int:
     return 0
 
 
-def run_child(side: str, url: str, release: Path, in_flight: int, trials: int) -> dict:
-    cmd = [sys.executable, __file__, "--child", side, "--url", url, "--release", str(release), "--in-flight",
+def run_child(side: str, url: str, release: Path, in_flight: int, trials: int, python: str = sys.executable) -> dict:
+    cmd = [python, __file__, "--child", side, "--url", url, "--release", str(release), "--in-flight",
            str(in_flight), "--trials", str(trials)]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=600)
     if proc.returncode != 0:
@@ -115,7 +141,7 @@ def run_child(side: str, url: str, release: Path, in_flight: int, trials: int) -
 def child(args) -> dict:
     """One level of one harness in this fresh process: trials done, model calls, wall and CPU seconds of the run
     (imports and reading the release not counted), peak RSS."""
-    out = (evalsuite_trials if args.child == "evalsuite" else inspect_samples)(args)
+    out = globals()[CHILDREN[args.child]](args)
     return {**out, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
@@ -144,6 +170,8 @@ def evalsuite_trials(args) -> dict:
                              max_in_flight=args.in_flight)
     ep = Endpoint(base_url=args.url, api_key="local", max_retries=0, max_connections=args.in_flight)
     with endpoint(ep):
+        warm = TrialSettings(rel.run_identity(), out_dir=Path(tempfile.mkdtemp(prefix="bench-warm-")), workers=1)
+        run_trials(rel.world_ref(), tasks[:1], [AGENT], 1, warm)  # start-up, untimed (see WARM_UP)
         times, records = measured(lambda: run_trials(rel.world_ref(), tasks[:k], [AGENT], args.trials // k, settings))
     failed = [r for r in records if not r.passed]
     if failed:
@@ -152,11 +180,53 @@ def evalsuite_trials(args) -> dict:
     return {**times, "done": len(records), "model_calls": sum(len(r.usage.model_calls) for r in records if r.usage)}
 
 
+def floor_trials(args) -> dict:
+    """The floor: the same conversations (each task's trigger, the endpoint's 4 tool calls answered with a fixed
+    observation, then its answer) through a plain aiohttp client, `--in-flight` at once, nothing recorded."""
+    import asyncio
+
+    import aiohttp
+
+    from evalsuite.releases.release import Release
+
+    triggers = [t.trigger.text for t in Release(args.release).tasks()]
+
+    async def trial(session: aiohttp.ClientSession, trigger: str) -> int:
+        messages = [{"role": "system", "content": "You are an agent."}, {"role": "user", "content": trigger}]
+        for calls in range(1, REQUESTS + 1):
+            async with session.post(f"{args.url}/chat/completions", data=json.dumps(
+                    {"model": "local", "messages": messages}), headers={"Content-Type": "application/json"}) as r:
+                message = json.loads(await r.read())["choices"][0]["message"]
+            if not message.get("tool_calls"):
+                return calls
+            messages += [message, *({"role": "tool", "tool_call_id": c["id"], "content": "ok"}
+                                    for c in message["tool_calls"])]
+        raise RuntimeError(f"the endpoint kept calling tools past {REQUESTS} requests")
+
+    async def run(trials: int) -> dict:
+        todo = iter(range(trials))
+        calls = []
+
+        async def lane(session):
+            for i in todo:
+                calls.append(await trial(session, triggers[i % len(triggers)]))
+
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=args.in_flight)) as session:
+            await asyncio.gather(*(lane(session) for _ in range(args.in_flight)))
+        return {"done": len(calls), "model_calls": sum(calls)}
+
+    asyncio.run(run(1))  # start-up, untimed (see WARM_UP)
+    times, out = measured(lambda: asyncio.run(run(args.trials)))
+    return {**times, **out}
+
+
 def inspect_samples(args) -> dict:
     from inspect_local import run_samples, samples_task
 
+    model = STOCK_MODEL if args.child == "inspect-stock" else None
+    run_samples(samples_task(1), args.url, args.in_flight, model)  # start-up, untimed (see WARM_UP)
     task = samples_task(args.trials)
-    times, out = measured(lambda: run_samples(task, args.url, args.in_flight))
+    times, out = measured(lambda: run_samples(task, args.url, args.in_flight, model))
     return {**times, **out}
 
 
@@ -164,17 +234,23 @@ def report(res: benchlib.Result, got: dict[tuple[str, int], list[dict]], levels:
            n_tasks: int) -> None:
     for n in levels:
         ideal = n / (REQUESTS * args.median_ms / 1000)
-        ours, theirs = got.get(("evalsuite", n)), got.get(("inspect", n))
+        ours = got.get(("evalsuite", n))
         if ours:
             evalsuite_rows(res, ours, n, ideal, args.median_ms)
-        if theirs:
-            res.add(f"Inspect AI, max_connections {n}: samples/s", rates(theirs), "samples/s",
+        floor = got.get(("floor", n))
+        if floor:
+            floor_rows(res, floor, ours, n, ideal)
+        for side, name in (("inspect", "Inspect AI (our provider)"), ("inspect-stock", "Inspect AI (stock provider)")):
+            theirs = got.get((side, n))
+            if not theirs:
+                continue
+            res.add(f"{name}, max_connections {n}: samples/s", rates(theirs), "samples/s",
                     note=f"{theirs[0]['done']} samples of {STEPS} tool turns; ideal {ideal:.3g}; CPU per sample "
                          f"{1000 * theirs[0]['cpu'] / theirs[0]['done']:.1f} ms")
-        if ours and theirs:
-            ratio = [a / b for a, b in zip(rates(ours), rates(theirs))]
-            res.add(f"evalsuite / Inspect AI throughput, {n} in flight", ratio, "×", target="≥ 1",
-                    met=min(ratio) >= 1)
+            if ours:
+                ratio = [a / b for a, b in zip(rates(ours), rates(theirs))]
+                res.add(f"evalsuite / {name} throughput, {n} in flight", ratio, "×", target="≥ 1",
+                        met=min(ratio) >= 1)
     long = got.get(("sustained", SUSTAINED_IN_FLIGHT))
     if long:
         ideal = SUSTAINED_IN_FLIGHT / (REQUESTS * args.median_ms / 1000)
@@ -203,6 +279,20 @@ def evalsuite_rows(res: benchlib.Result, ours: list[dict], n: int, ideal: float,
             note=f"ideal = {n} / ({REQUESTS} requests × {median_ms:.0f} ms); {len(ours) and ours[0]['done']} trials, "
                  "with the tail in which lanes fall idle")
     res.add(f"evalsuite, {n} in flight: harness CPU per trial", [1000 * r["cpu"] / r["done"] for r in ours], "ms")
+
+
+def floor_rows(res: benchlib.Result, floor: list[dict], ours: list[dict] | None, n: int, ideal: float) -> None:
+    """The plain aiohttp client's throughput and CPU per trial, and evalsuite's CPU per trial over it."""
+    cpu = [1000 * r["cpu"] / r["done"] for r in floor]
+    res.add(f"floor (plain aiohttp client), {n} in flight: share of the ideal throughput",
+            [x / ideal for x in rates(floor)], "", note=f"{floor[0]['done']} trials; CPU per trial {cpu[0]:.2f} ms")
+    res.add(f"floor (plain aiohttp client), {n} in flight: CPU per trial", cpu, "ms")
+    if ours:
+        ratio = [1000 * r["cpu"] / r["done"] / c for r, c in zip(ours, cpu)]
+        res.add(f"evalsuite / floor harness CPU per trial, {n} in flight", ratio, "×", target="≤ 3",
+                met=max(ratio) <= 3)
+        share = [a / b for a, b in zip(rates(ours), rates(floor))]
+        res.add(f"evalsuite / floor throughput, {n} in flight", share, "×")
 
 
 def memory_rows(res: benchlib.Result, got: dict[tuple[str, int], list[dict]], levels: list[int]) -> None:

@@ -8,6 +8,7 @@ scheduler, `max_connections` and `max_samples`, the tool loop of `generate()`, t
 """
 from __future__ import annotations
 
+import asyncio
 import os
 import tempfile
 from typing import Any
@@ -43,7 +44,15 @@ class LocalOpenAI(ModelAPI):
                  config: GenerateConfig = GenerateConfig(), **model_args: Any):
         super().__init__(model_name=model_name, base_url=base_url or os.environ["LOCAL_OPENAI_BASE_URL"],
                          api_key=api_key or "local", config=config)
-        self.client = AsyncOpenAI(base_url=self.base_url, api_key=self.api_key, max_retries=0)
+        self.clients: dict[asyncio.AbstractEventLoop, AsyncOpenAI] = {}
+
+    @property
+    def client(self) -> AsyncOpenAI:
+        """This event loop's client: Inspect keeps a model across eval() calls, each on a loop of its own."""
+        loop = asyncio.get_running_loop()
+        if loop not in self.clients:
+            self.clients[loop] = AsyncOpenAI(base_url=self.base_url, api_key=self.api_key, max_retries=0)
+        return self.clients[loop]
 
     async def generate(self, input, tools, tool_choice, config: GenerateConfig) -> ModelOutput:
         request = dict(messages=await messages_to_openai(input),
@@ -76,10 +85,12 @@ def samples_task(samples: int) -> Task:
                 solver=[use_tools(lookup()), generate()])
 
 
-def run_samples(task: Task, url: str, in_flight: int) -> dict[str, Any]:
-    """The task's samples, `in_flight` at once (max_connections = max_samples = in_flight); what they did."""
-    os.environ["LOCAL_OPENAI_BASE_URL"] = url
-    logs = inspect_eval(task, model=f"{PROVIDER}/local", max_connections=in_flight, max_samples=in_flight,
+def run_samples(task: Task, url: str, in_flight: int, model: str | None = None) -> dict[str, Any]:
+    """The task's samples, `in_flight` at once (max_connections = max_samples = in_flight); what they did. `model`:
+    an Inspect model name (openai-api/local/local: Inspect's own provider, which reads LOCAL_BASE_URL), else ours."""
+    os.environ["LOCAL_OPENAI_BASE_URL"] = os.environ["LOCAL_BASE_URL"] = url
+    os.environ.setdefault("LOCAL_API_KEY", "local")
+    logs = inspect_eval(task, model=model or f"{PROVIDER}/local", max_connections=in_flight, max_samples=in_flight,
                         display="none", log_level="error", log_dir=tempfile.mkdtemp(prefix="bench-inspect-"))
     log = logs[0]
     if log.status != "success" or log.samples is None:

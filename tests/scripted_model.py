@@ -112,12 +112,15 @@ def reply(message: dict | None = None, status: int = 200, usage: tuple[int, int]
 
 @dataclass
 class Staged:
-    """What a staged endpoint saw: request bodies in arrival order and the most requests in flight at once."""
+    """What a staged endpoint saw: requests in arrival order (parsed, as sent, their headers) and the most requests
+    in flight at once."""
 
     replies: list[dict]
     delay: float = 0.0
     url: str = ""
     seen: list[dict] = field(default_factory=list)
+    headers: list[dict] = field(default_factory=list)  # each request's headers, names in lower case
+    bodies: list[bytes] = field(default_factory=list)  # each request's body as sent
     in_flight: int = 0
     max_in_flight: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -126,9 +129,12 @@ class Staged:
 def _staged_handler(staged: Staged, stop) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self):
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            raw = self.rfile.read(int(self.headers["Content-Length"]))
+            body = json.loads(raw)
             with staged.lock:
                 staged.seen.append(body)
+                staged.headers.append({k.lower(): v for k, v in self.headers.items()})
+                staged.bodies.append(raw)
                 n, staged.in_flight = len(staged.seen), staged.in_flight + 1
                 staged.max_in_flight = max(staged.max_in_flight, staged.in_flight)
             time.sleep(staged.delay)

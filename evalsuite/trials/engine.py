@@ -14,6 +14,7 @@ and the jobs left are reported, never recorded as failures.
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -57,11 +58,18 @@ async def _run_all(world_ref: WorldRef, tasks: Mapping[str, TaskRecord], runs: l
     worlds = _Worlds(world_ref)
     reached: str | None = None
     left = 0
-    for run in runs:
-        queue = deque(run.jobs)
-        if reached is None:
-            reached = await _drain(queue, run, tasks, worlds, emit, progress, cap, prices)
-        left += len(queue)
+    try:
+        for run in runs:
+            queue = deque(run.jobs)
+            if reached is None:
+                reached = await _drain(queue, run, tasks, worlds, emit, progress, cap, prices)
+            left += len(queue)
+    finally:
+        # a model client no agent closed (an LLM user's beside an external agent) holds an aiohttp session on this
+        # loop; there is one only if the client's module was loaded, and importing it here would load the SDK
+        clients = sys.modules.get("evalsuite.trials.agents.model_client")
+        if clients is not None:
+            await clients.close_clients()
     return reached, left
 
 

@@ -2,8 +2,10 @@
 
 A request goes through, in order: the response cache (when the endpoint has a cache_dir), the request-rate
 and token-rate buckets (rate_limit.TokenBucket), the connection limit (max_connections requests at once),
-then the endpoint under a timeout. Transient failures (408, 409, 429, 5xx, connection errors, timeouts) are
-retried here, not by the SDK (its retries are off, so every pause is seen): Retry-After (seconds or an HTTP
+then the endpoint under a timeout. A request is sent with aiohttp, as the openai SDK would send it (the same
+body bytes and headers), and its answer or error read as the SDK reads it (ChatCompletion, the SDK's error
+classes): the SDK's own httpx transport was most of a model-bound trial's CPU. Transient failures (408, 409, 429,
+5xx, connection errors, timeouts) are retried here, so every pause is seen: Retry-After (seconds or an HTTP
 date) or retry-after-ms is honoured, else 0.5 s doubling up to 8 s, at most max_retries times. Every pause,
 a retry's or a limiter's, is an EndpointWait on the request's ModelCall; an error that outlasts the retries
 is raised, and the trial records it as an infra_error with the tokens of the calls before it.
@@ -24,8 +26,11 @@ from dataclasses import replace
 from typing import Any
 from weakref import WeakKeyDictionary
 
+import aiohttp
 import httpx
 import openai
+import pydantic
+import yarl
 from openai.types.chat import ChatCompletion
 
 from evalsuite.core.records import EndpointWait, ModelCall, Usage
@@ -36,7 +41,6 @@ from evalsuite.trials.agents.response_cache import ResponseCache, request_sha256
 RETRY_STATUSES = {408: "request timeout", 409: "conflict", 429: "rate limited"}
 FIRST_BACKOFF, MAX_BACKOFF = 0.5, 8.0
 MAX_RETRY_AFTER = 120.0  # a longer Retry-After is not waited out (as the openai SDK does): the error is raised
-SHARD_CONNECTIONS = 16  # connections per httpx pool (see ModelClient.__init__)
 NOTED = 0.001  # a limiter wait shorter than this is not recorded
 
 
@@ -72,19 +76,16 @@ class ModelClient:
 
     def __init__(self, settings: Endpoint):
         self.settings = settings
-        n = settings.max_connections
-        # httpcore's pool scans its connections for every queued request, so its CPU per request grows with the
-        # pool: 2.3 ms at 32 connections, 14 ms at 128 (measured). Several small pools, each request on the
-        # least busy, keep it flat; together they hold at least n connections, the semaphore at most n.
-        shards = math.ceil(n / SHARD_CONNECTIONS)
-        size = math.ceil(n / shards)
-        self.shards = [openai.AsyncOpenAI(
-            api_key=settings.api_key, base_url=settings.base_url, max_retries=0, timeout=settings.timeout,
-            http_client=openai.DefaultAsyncHttpxClient(
-                limits=httpx.Limits(max_connections=size, max_keepalive_connections=size)))
-            for _ in range(shards)]
-        self._busy = [0] * shards  # requests in flight on each shard
-        self._connections = asyncio.Semaphore(n)
+        # The SDK client is kept for what a request looks like and what its errors are (its base URL, headers and
+        # status-error classes, so records and cache keys stay what they were), not to send: its httpx/httpcore
+        # stack cost ~72% of the harness's CPU at 128 in flight (httpcore scans its pool for every request).
+        self.sdk = openai.AsyncOpenAI(api_key=settings.api_key, base_url=settings.base_url, max_retries=0,
+                                      timeout=settings.timeout)
+        self.url = str(self.sdk.base_url) + "chat/completions"
+        self.headers = sdk_headers(self.sdk)
+        self.proxy = env_proxy(self.url)
+        self._session: aiohttp.ClientSession | None = None  # made on the loop of the first request
+        self._connections = asyncio.Semaphore(settings.max_connections)
         rpm, tpm = settings.requests_per_minute, settings.tokens_per_minute
         self.requests = TokenBucket(rpm) if rpm else None
         self.tokens = TokenBucket(tpm) if tpm else None
@@ -96,11 +97,17 @@ class ModelClient:
     @property
     def endpoint(self) -> str:
         """Where the requests go, as the SDK resolved it (the settings', else OPENAI_BASE_URL, else its default)."""
-        return str(self.shards[0].base_url).rstrip("/")
+        return str(self.sdk.base_url).rstrip("/")
+
+    @property
+    def session_closed(self) -> bool:
+        """Whether no connection of this client is open: never opened, or closed."""
+        return self._session is None or self._session.closed
 
     async def aclose(self) -> None:
-        for shard in self.shards:
-            await shard.close()
+        if self._session is not None:
+            await self._session.close()
+        await self.sdk.close()
 
     async def complete(self, usage: Usage | None, **request: Any) -> ChatCompletion:
         """One chat completion; its ModelCall (tokens, wall time with every wait, the waits, cached or not) is
@@ -155,10 +162,10 @@ class ModelClient:
     async def _attempt(self, request: dict[str, Any], waits: list[EndpointWait]) -> ChatCompletion:
         """One try: through the rate limits and the connection limit, under the request timeout; the token
         estimate settled against the reported tokens."""
-        estimate = len(json.dumps(request, default=str)) / 4
         if self.requests:
             _note(waits, "request rate limit", await self.requests.take(1))
         if self.tokens:
+            estimate = len(json.dumps(request, default=str)) / 4
             _note(waits, "token rate limit", await self.tokens.take(estimate))
         asked, full = time.perf_counter(), self._connections.locked()
         async with self._connections:
@@ -169,21 +176,69 @@ class ModelClient:
             self.tokens.settle((response.usage.total_tokens or 0) - estimate)
         return response
 
-
     async def _post(self, request: dict[str, Any]) -> ChatCompletion:
-        """The request on the least busy shard, under the request timeout."""
-        i = min(range(len(self.shards)), key=self._busy.__getitem__)
-        shard = self.shards[i]
-        self._busy[i] += 1
+        """The request under the request timeout; a failure raised as the SDK raised it (its status-error class
+        and message, APITimeoutError, APIConnectionError)."""
+        if self._session is None:
+            # the semaphore is the connection limit; the connector's is the same, so no request queues twice
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=self.settings.max_connections),
+                timeout=aiohttp.ClientTimeout(total=None))
         try:
             async with asyncio.timeout(self.settings.timeout):
-                # the SDK's own post, not chat.completions.create: the request is plain JSON already, and create's
-                # walk of it against the request's TypedDicts cost ~12 ms of CPU a request, most of a trial's
-                return await shard.post("/chat/completions", cast_to=ChatCompletion, body=request)
+                async with self._session.post(self.url, data=request_body(request), headers=self.headers,
+                                              proxy=self.proxy) as got:
+                    raw = await got.read()
         except TimeoutError as exc:
-            raise openai.APITimeoutError(request=httpx.Request("POST", str(shard.base_url))) from exc
-        finally:
-            self._busy[i] -= 1
+            raise openai.APITimeoutError(request=httpx.Request("POST", self.url)) from exc
+        except (aiohttp.ClientError, OSError) as exc:
+            raise openai.APIConnectionError(request=httpx.Request("POST", self.url)) from exc
+        if got.status >= 300:
+            raise self.sdk._make_status_error_from_response(  # the SDK's own mapping: RateLimitError for 429, ...
+                httpx.Response(got.status, headers=list(got.raw_headers), content=raw,
+                               request=httpx.Request("POST", self.url)))
+        return chat_completion(raw, self.url)
+
+
+def env_proxy(url: str) -> str | None:
+    """The proxy the environment names for `url` (HTTPS_PROXY, NO_PROXY, ...), as httpx honoured it: looked up
+    once, where aiohttp's trust_env would look it up (and for a netrc) in a thread for every request."""
+    try:
+        return str(aiohttp.helpers.get_env_proxy_for_url(yarl.URL(url))[0])
+    except LookupError:
+        return None
+
+
+def sdk_headers(sdk: openai.AsyncOpenAI) -> dict[str, str]:
+    """The headers the SDK sends with a chat completion when its retries are off: its defaults (content type,
+    user agent, platform, organization and project), the key's Authorization, the retry count and read timeout."""
+    headers = {**sdk.auth_headers, **sdk.default_headers, "x-stainless-retry-count": "0",
+               "x-stainless-read-timeout": str(sdk.timeout)}
+    return {k: v for k, v in headers.items() if isinstance(v, str)}  # an Omit() is a header not sent
+
+
+def request_body(request: dict[str, Any]) -> bytes:
+    """The request's JSON, byte for byte as the SDK serialised it (a prompt's length may be what is billed)."""
+    return json.dumps(request, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+def chat_completion(raw: bytes, url: str) -> ChatCompletion:
+    """The response read as the SDK read it: validated (fast), else built field by field without validation, as
+    the SDK builds every response, so an endpoint that strays from the schema is still read; not JSON is an
+    error."""
+    try:
+        return ChatCompletion.model_validate_json(raw)
+    except pydantic.ValidationError:
+        pass
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        raise openai.APIResponseValidationError(
+            response=httpx.Response(200, content=raw, request=httpx.Request("POST", url)), body=raw,
+            message=f"{url}: the response is not a JSON object: {raw[:200]!r}")
+    return ChatCompletion.construct(**data)
 
 
 def retry_after(headers: httpx.Headers) -> float | None:
