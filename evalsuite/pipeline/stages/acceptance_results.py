@@ -153,7 +153,8 @@ def _acceptance_gate(name: str):
         audit = audit_on_record(paths)
         failing = [(t.task_id, "; ".join(t.reasons)) for t in audit.gate(name)]
         return derived_tasks.quarantine_verdict(name, spec, len(audit.tasks), failing,
-                                          releasable=bool(audit.summary["releasable"]))
+                                                releasable=bool(audit.summary["releasable"]),
+                                                quarantined=int(audit.summary["quarantined"]))
 
     return decide
 
