@@ -7,8 +7,9 @@ tasks_full.jsonl as `make test` checks every 50th task of it
 (tests/importers/test_tau2_telecom_import.py): its ids must be tasks.json's, in order, and acceptance
 (evalsuite.audit.acceptance.run_acceptance, in this process, one reference trial) must find every task's reference
 (its gold replayed on both worlds) passing, the no-op, the every-write adversary and each negative control failing.
-Prints the counts and each step's wall and CPU seconds; exits 1 if any task fails. Not run by `make bench` (it takes
-minutes: 2,285 tasks x 3 trials and more), so it takes no `--json`.
+Prints the counts, the quarantined tasks and each step's wall and CPU seconds; exits 1 unless the ids are the
+original's and every reference passes and every no-op fails. Not run by `make bench` (it takes minutes: 2,285 tasks
+x 3 trials and more), so it takes no `--json`.
 """
 from __future__ import annotations
 
@@ -64,7 +65,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"quarantined: {report.summary['quarantined']}")
     for reason, n in Counter(r.split(":")[0] for a in audits for r in a.reasons).most_common():
         print(f"  {n:5} {reason}")
-    return 0 if same_ids and report.summary["quarantined"] == 0 else 1
+    for a in audits:
+        if a.quarantined:
+            print(f"  {a.task_id}: {'; '.join(a.reasons)}")
+    return 0 if same_ids and all(a.reference_passes and not a.noop_passes for a in audits) else 1
 
 
 if __name__ == "__main__":

@@ -83,8 +83,8 @@ def import_telecom(src: Path = typer.Argument(..., metavar="FOLDER",
     typer.echo(f"{r.full} tasks composed ({same} tasks.json), {len(r.verification_failures)} failing verification; "
                f"{r.sampled} sampled ({'the original base split' if r.sample_equals_base else 'NOT the base split'}) "
                f"into {out}; suite specs: {out / 'suite.yaml'}, {out / 'suite_workflow.yaml'} (the sample), "
-               f"{out / 'suite_full.yaml'} (all {r.full}); the sample's audit quarantines "
-               f"{len(r.acceptance.quarantined)}")
+               f"{out / 'suite_full.yaml'} (all {r.full}); the import's audit quarantines "
+               f"{len(r.acceptance.quarantined)} of the sample, {len(r.full_acceptance.quarantined)} of all")
 
 
 @import_app.command("agentdojo-banking")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import math
 import textwrap
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ import yaml
 from pydantic import BaseModel
 from sqlalchemy import Column
 
-from evalsuite.audit.acceptance import TASK_GATES, in_process_runner, run_acceptance
+from evalsuite.audit.acceptance import TASK_GATES, TaskAudit, in_process_runner, run_acceptance
 from evalsuite.core.records import Simulator, TaskRecord, TrialProtocol
 from evalsuite.importers.source_files import require_files
 from evalsuite.sourcing.rights import RightsManifest, load_manifest
@@ -79,6 +79,14 @@ class ImportAudit(BaseModel):
     gates: dict[str, int]  # acceptance gate -> tasks failing it (a task may fail several)
     max_quarantined_fraction: float  # the quarantined fraction, rounded up to a whole percent
 
+    @classmethod
+    def of(cls, audits: Sequence[TaskAudit]) -> ImportAudit:
+        """The findings over these tasks' audits (audit_import's, or some of them: a suite of part of the tasks)."""
+        quarantined = {a.task_id: a.reasons for a in audits if a.quarantined}
+        return cls(tasks=len(audits), quarantined=quarantined,
+                   gates={g: sum(not test(a) for a in audits) for g, test in TASK_GATES.items()},
+                   max_quarantined_fraction=math.ceil(100 * len(quarantined) / max(len(audits), 1)) / 100)
+
     def acceptance(self, settings: Acceptance) -> Acceptance:
         return settings.model_copy(update={"max_quarantined_fraction": self.max_quarantined_fraction})
 
@@ -88,19 +96,16 @@ class ImportAudit(BaseModel):
         gates = ", ".join(f"{g} {n}" for g, n in self.gates.items() if n) or "none"
         text = (f"max_quarantined_fraction {self.max_quarantined_fraction} is what the import's own acceptance audit "
                 f"needs: the reference, the no-op and the every-write adversary on every task quarantine {q} of "
-                f"{self.tasks} (tasks failing, by gate: {gates}; ids and reasons in {REPORT}). The {self.tasks - q} "
-                f"others release. A build runs the reference {settings.reference_trials} times; if it quarantines "
-                "more (a flaky reference), it blocks.")
+                f"{self.tasks} (tasks failing, by gate: {gates}; ids and reasons in {REPORT}). The other "
+                f"{self.tasks - q} release. A build runs the reference {settings.reference_trials} times; if it "
+                "quarantines more (a flaky reference), it blocks.")
         return "".join(f"# {line}\n" for line in textwrap.wrap(text, 115))
 
 
-def audit_import(world: World, tasks: list[TaskRecord]) -> ImportAudit:
-    """Acceptance of the imported tasks in this process (one reference trial each): what a build of the written
-    spec quarantines."""
-    report = run_acceptance(tasks, Acceptance(reference_trials=1), in_process_runner(world))
-    quarantined = {t.task_id: t.reasons for t in report.tasks if t.quarantined}
-    return ImportAudit(tasks=len(tasks), quarantined=quarantined, gates={g: len(report.gate(g)) for g in TASK_GATES},
-                       max_quarantined_fraction=math.ceil(100 * len(quarantined) / max(len(tasks), 1)) / 100)
+def audit_import(world: World, tasks: list[TaskRecord]) -> list[TaskAudit]:
+    """Acceptance of the imported tasks in this process (one reference trial each): what a build of a spec over
+    them quarantines."""
+    return run_acceptance(tasks, Acceptance(reference_trials=1), in_process_runner(world)).tasks
 
 
 def written_files(out: Path) -> list[str]:

@@ -116,15 +116,23 @@ def test_the_bundled_suite_is_this_import(imported, tasks):
 
 
 def test_the_full_set_is_the_originals_and_a_sample_of_it_passes_its_gold_and_fails_the_noop(imported, tasks):
-    """tasks_full.jsonl holds the original's 2,285 ids in its order, and suite_full.yaml names it. Every 50th task
-    (a deterministic sample; bench/bench_tau2_telecom_full.py runs all) passes its gold on both worlds and fails
-    the no-op, and the 114 sampled tasks are the same records as in tasks.jsonl."""
+    """tasks_full.jsonl holds the original's 2,285 ids in its order, and suite_full.yaml names it with the allowance
+    the import's audit of all of them needs: two single-issue tasks (none in the sample) whose one gold write the
+    every-write adversary repeats. Every 50th task (a deterministic sample; bench/bench_tau2_telecom_full.py runs
+    all) passes its gold on both worlds and fails the no-op; the 114 sampled tasks are the same records as in
+    tasks.jsonl."""
     out, report = imported
     lines = (out / "tasks_full.jsonl").read_text().splitlines()
     assert [json.loads(line)["task_id"] for line in lines] == list(RAW)
+    audit = report.full_acceptance
+    assert (audit.tasks, audit.max_quarantined_fraction) == (2285, 0.01)
+    assert sorted(audit.quarantined) == ["[mobile_data_issue]data_usage_exceeded[PERSONA:Easy]",
+                                         "[mobile_data_issue]user_abroad_roaming_disabled_on[PERSONA:Easy]"]
+    assert {g: n for g, n in audit.gates.items() if n} == {"not_trivially_passable": 2}  # every gold passes
     spec = load_spec(out / "suite_full.yaml")
     assert (spec.name, spec.derivation.tasks, spec.policies) == ("tau2_telecom_full", "tasks_full.jsonl", ["policy.md"])
-    assert spec.acceptance.max_quarantined_fraction == report.acceptance.max_quarantined_fraction
+    assert spec.acceptance.max_quarantined_fraction == 0.01
+    assert (out / "suite_full.yaml").read_text().startswith("# max_quarantined_fraction 0.01 is what the import's")
     full = {i: line for i, line in zip(RAW, lines)}
     for task_id, task in tasks.items():
         record = TaskRecord.model_validate_json(full[task_id])

@@ -85,7 +85,7 @@ def import_tau2(source: Tau2Source, src: Path, out: Path, simulator: Simulator |
         raise ValueError(f"tau2 hash of the built world {initial} != tau2's initial hash {source.tau2_hash.initial}")
     tasks, report_bits = _tasks(source, src, world, policy, clause_ids(policy_md), simulator)
     write_tasks(out / "tasks.jsonl", tasks)
-    audit, settings = audit_import(world, tasks), Acceptance(reference_trials=8)
+    audit, settings = ImportAudit.of(audit_import(world, tasks)), Acceptance(reference_trials=8)
     write_suite(out, source.suite, source.domain.name, sorted(rows), audit.acceptance(settings), simulator,
                 header=audit.comment(settings))
     report = ImportReport(out=str(out), source_sha256=sha, rows={t: len(r) for t, r in rows.items()},
