@@ -37,6 +37,9 @@ class TaskAudit(BaseModel):
     reference_stable: bool
     gold_replay_errors: list[GoldError]
     noop_passes: bool
+    # the goal requires work (requires_action), so a no-op pass is a reason; a read-only task's no-op pass is not,
+    # and the not_trivially_passable gate counts it only here (True in audits written before it was recorded)
+    requires_action: bool = True
     adversary_passes: bool
     resettable: bool
     fields_justified: bool
@@ -81,7 +84,8 @@ TASK_GATES: dict[str, Callable[[TaskAudit], bool]] = {
     "reference_solvable": lambda t: (t.reference_passes > 0 and not t.gold_replay_errors and not t.alternatives_failing
                                      and all(t.fault_plans.values()) and not t.plans_not_fired),
     "reference_stable": lambda t: t.reference_stable,
-    "not_trivially_passable": lambda t: not t.noop_passes and not t.adversary_passes and not t.controls_passing,
+    "not_trivially_passable": lambda t: (not (t.noop_passes and t.requires_action) and not t.adversary_passes
+                                         and not t.controls_passing),
     "resettable": lambda t: t.resettable,
     "masked_fields_justified": lambda t: t.fields_justified,
     "assertions_cite_policy": lambda t: t.assertions_cite_policy,
@@ -167,7 +171,8 @@ def audit_task(task: TaskRecord, ref: Sequence[TrialResult], noop: TrialResult |
     if gold:
         raised = "; ".join(f"{g.tool}: {g.error}" for g in gold[:3])
         reasons.append(f"{len(gold)} reference-solution call(s) raised: {raised}")
-    if noop_passes and requires_action(task.goal_state):
+    action = requires_action(task.goal_state)
+    if noop_passes and action:
         first = next(r for r in noops if silent_pass(r))
         reasons.append("trivially passable: the no-op agent passes the state check of a task that requires a write"
                        + _under(first.fault_plan))
@@ -196,7 +201,8 @@ def audit_task(task: TaskRecord, ref: Sequence[TrialResult], noop: TrialResult |
     plans = {plan: p for plan, (p, _) in per_plan.items()} if any(per_plan) else {}
     return TaskAudit(task_id=task.task_id, reference_passes=passes, reference_trials=len(ref),
                      reference_stable=stable and not infra,
-                     gold_replay_errors=gold, noop_passes=noop_passes, adversary_passes=any(r.passed for r in advs),
+                     gold_replay_errors=gold, noop_passes=noop_passes, requires_action=action,
+                     adversary_passes=any(r.passed for r in advs),
                      resettable=resettable, fields_justified=justified, assertions_cite_policy=cited,
                      adjudicated=adjudicated, quarantined=bool(reasons), reasons=reasons, failing_checks=failing,
                      fault_plans=plans, alternatives_failing=alternatives, controls_passing=controls,

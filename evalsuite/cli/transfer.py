@@ -44,8 +44,9 @@ def _tau2_commands(name: str) -> None:
 
         with build_errors(Tau2InputError):
             report = import_tau2(SOURCES[name], src, out)
-        typer.echo(f"{report.tasks} tasks imported to {out}; {len(report.gold_replay_errors)} gold action(s) raised "
-                   f"(listed in {out / 'import_report.json'}); suite spec: {out / 'suite.yaml'}")
+        typer.echo(f"{report.tasks} tasks imported to {out}; {len(report.gold_replay_errors)} gold action(s) raised, "
+                   f"the import's audit quarantines {len(report.acceptance.quarantined)} (listed in "
+                   f"{out / 'import_report.json'}); suite spec: {out / 'suite.yaml'}")
 
     @tau2_apps[name].command("export-state")
     def tau2_export_state(out_dir: Path = IMPORTED,
@@ -71,7 +72,8 @@ def import_telecom(src: Path = typer.Argument(..., metavar="FOLDER",
                                                    "the policies and LICENSE"),
                    out: Path = IMPORT_OUT) -> None:
     """Import τ²-bench telecom (dual control): both worlds, the policies and their variants, the task set composed
-    and verified as the original's, the 114-task sample with replay-derived goals on both worlds."""
+    and verified as the original's, written whole (suite_full.yaml) and as the 114-task sample (suite.yaml), goals
+    derived by replaying the gold on both worlds."""
     from evalsuite.importers.tau2.importer import Tau2InputError
     from evalsuite.importers.tau2.telecom import import_telecom as run
 
@@ -80,7 +82,9 @@ def import_telecom(src: Path = typer.Argument(..., metavar="FOLDER",
     same = "equals" if r.full_equals_source else f"differs from ({len(r.differing_tasks)} tasks)"
     typer.echo(f"{r.full} tasks composed ({same} tasks.json), {len(r.verification_failures)} failing verification; "
                f"{r.sampled} sampled ({'the original base split' if r.sample_equals_base else 'NOT the base split'}) "
-               f"into {out}; suite specs: {out / 'suite.yaml'}, {out / 'suite_workflow.yaml'}")
+               f"into {out}; suite specs: {out / 'suite.yaml'}, {out / 'suite_workflow.yaml'} (the sample), "
+               f"{out / 'suite_full.yaml'} (all {r.full}); the import's audit quarantines "
+               f"{len(r.acceptance.quarantined)} of the sample, {len(r.full_acceptance.quarantined)} of all")
 
 
 def _agentdojo_commands(name: str) -> None:

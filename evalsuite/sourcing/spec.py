@@ -275,5 +275,6 @@ def _check_dossier(spec: SuiteSpec, path: Path) -> None:
                                f"{c.policy.doc}@{c.policy.version} is not among the policies of {path}")
 
 
-def dump_spec(spec: SuiteSpec, path: str | Path) -> None:
-    atomic_write(path, yaml.safe_dump(spec.model_dump(mode="json", exclude_defaults=False), sort_keys=False))
+def dump_spec(spec: SuiteSpec, path: str | Path, header: str = "") -> None:
+    """The spec as YAML, under `header` (comment lines saying why a setting has its value)."""
+    atomic_write(path, header + yaml.safe_dump(spec.model_dump(mode="json", exclude_defaults=False), sort_keys=False))

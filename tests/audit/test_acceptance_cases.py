@@ -32,9 +32,9 @@ from evalsuite.trials.agents.baselines import AdversaryAgent, ReferenceAgent
 from evalsuite.trials.trial import TrialResult
 from evalsuite.worlds import World
 
-CLEAN = dict(reference_stable=True, gold_replay_errors=[], noop_passes=False, adversary_passes=False,
-             resettable=True, fields_justified=True, assertions_cite_policy=True, adjudicated=True,
-             quarantined=False, reasons=[], failing_checks=[])
+CLEAN = dict(reference_stable=True, gold_replay_errors=[], noop_passes=False, requires_action=True,
+             adversary_passes=False, resettable=True, fields_justified=True, assertions_cite_policy=True,
+             adjudicated=True, quarantined=False, reasons=[], failing_checks=[])
 NOOP_REASON = "trivially passable: the no-op agent passes the state check of a task that requires a write"
 ADV_REASON = "trivially passable: the every-write adversary passes"
 RESET_REASON = "not resettable: the world hash after reset did not match the seed"
@@ -260,8 +260,10 @@ def test_the_noop_passing_a_task_that_requires_no_write_is_no_reason(ap):
     task = no_write(ap, "no-write")
     assert not task.goal_state.requires_write
     report = run_acceptance([task], Acceptance(reference_trials=1), in_process_runner(ap.world))
-    got, want = audit_dict(report.tasks[0], "no-write", 1, 1, noop_passes=True)
+    got, want = audit_dict(report.tasks[0], "no-write", 1, 1, noop_passes=True, requires_action=False)
     assert got == want and report.accepted_ids == ["no-write"] and report.summary["noop_passes"] == 1
+    # the gate counts what acceptance quarantines: an accepted task fails no gate (a build's count is the audit's)
+    assert [name for name in TASK_GATES if report.gate(name)] == []
 
 
 def test_an_unjustified_mask_and_an_uncited_assertion_are_reasons(ap):
@@ -455,6 +457,7 @@ GATE_CASES = [
     (_audit("gold", gold_replay_errors=[GoldError(action_id=None, tool="t", error="e")], quarantined=True),
      ["reference_solvable"]),
     (_audit("noop", noop_passes=True, quarantined=True), ["not_trivially_passable"]),
+    (_audit("read-only", noop_passes=True, requires_action=False), []),
     (_audit("adv", adversary_passes=True, quarantined=True), ["not_trivially_passable"]),
     (_audit("reset", resettable=False, quarantined=True), ["resettable"]),
     (_audit("mask", fields_justified=False, quarantined=True), ["masked_fields_justified"]),

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from import_support import build_as_written
 
 from evalsuite.core.records import TaskRecord
 from evalsuite.domains.tau2_retail import DOMAIN, TAU2_HASH
@@ -67,6 +68,16 @@ def test_outputs(imported):
     assert spec.domain == "tau2_retail" and spec.acceptance.reference_trials == 8 and spec.derivation.tasks
     assert report.initial_tau2_hash == TAU2_HASH.initial
     assert json.loads((out / "import_report.json").read_text())["tasks"] == 114
+
+
+def test_the_import_builds_as_written(imported, tmp_path):
+    """`evalsuite import tau2-retail … --out D && evalsuite build D/suite.yaml`: 41 of 114 quarantined (15 whose gold
+    raises, 29 trivially passable, 3 both) within the 36% the spec allows."""
+    out, report = imported
+    audit = report.acceptance
+    assert audit.max_quarantined_fraction == 0.36 and len(audit.quarantined) == 41
+    assert {g: n for g, n in audit.gates.items() if n} == {"reference_solvable": 15, "not_trivially_passable": 29}
+    build_as_written(out / "suite.yaml", audit, tmp_path / "home")
 
 
 def test_parquet_sources_rebuild_the_same_world(imported, world, tmp_path):

@@ -313,6 +313,9 @@ def test_a_task_only_the_every_write_adversary_passes_is_quarantined_and_blocks_
     assert audit.adversary_passes and not audit.noop_passes and audit.reference_stable and audit.quarantined
     v = judge("not_trivially_passable", spec, paths)
     assert not v.passed and not v.blocking and target.task_id in v.reason  # 1 of 49: within the 10% allowed
+    # the gate's count and the count the release is decided on (acceptance's quarantine, any gate), each named
+    assert v.reason.startswith(f"1 of {len(tasks)} task(s) fail this gate (quarantined, release still allowed: "
+                               f"acceptance quarantines 1 of {len(tasks)} for any reason, 2%; allowed 10%)")
     for other in ("reference_solvable", "reference_stable", "resettable"):
         assert judge(other, spec, paths).passed, other
     rel = suite_release.release(spec, paths)

@@ -20,7 +20,15 @@ from evalsuite.core.records import Policy, Simulator, SuiteRef, TaskRecord
 from evalsuite.grading.grader import grade_trial
 from evalsuite.importers.gold import GoldReplayError
 from evalsuite.importers.source_files import pinned_files
-from evalsuite.importers.suite_folder import replay_reference, write_parquet, write_rights, write_suite, written_files
+from evalsuite.importers.suite_folder import (
+    ImportAudit,
+    audit_import,
+    replay_reference,
+    write_parquet,
+    write_rights,
+    write_suite,
+    written_files,
+)
 from evalsuite.importers.tau2.policy import clause_ids, versioned_policy
 from evalsuite.importers.tau2.sources import LICENSE_REF, SOURCE_COMMIT, Tau2Source
 from evalsuite.importers.tau2.tasks import task_record
@@ -49,6 +57,7 @@ class ImportReport(BaseModel):
     gold_end_tau2_hash: dict[str, str]
     shared_gold_end_states: list[list[str]]  # write tasks whose gold ends in the very same DB state
     tasks_with_upstream_issues: list[str]
+    acceptance: ImportAudit  # what suite.yaml's quarantine allowance comes from
     files: list[str]
 
 
@@ -76,10 +85,12 @@ def import_tau2(source: Tau2Source, src: Path, out: Path, simulator: Simulator |
         raise ValueError(f"tau2 hash of the built world {initial} != tau2's initial hash {source.tau2_hash.initial}")
     tasks, report_bits = _tasks(source, src, world, policy, clause_ids(policy_md), simulator)
     write_tasks(out / "tasks.jsonl", tasks)
-    write_suite(out, source.suite, source.domain.name, sorted(rows), Acceptance(reference_trials=8), simulator)
+    audit, settings = ImportAudit.of(audit_import(world, tasks)), Acceptance(reference_trials=8)
+    write_suite(out, source.suite, source.domain.name, sorted(rows), audit.acceptance(settings), simulator,
+                header=audit.comment(settings))
     report = ImportReport(out=str(out), source_sha256=sha, rows={t: len(r) for t, r in rows.items()},
                           initial_tau2_hash=initial, world_sha256=world.seed_sha256, tasks=len(tasks),
-                          files=written_files(out), **report_bits)
+                          acceptance=audit, files=written_files(out), **report_bits)
     (out / "import_report.json").write_text(report.model_dump_json(indent=2))
     return report
 

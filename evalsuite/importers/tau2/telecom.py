@@ -4,9 +4,11 @@
 tables (one world file holds both), the rights record, the policies (the main policy with the technical-support
 manual, and the workflow variant; each with its solo form for the no-user mode), then composes the task set as
 the original did (evalsuite.domains.tau2_telecom.composition): the full set must equal tasks.json, every task is
-verified on a workbench, and the seeded per-stratum sample must be the original's `base` split. Each sampled task
-becomes a task record: its initialization (hashes after it recorded), its gold actions replayed live on both
-worlds (the rows they change, on each side, its goal), its env assertions as domain checks, the scripted user.
+verified on a workbench, and the seeded per-stratum sample must be the original's `base` split. Each task becomes
+a task record: its initialization (hashes after it recorded), its gold actions replayed live on both worlds (the
+rows they change, on each side, its goal), its env assertions as domain checks, the scripted user. The sample is
+suite.yaml (and suite_workflow.yaml under the workflow policy); the whole set is suite_full.yaml. Acceptance,
+run at import on every task, sets each spec's quarantine allowance (the sample's from its part of the audit).
 """
 from __future__ import annotations
 
@@ -45,6 +47,8 @@ from evalsuite.importers.gold import GoldReplayError, replay_gold_dual
 from evalsuite.importers.source_files import pinned_files
 from evalsuite.importers.suite_folder import (
     IMPORTED_USES,
+    ImportAudit,
+    audit_import,
     write_keep_rules,
     write_parquet,
     write_rights,
@@ -85,6 +89,9 @@ VARIANTS = {"manual": (("policy.md", "main_policy.md", "tech_support_manual.md")
                          ("policy_workflow_solo.md", "main_policy_solo.md", "tech_support_workflow_solo.md"))}
 SUITES = {"manual": (SUITE, "suite.yaml", "tasks.jsonl"),
           "workflow": (f"{SUITE}_workflow", "suite_workflow.yaml", "tasks_workflow.jsonl")}
+# the whole composed set (the original's `--task-set full`) under the main policy, beside the sample
+FULL_SUITE, FULL_SPEC, FULL_TASKS = f"{SUITE}_full", "suite_full.yaml", "tasks_full.jsonl"
+WORKFLOW_NOTE = "# The audit ran under the manual policy: the workflow suite has the same tasks, checks and worlds.\n"
 SIMULATOR = Simulator(model="scripted-user", version=f"tau2_telecom-user/{tel.DOMAIN.version}", temperature=0.0,
                       kind="scripted")
 # the policy section a gold write (or an env assertion) answers to; the phone's tools all to technical support
@@ -133,8 +140,10 @@ class TelecomReport(BaseModel):
     splits: dict[str, int]
     categories: dict[str, int]
     strata: list[dict[str, Any]]
-    gold_replay_errors: list[GoldReplayError]
-    tau2_hashes: dict[str, TaskHashes]
+    gold_replay_errors: list[GoldReplayError]  # of every task written: the full set (the sample is part of it)
+    tau2_hashes: dict[str, TaskHashes]  # of the sample's tasks
+    acceptance: ImportAudit  # the sample's audit, where suite.yaml's (and suite_workflow.yaml's) allowance comes from
+    full_acceptance: ImportAudit  # the whole set's, for suite_full.yaml
     files: list[str]
 
 
@@ -172,21 +181,39 @@ def import_telecom(src: Path, out: Path) -> TelecomReport:
                 strata=comp.strata(full, sample))
     by_id = {t["id"]: t for t in raw}
     split_of = {i: "train" for i in splits["train"]} | {i: "test" for i in splits["test"]}
-    made = [_task(t, by_id[t.id], split_of.get(t.id, "test"), agent, phone, policies["manual"]) for t in sample]
-    tasks = [m[0] for m in made]
+    env = Environment(image=tel.DOMAIN.image, seed_snapshot="world.sqlite", seed_sha256=agent.seed_sha256)
+    made = {t.id: _task(t, by_id[t.id], split_of.get(t.id, "test"), agent, phone, env, policies["manual"])
+            for t in full}
+    tasks = [made[t.id][0] for t in sample]
+    # one audit of every task; the sample's suites are judged on their part of it
+    audits = {a.task_id: a for a in audit_import(agent, [made[t.id][0] for t in full])}
+    audit, full_audit = ImportAudit.of([audits[t.task_id] for t in tasks]), ImportAudit.of(list(audits.values()))
+    settings = Acceptance(reference_trials=4)
     for variant, (name, spec_file, tasks_file) in SUITES.items():
         write_tasks(out / tasks_file, [_under(t, name, policies[variant]) for t in tasks])
-        write_suite(out, name, tel.DOMAIN.name, sorted(rows), Acceptance(reference_trials=4), SIMULATOR,
-                    spec_file=spec_file, tasks=tasks_file, policies=[VARIANTS[variant][0][0]],
-                    trial_protocol=TrialProtocol(trials=4, max_steps=60), deid="deid.yaml", source=SUITE)
+        _write_spec(out, sorted(rows), name, spec_file, tasks_file, VARIANTS[variant][0][0], audit.acceptance(settings),
+                    audit.comment(settings) + (WORKFLOW_NOTE if variant == "workflow" else ""))
+    full_suite = SuiteRef(name=FULL_SUITE, version="1.0.0")
+    write_tasks(out / FULL_TASKS, [made[t.id][0].model_copy(update={"suite": full_suite}) for t in full])
+    _write_spec(out, sorted(rows), FULL_SUITE, FULL_SPEC, FULL_TASKS, "policy.md", full_audit.acceptance(settings),
+                full_audit.comment(settings))
     report = TelecomReport(
         out=str(out), source_sha256=sha, rows={t: len(r) for t, r in rows.items()}, initial_tau2_hashes=initial,
         world_sha256=agent.seed_sha256, splits=_count(t.split for t in tasks),
         categories=_count(t.category for t in tasks),
-        gold_replay_errors=[e for _, errors, _ in made for e in errors],
-        tau2_hashes={t.task_id: h for t, _, h in made}, files=written_files(out), **bits)
+        gold_replay_errors=[e for _, errors, _ in made.values() for e in errors],
+        tau2_hashes={t.task_id: made[t.task_id][2] for t in tasks}, acceptance=audit, full_acceptance=full_audit,
+        files=written_files(out), **bits)
     (out / "import_report.json").write_text(report.model_dump_json(indent=2))
     return report
+
+
+def _write_spec(out: Path, tables: list[str], name: str, spec_file: str, tasks_file: str, policy: str,
+                acceptance: Acceptance, header: str) -> None:
+    """One suite spec over the folder's tables (both worlds'), under the policy file named."""
+    write_suite(out, name, tel.DOMAIN.name, tables, acceptance, SIMULATOR, spec_file=spec_file,
+                tasks=tasks_file, policies=[policy], trial_protocol=TrialProtocol(trials=4, max_steps=60),
+                deid="deid.yaml", source=SUITE, header=header)
 
 
 def _manifest() -> RightsManifest:
@@ -242,8 +269,8 @@ def _under(task: TaskRecord, suite: str, policies: Policies) -> TaskRecord:
 
 
 def _task(composed: comp.Composed, raw: dict[str, Any], split: str, agent_world: World, phone_world: World,
-          policies: Policies) -> tuple[TaskRecord, list[GoldReplayError], TaskHashes]:
-    """One sampled task's record, the gold actions that failed, and its τ²-bench hashes."""
+          env: Environment, policies: Policies) -> tuple[TaskRecord, list[GoldReplayError], TaskHashes]:
+    """One task's record (in the world `env` names), the gold actions that failed, and its τ²-bench hashes."""
     policy, solo, ids = policies
     agent, device = agent_world.reset(tel.ROLE), phone_world.reset(user_role(tel.USER_DOMAIN))
     connect(agent, device, tel.LINK)
@@ -260,8 +287,7 @@ def _task(composed: comp.Composed, raw: dict[str, Any], split: str, agent_world:
     record = TaskRecord(
         task_id=raw["id"], domain=tel.DOMAIN.name, suite=SuiteRef(name=SUITE, version="1.0.0"),
         split=split, category=composed.composite.intent,
-        environment=Environment(image=tel.DOMAIN.image, seed_snapshot="world.sqlite",
-                                seed_sha256=agent_world.seed_sha256),
+        environment=env,
         role=tel.ROLE, policy=policy, mode_policies={"no_user": solo},
         trigger=Trigger(type="conversation", text=raw["ticket"]),
         user_scenario=UserScenario(persona=raw["user_scenario"]["persona"],

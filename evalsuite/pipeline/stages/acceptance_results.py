@@ -153,7 +153,8 @@ def _acceptance_gate(name: str):
         audit = audit_on_record(paths)
         failing = [(t.task_id, "; ".join(t.reasons)) for t in audit.gate(name)]
         return derived_tasks.quarantine_verdict(name, spec, len(audit.tasks), failing,
-                                          releasable=bool(audit.summary["releasable"]))
+                                                releasable=bool(audit.summary["releasable"]),
+                                                quarantined=int(audit.summary["quarantined"]))
 
     return decide
 
@@ -187,8 +188,9 @@ STAGE = Stage(
     gates=(_gate("reference_solvable", "The reference solution passes in a freshly reset world under every fault plan, "
                                        "none of its calls fail, and every alternative solution passes."),
            _gate("reference_stable", "The reference solution passes on every one of the N acceptance trials."),
-           _gate("not_trivially_passable", "The no-op agent, the every-write adversary and every named negative "
-                                           "control fail, under every fault plan."),
+           _gate("not_trivially_passable", "The no-op agent (where the task requires action), the every-write "
+                                           "adversary and every named negative control fail, under every fault "
+                                           "plan."),
            _gate("resettable", "The world hash after reset equals the recorded seed hash before every trial."),
            Gate("adjudicated", "acceptance_results", adjudicated,
                 description="Goal states carry two reviewer sign-offs.",

@@ -178,9 +178,11 @@ def task_schema_valid(spec: SuiteSpec, paths: Paths) -> GateResult:
 
 
 def quarantine_verdict(gate: str, spec: SuiteSpec, total: int, failing: list[tuple[str, str]],
-                       releasable: bool | None = None) -> GateResult:
+                       releasable: bool | None = None, quarantined: int | None = None) -> GateResult:
     """A task-level gate: failing tasks are quarantined; it blocks only when the quarantine exceeds what the spec
-    allows (or, for acceptance gates, when the acceptance report says the suite is not releasable)."""
+    allows (or, for acceptance gates, when the acceptance report says the suite is not releasable). An acceptance
+    gate gives `quarantined`, the tasks acceptance quarantines for any reason: a task may fail several gates, so
+    the release is decided on that count, not on this gate's, and the reason says both."""
     if not failing:
         return passed(gate, f"all {total} tasks pass", tasks=total)
     allowed = spec.acceptance.max_quarantined_fraction
@@ -188,9 +190,14 @@ def quarantine_verdict(gate: str, spec: SuiteSpec, total: int, failing: list[tup
     meta = {"tasks": total, "failing": len(failing),
             "failing_tasks": md_table(["task", "reasons"], [list(f) for f in failing[:100]])}
     verdict = "blocks the release" if blocking else "quarantined, release still allowed"
+    if quarantined is None:
+        count = f"{len(failing)} of {total} task(s) fail ({verdict}; allowed {allowed:.0%})"
+    else:
+        meta["quarantined"] = quarantined
+        count = (f"{len(failing)} of {total} task(s) fail this gate ({verdict}: acceptance quarantines {quarantined} "
+                 f"of {total} for any reason, {quarantined / max(total, 1):.0%}; allowed {allowed:.0%})")
     return GateResult(gate=gate, passed=False, blocking=blocking, metadata=meta,
-                   reason=f"{len(failing)} of {total} task(s) fail ({verdict}; allowed {allowed:.0%}), "
-                          f"first {failing[0][0]}: {failing[0][1]}")
+                      reason=f"{count}, first {failing[0][0]}: {failing[0][1]}")
 
 
 def _task_gate(name: str, test: Callable[[TaskRecord], bool]):

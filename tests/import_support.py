@@ -1,0 +1,22 @@
+"""An imported folder built as the import wrote it, for the importers' tests."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from evalsuite.importers.suite_folder import ImportAudit
+from evalsuite.pipeline import driver
+from evalsuite.releases.release import Release
+from evalsuite.sourcing.spec import load_spec
+
+
+def build_as_written(spec: Path, audit: ImportAudit, home: Path) -> Release:
+    """`evalsuite build SPEC` on an import's own spec, unedited: its allowance is the import's audit's (a comment
+    says why), and the release quarantines exactly the tasks that audit quarantines."""
+    allowance = audit.max_quarantined_fraction
+    assert spec.read_text().startswith(f"# max_quarantined_fraction {allowance} is what the import's own acceptance "
+                                       "audit needs")
+    assert load_spec(spec).acceptance.max_quarantined_fraction == allowance
+    release = Release(Path(driver.build(spec, home).release))
+    assert {q.task_id for q in release.manifest.quarantined} == set(audit.quarantined)
+    assert release.manifest.n_tasks == audit.tasks - len(audit.quarantined)
+    return release
