@@ -188,12 +188,7 @@ def audit_task(task: TaskRecord, ref: Sequence[TrialResult], noop: TrialResult |
     controls = [label for label, r in extras if label.startswith("control") and r.passed]
     reasons += [f"{a} (a lawful alternative must pass)" for a in alternatives]
     reasons += [f"{c} passed (a named wrong resolution must fail)" for c in controls]
-    justified = all(m.justification.strip() for m in task.goal_state.volatile_fields_masked)
-    cited = all(a.clause in task.policy.clause_ids for a in task.goal_state.assertions)
-    if not justified:
-        reasons.append("a masked field has no justification")
-    if not cited:
-        reasons.append("an assertion cites no clause of the task's policy")
+    justified, cited = _goal_reasons(task, reasons)
     adjudicated, why = _adjudicated(task, settings.require_adjudication, reviews)
     if why:
         reasons.append(why)
@@ -207,6 +202,18 @@ def audit_task(task: TaskRecord, ref: Sequence[TrialResult], noop: TrialResult |
                      adjudicated=adjudicated, quarantined=bool(reasons), reasons=reasons, failing_checks=failing,
                      fault_plans=plans, alternatives_failing=alternatives, controls_passing=controls,
                      plans_not_fired=not_fired)
+
+
+def _goal_reasons(task: TaskRecord, reasons: list[str]) -> tuple[bool, bool]:
+    """Whether every masked field is justified and every assertion cites a clause of the task's policy; the reason
+    for each that is not is added to `reasons`."""
+    justified = all(m.justification.strip() for m in task.goal_state.volatile_fields_masked)
+    cited = all(a.clause in task.policy.clause_ids for a in task.goal_state.assertions)
+    if not justified:
+        reasons.append("a masked field has no justification")
+    if not cited:
+        reasons.append("an assertion cites no clause of the task's policy")
+    return justified, cited
 
 
 def _per_plan(ref: Sequence[TrialResult]) -> dict[str, tuple[int, int]]:

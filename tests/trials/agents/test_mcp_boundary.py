@@ -7,11 +7,12 @@ from pathlib import Path
 import pytest
 from harness_support import make_release
 
-from evalsuite.core import sandbox, zygote
+from evalsuite.core import sandbox
 from evalsuite.core.identity import AgentConfig
 from evalsuite.core.records import TrialProtocol
 from evalsuite.core.sandbox import Sandbox
 from evalsuite.releases.release import Release
+from evalsuite.trials import zygote
 from evalsuite.trials.agents.factory import make_agent
 from evalsuite.trials.agents.mcp_agent import MCPAgent
 from evalsuite.trials.harness import TrialSettings, run_trials
