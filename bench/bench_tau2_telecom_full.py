@@ -2,9 +2,9 @@
 
     .venv/bin/python bench/bench_tau2_telecom_full.py [--out DIR]
 
-Imports telecom into DIR (a temporary folder by default; an imported DIR is reused) and checks its
-tasks_full.jsonl as `make test` checks every 50th task of it
-(tests/importers/test_tau2_telecom_import.py): its ids must be tasks.json's, in order, and acceptance
+Imports telecom with --full into DIR (a temporary folder by default; an imported DIR is reused) and checks its
+tasks_full.jsonl (`make test` imports the sample only: the whole set costs minutes): its ids must be tasks.json's,
+in order, and acceptance
 (evalsuite.audit.acceptance.run_acceptance, in this process, one reference trial) must find every task's reference
 (its gold replayed on both worlds) passing, the no-op, the every-write adversary and each negative control failing.
 Prints the counts, the quarantined tasks and each step's wall and CPU seconds; exits 1 unless the ids are the
@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = args.out or Path(tmp)
         if not (out / FULL_TASKS).is_file():
-            _step("import (compose, verify, write)", lambda: import_telecom(SRC, out))
+            _step("import (compose, verify, write)", lambda: import_telecom(SRC, out, whole=True))
         tasks = _step(f"read {FULL_TASKS}", lambda: read_tasks(out / FULL_TASKS))
         original = [t["id"] for t in json.loads((SRC / "tasks.json").read_text())]
         same_ids = [t.task_id for t in tasks] == original

@@ -70,21 +70,26 @@ for _name in tau2_apps:
 def import_telecom(src: Path = typer.Argument(..., metavar="FOLDER",
                                               help="folder with db.toml, user_db.toml, tasks.json, split_tasks.json, "
                                                    "the policies and LICENSE"),
-                   out: Path = IMPORT_OUT) -> None:
+                   out: Path = IMPORT_OUT,
+                   full: bool = typer.Option(False, "--full", help="also write the whole composed set (the "
+                                             "original's --task-set full: tasks_full.jsonl, suite_full.yaml), every "
+                                             "task's gold replayed and audited; minutes, and a 156 MB task file")
+                   ) -> None:
     """Import τ²-bench telecom (dual control): both worlds, the policies and their variants, the task set composed
-    and verified as the original's, written whole (suite_full.yaml) and as the 114-task sample (suite.yaml), goals
-    derived by replaying the gold on both worlds."""
+    and verified as the original's, written as the 114-task sample (suite.yaml) and with --full whole
+    (suite_full.yaml), goals derived by replaying the gold on both worlds."""
     from evalsuite.importers.tau2.importer import Tau2InputError
     from evalsuite.importers.tau2.telecom import import_telecom as run
 
     with build_errors(Tau2InputError):
-        r = run(src, out)
+        r = run(src, out, whole=full)
     same = "equals" if r.full_equals_source else f"differs from ({len(r.differing_tasks)} tasks)"
+    whole = (f", {out / 'suite_full.yaml'} (all {r.full}, the audit quarantines "
+             f"{len(r.full_acceptance.quarantined)})" if r.full_acceptance else "")
     typer.echo(f"{r.full} tasks composed ({same} tasks.json), {len(r.verification_failures)} failing verification; "
                f"{r.sampled} sampled ({'the original base split' if r.sample_equals_base else 'NOT the base split'}) "
-               f"into {out}; suite specs: {out / 'suite.yaml'}, {out / 'suite_workflow.yaml'} (the sample), "
-               f"{out / 'suite_full.yaml'} (all {r.full}); the import's audit quarantines "
-               f"{len(r.acceptance.quarantined)} of the sample, {len(r.full_acceptance.quarantined)} of all")
+               f"into {out}; suite specs: {out / 'suite.yaml'}, {out / 'suite_workflow.yaml'} (the sample, the "
+               f"import's audit quarantines {len(r.acceptance.quarantined)}){whole}")
 
 
 def _agentdojo_commands(name: str) -> None:

@@ -11,11 +11,9 @@ from pathlib import Path
 import pytest
 from import_support import build_as_written
 
-from evalsuite.audit.acceptance import silent_pass
 from evalsuite.audit.probes import ColumnValues, probe_task
 from evalsuite.audit.users import audit_users
 from evalsuite.core.records import TaskRecord
-from evalsuite.domains.tau2_telecom import DOMAIN as TELECOM
 from evalsuite.domains.tau2_telecom import TAU2_HASH
 from evalsuite.importers.tau2.importer import Tau2InputError
 from evalsuite.importers.tau2.telecom import import_telecom
@@ -27,7 +25,6 @@ from evalsuite.tasks.taskfile import read_tasks
 from evalsuite.trials.agents.factory import make_agent
 from evalsuite.trials.replay import replay
 from evalsuite.trials.trial import run_trial
-from evalsuite.worlds.world import World
 from tests.domains.test_tau2_telecom import appendix_a
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -115,34 +112,12 @@ def test_the_bundled_suite_is_this_import(imported, tasks):
         json.loads(report.model_dump_json())["tau2_hashes"]
 
 
-def test_the_full_set_is_the_originals_and_a_sample_of_it_passes_its_gold_and_fails_the_noop(imported, tasks):
-    """tasks_full.jsonl holds the original's 2,285 ids in its order, and suite_full.yaml names it with the allowance
-    the import's audit of all of them needs: two single-issue tasks (none in the sample) whose one gold write the
-    every-write adversary repeats. Every 50th task (a deterministic sample; bench/bench_tau2_telecom_full.py runs
-    all) passes its gold on both worlds and fails the no-op; the 114 sampled tasks are the same records as in
-    tasks.jsonl."""
+def test_the_whole_set_is_written_only_when_asked(imported):
+    """The whole composed set (2,285 records, 156 MB, minutes of auditing) is `--full`'s:
+    bench/bench_tau2_telecom_full.py imports it and checks every task's gold passes and no-op fails."""
     out, report = imported
-    lines = (out / "tasks_full.jsonl").read_text().splitlines()
-    assert [json.loads(line)["task_id"] for line in lines] == list(RAW)
-    audit = report.full_acceptance
-    assert (audit.tasks, audit.max_quarantined_fraction) == (2285, 0.01)
-    assert sorted(audit.quarantined) == ["[mobile_data_issue]data_usage_exceeded[PERSONA:Easy]",
-                                         "[mobile_data_issue]user_abroad_roaming_disabled_on[PERSONA:Easy]"]
-    assert {g: n for g, n in audit.gates.items() if n} == {"not_trivially_passable": 2}  # every gold passes
-    spec = load_spec(out / "suite_full.yaml")
-    assert (spec.name, spec.derivation.tasks, spec.policies) == ("tau2_telecom_full", "tasks_full.jsonl", ["policy.md"])
-    assert spec.acceptance.max_quarantined_fraction == 0.01
-    assert (out / "suite_full.yaml").read_text().startswith("# max_quarantined_fraction 0.01 is what the import's")
-    full = {i: line for i, line in zip(RAW, lines)}
-    for task_id, task in tasks.items():
-        record = TaskRecord.model_validate_json(full[task_id])
-        assert record.suite.name == "tau2_telecom_full" and record.model_copy(update={"suite": task.suite}) == task
-    world = World(TELECOM, out / "world.sqlite")
-    for line in lines[::50]:
-        task = TaskRecord.model_validate_json(line)
-        assert task.split == ("train" if task.task_id in SPLITS["train"] else "test")
-        assert run_trial(world, task, make_agent("reference"), 0).passed, task.task_id
-        assert not silent_pass(run_trial(world, task, make_agent("noop"), 0)), task.task_id
+    assert report.full_acceptance is None
+    assert not (out / "tasks_full.jsonl").exists() and not (out / "suite_full.yaml").exists()
 
 
 def test_a_folder_that_is_not_the_pinned_snapshot_is_refused_and_nothing_written(tmp_path):

@@ -140,16 +140,17 @@ class TelecomReport(BaseModel):
     splits: dict[str, int]
     categories: dict[str, int]
     strata: list[dict[str, Any]]
-    gold_replay_errors: list[GoldReplayError]  # of every task written: the full set (the sample is part of it)
+    gold_replay_errors: list[GoldReplayError]  # of every task written: the sample, or with `whole` the whole set
     tau2_hashes: dict[str, TaskHashes]  # of the sample's tasks
     acceptance: ImportAudit  # the sample's audit, where suite.yaml's (and suite_workflow.yaml's) allowance comes from
-    full_acceptance: ImportAudit  # the whole set's, for suite_full.yaml
+    full_acceptance: ImportAudit | None  # with `whole`: the whole set's, for suite_full.yaml
     files: list[str]
 
 
-def import_telecom(src: Path, out: Path) -> TelecomReport:
+def import_telecom(src: Path, out: Path, whole: bool = False) -> TelecomReport:
     """Write source/, rights.yaml, LICENSE, the policies, world.sqlite, both task files and suite specs, and
-    import_report.json."""
+    import_report.json; with `whole` also the whole composed set (tasks_full.jsonl, suite_full.yaml), its goals
+    replayed and every task audited (minutes, and a 156 MB task file, so only when asked)."""
     src, out = Path(src), Path(out)
     sha = pinned_files(src, PINNED, PINNED, Tau2InputError, "tau2 telecom")
     out.mkdir(parents=True, exist_ok=True)
@@ -182,21 +183,24 @@ def import_telecom(src: Path, out: Path) -> TelecomReport:
     by_id = {t["id"]: t for t in raw}
     split_of = {i: "train" for i in splits["train"]} | {i: "test" for i in splits["test"]}
     env = Environment(image=tel.DOMAIN.image, seed_snapshot="world.sqlite", seed_sha256=agent.seed_sha256)
+    written = full if whole else sample
     made = {t.id: _task(t, by_id[t.id], split_of.get(t.id, "test"), agent, phone, env, policies["manual"])
-            for t in full}
+            for t in written}
     tasks = [made[t.id][0] for t in sample]
-    # one audit of every task; the sample's suites are judged on their part of it
-    audits = {a.task_id: a for a in audit_import(agent, [made[t.id][0] for t in full])}
-    audit, full_audit = ImportAudit.of([audits[t.task_id] for t in tasks]), ImportAudit.of(list(audits.values()))
+    # one audit of every task written; the sample's suites are judged on their part of it
+    audits = {a.task_id: a for a in audit_import(agent, [made[t.id][0] for t in written])}
+    audit = ImportAudit.of([audits[t.task_id] for t in tasks])
+    full_audit = ImportAudit.of(list(audits.values())) if whole else None
     settings = Acceptance(reference_trials=4)
     for variant, (name, spec_file, tasks_file) in SUITES.items():
         write_tasks(out / tasks_file, [_under(t, name, policies[variant]) for t in tasks])
         _write_spec(out, sorted(rows), name, spec_file, tasks_file, VARIANTS[variant][0][0], audit.acceptance(settings),
                     audit.comment(settings) + (WORKFLOW_NOTE if variant == "workflow" else ""))
-    full_suite = SuiteRef(name=FULL_SUITE, version="1.0.0")
-    write_tasks(out / FULL_TASKS, [made[t.id][0].model_copy(update={"suite": full_suite}) for t in full])
-    _write_spec(out, sorted(rows), FULL_SUITE, FULL_SPEC, FULL_TASKS, "policy.md", full_audit.acceptance(settings),
-                full_audit.comment(settings))
+    if full_audit is not None:
+        full_suite = SuiteRef(name=FULL_SUITE, version="1.0.0")
+        write_tasks(out / FULL_TASKS, [made[t.id][0].model_copy(update={"suite": full_suite}) for t in full])
+        _write_spec(out, sorted(rows), FULL_SUITE, FULL_SPEC, FULL_TASKS, "policy.md",
+                    full_audit.acceptance(settings), full_audit.comment(settings))
     report = TelecomReport(
         out=str(out), source_sha256=sha, rows={t: len(r) for t, r in rows.items()}, initial_tau2_hashes=initial,
         world_sha256=agent.seed_sha256, splits=_count(t.split for t in tasks),
