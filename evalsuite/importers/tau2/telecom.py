@@ -191,16 +191,9 @@ def import_telecom(src: Path, out: Path, whole: bool = False) -> TelecomReport:
     audits = {a.task_id: a for a in audit_import(agent, [made[t.id][0] for t in written])}
     audit = ImportAudit.of([audits[t.task_id] for t in tasks])
     full_audit = ImportAudit.of(list(audits.values())) if whole else None
-    settings = Acceptance(reference_trials=4)
-    for variant, (name, spec_file, tasks_file) in SUITES.items():
-        write_tasks(out / tasks_file, [_under(t, name, policies[variant]) for t in tasks])
-        _write_spec(out, sorted(rows), name, spec_file, tasks_file, VARIANTS[variant][0][0], audit.acceptance(settings),
-                    audit.comment(settings) + (WORKFLOW_NOTE if variant == "workflow" else ""))
+    _write_suites(out, sorted(rows), policies, tasks, audit)
     if full_audit is not None:
-        full_suite = SuiteRef(name=FULL_SUITE, version="1.0.0")
-        write_tasks(out / FULL_TASKS, [made[t.id][0].model_copy(update={"suite": full_suite}) for t in full])
-        _write_spec(out, sorted(rows), FULL_SUITE, FULL_SPEC, FULL_TASKS, "policy.md",
-                    full_audit.acceptance(settings), full_audit.comment(settings))
+        _write_whole(out, sorted(rows), [made[t.id][0] for t in full], full_audit)
     report = TelecomReport(
         out=str(out), source_sha256=sha, rows={t: len(r) for t, r in rows.items()}, initial_tau2_hashes=initial,
         world_sha256=agent.seed_sha256, splits=_count(t.split for t in tasks),
@@ -210,6 +203,26 @@ def import_telecom(src: Path, out: Path, whole: bool = False) -> TelecomReport:
         files=written_files(out), **bits)
     (out / "import_report.json").write_text(report.model_dump_json(indent=2))
     return report
+
+
+SETTINGS = Acceptance(reference_trials=4)
+
+
+def _write_suites(out: Path, tables: list[str], policies: dict[str, Policies], tasks: list[TaskRecord],
+                  audit: ImportAudit) -> None:
+    """The sample's task files and specs, one per policy variant, with the allowance its audit needs."""
+    for variant, (name, spec_file, tasks_file) in SUITES.items():
+        write_tasks(out / tasks_file, [_under(t, name, policies[variant]) for t in tasks])
+        _write_spec(out, tables, name, spec_file, tasks_file, VARIANTS[variant][0][0], audit.acceptance(SETTINGS),
+                    audit.comment(SETTINGS) + (WORKFLOW_NOTE if variant == "workflow" else ""))
+
+
+def _write_whole(out: Path, tables: list[str], tasks: list[TaskRecord], audit: ImportAudit) -> None:
+    """The whole composed set's task file and spec (`--full`)."""
+    full_suite = SuiteRef(name=FULL_SUITE, version="1.0.0")
+    write_tasks(out / FULL_TASKS, [t.model_copy(update={"suite": full_suite}) for t in tasks])
+    _write_spec(out, tables, FULL_SUITE, FULL_SPEC, FULL_TASKS, "policy.md", audit.acceptance(SETTINGS),
+                audit.comment(SETTINGS))
 
 
 def _write_spec(out: Path, tables: list[str], name: str, spec_file: str, tasks_file: str, policy: str,
