@@ -222,11 +222,18 @@ def test_code_reaching_a_loopback_service_or_a_foreign_file_gets_nothing_and_lea
     port, foreign = service.getsockname()[1], ROOT / "suites" / "research_experiment.yaml"
     code = (f"import socket, os\n"
             f"for reach in (lambda: socket.create_connection(('127.0.0.1', {port}), 1).recv(10),\n"
-            f"              lambda: open({str(foreign)!r}).read(), lambda: open('/etc/hostname').read()):\n"
+            f"              lambda: open({str(foreign)!r}).read(), lambda: open('/etc/hostname').read(),\n"
+            f"              lambda: open('/etc/passwd').read()):\n"
             f"    try:\n        print('got', reach())\n    except Exception as e:\n        print('refused', e)\n"
             f"open('left.txt', 'w').write('x')\nopen(os.environ['TMPDIR'] + '/left.txt', 'w').write('x')\n")
     run = run_code(code, "unit_id,arm\n")
-    assert [b.split(":")[0] for b in run.blocked] == ["network", "file", "file"], run.blocked
+    assert run.stdout.count("refused") == 4, run.stdout
+    # the checkout's own file is recorded too, unless the checkout lies under /tmp: inside the boundary that is the
+    # run's private /tmp, where the path names nothing (refused all the same, by the wall rather than the record)
+    kinds = [b.split(":")[0] for b in run.blocked if not b.startswith(f"file: {foreign}")]
+    assert kinds == ["network", "file", "file"] and any(b.startswith("file: /etc/passwd") for b in run.blocked), (
+        run.blocked)
+    assert str(ROOT).startswith("/tmp/") or f"file: {foreign}" in run.blocked, run.blocked
     assert "got" not in run.stdout and "research_experiment" not in run.stdout.replace(str(foreign), ""), run.stdout
     with pytest.raises(TimeoutError):
         service.accept()  # the service never saw a connection
