@@ -1,3 +1,4 @@
+import functools
 import os
 from pathlib import Path
 
@@ -10,6 +11,26 @@ from evalsuite.domains.ap_exceptions.example import ap_example
 def pytest_collection_modifyitems(config, items):
     """Under `make mutation` only: a mutant's fastest tests first (tests/mutation_support.py)."""
     fastest_first(items)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """Under `pytest -n N` (make test): the tests of a module that defines a module-scoped fixture (an import, a
+    build) run on one worker, so the fixture is made once rather than once per worker; every other test is its own
+    unit, spread as `--dist load` spreads them. (xdist_group marks would say the same, but xdist 3.8 renames the
+    node ids through an attribute pytest 9 no longer reads, so they group nothing.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleFixturesOnOneWorker(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return module if _shares_module_fixture(config.rootpath / module) else nodeid
+
+    return ModuleFixturesOnOneWorker(config, log)
+
+
+@functools.cache
+def _shares_module_fixture(path: Path) -> bool:
+    return path.suffix == ".py" and 'scope="module"' in path.read_text()
 
 
 @pytest.fixture(scope="session", autouse=True)
