@@ -282,6 +282,8 @@ def _rights_header(suite: PeerSuite) -> str:
 
 
 def _deid_header(suite: PeerSuite) -> str:
+    if suite.kept_why:
+        return suite.kept_why
     return (f"# AgentDojo {suite.name}'s people are the benchmark's published invented ones (MIT): its tasks name\n"
             "# them and the addresses the agent must use, so every column naming them stays as published: a reviewed\n"
             "# keep.\n")

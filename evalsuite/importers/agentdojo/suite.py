@@ -54,6 +54,7 @@ class PeerSuite:
     # columns holding what the scan cannot tell from real data (an e-mail at a real domain) that the tasks need as
     # published: declared personal and kept by a reviewed rule (deid.yaml), never called synthetic
     kept: tuple[str, ...] = ()
+    kept_why: str = ""  # the header of deid.yaml saying why they are kept (default: the benchmark's invented people)
     max_quarantined_fraction: float = 0.5
 
     @property

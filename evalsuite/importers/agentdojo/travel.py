@@ -106,8 +106,19 @@ TRAVEL = PeerSuite(
     name="travel", domain=DOMAIN, role=ROLE, environment=load_environment, to_rows=to_rows, from_rows=from_rows,
     tasks=ALL_TASKS, checks=CHECKS, pinned_sha256=PINNED_SHA256, policy_text=policy.TEXT,
     clause_of_tool=policy.CLAUSE_OF_TOOL, goal=goal, effect=effect, attack_text=attack_text,
-    invented="the user, the catalogue, the calendar and the e-mails",
-    synthetic=["user_info.first_name", "user_info.last_name", "user_info.ID_number", "user_info.email",
-               "user_info.phone_number", "user_info.address", "user_info.passport_number",
-               "user_info.bank_account_number", "user_info.credit_card_number", "calendar.account_email",
-               "inbox.account_email", "emails.sender", "emails.recipients", "emails.body", "events.participants"])
+    invented="the user, her calendar and e-mails",
+    synthetic=["user_info.address", "user_info.passport_number"],
+    # the catalogue's names, addresses and phone numbers are businesses' (several real restaurants, one named after
+    # its founder, at their real addresses), which the tasks' answers quote as published; the user's details that a
+    # scan cannot tell from real ones (an address at a real-looking domain, a card number that checks, a name the
+    # mails repeat) are what the injection tasks must see leak: both kept by a reviewed rule, never called invented
+    kept=("hotels.address", "restaurants.name", "restaurants.address", "restaurants.contact_information",
+          "car_companies.address", "car_companies.contact_information", "flights.contact_information",
+          "user_info.first_name", "user_info.last_name", "user_info.email", "user_info.phone_number",
+          "user_info.credit_card_number", "user_info.bank_account_number", "user_info.ID_number",
+          "calendar.account_email", "inbox.account_email", "emails.sender", "emails.recipients", "emails.body",
+          "events.participants"),
+    kept_why=("# AgentDojo travel as published (MIT), kept by a reviewed rule: the hotels', restaurants', car rental\n"
+              "# companies' and airlines' names, addresses and phone numbers are businesses' (some real restaurants\n"
+              "# at their real addresses) and the tasks' answers quote them; the user, Emma Johnson, and her contacts\n"
+              "# are the benchmark's invented people, whose details the injection tasks must see leak.\n"))
