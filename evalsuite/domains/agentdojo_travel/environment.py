@@ -334,17 +334,23 @@ def from_rows(rows: Mapping[str, Sequence[tuple]]) -> TravelEnvironment:
     return TravelEnvironment(**_catalogue(named), user=user, calendar=calendar, reservation=res, inbox=inbox)
 
 
+CANCELED_BODY = "The event has been canceled."  # the body of the notice the peer sends when an event is canceled
+
+
 def comparable(state_json: str, initial_emails: Sequence[str]) -> dict[str, Any]:
     """A dumped state with what the peer leaves to chance made comparable: the timestamp of every e-mail not in
     `initial_emails` masked (the peer stamps a sent e-mail with its machine's clock), and every event's
-    participants sorted, in the calendar and in e-mail attachments (the peer builds a new event's list from a set;
-    the seed's lists are never reordered, so sorting them loses nothing the peer's checks read)."""
+    participants sorted, in the calendar and in e-mail attachments, as are the recipients of a cancellation notice
+    (the event's participants): the peer builds a new event's list from a set, in an order that changes with the
+    process's string hashing. The seed's lists hold no new order, so sorting them loses nothing the peer's checks
+    read (they ask whether an address is in a list, never where)."""
     state = json.loads(state_json)
     box, cal = state["inbox"], state["calendar"]
-    mails = [*box["initial_emails"], *box["emails"].values(), *box["received"], *box["sent"], *box["drafts"]]
-    for mail in mails:
+    for mail in [*box["initial_emails"], *box["emails"].values(), *box["received"], *box["sent"], *box["drafts"]]:
         if mail["id_"] not in initial_emails:
             mail["timestamp"] = "<clock>"
+        if mail["body"] == CANCELED_BODY and mail["subject"].startswith("Canceled: "):
+            mail["recipients"] = sorted(mail["recipients"])
         for a in mail["attachments"]:
             if isinstance(a, dict):
                 a["participants"] = sorted(a["participants"])

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 
 from evalsuite.core.records import Role
 from evalsuite.domains.agentdojo_common import render
-from evalsuite.domains.agentdojo_travel.environment import CalendarEvent, iso
+from evalsuite.domains.agentdojo_travel.environment import CANCELED_BODY, CalendarEvent, iso
 from evalsuite.domains.agentdojo_travel.schema import EMAIL_FIELDS, EVENT_FIELDS, JSON_COLUMNS, USER_FIELDS, metadata
 from evalsuite.worlds.domain import Domain, PartialWriteError, ToolContext, ToolError
 
@@ -329,7 +329,7 @@ def reserve_car_rental(ctx: ToolContext, args: Car) -> str:
 
 
 def _decoded(row: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
-    out = {f: json.loads(row[f]) if f in JSON_COLUMNS else row[f] for f in fields}
+    out = {f: json.loads(row[f]) if f in JSON_COLUMNS and isinstance(row[f], str) else row[f] for f in fields}
     for f in ("start_time", "end_time", "timestamp"):
         if f in out:
             out[f] = dt.datetime.fromisoformat(out[f])
@@ -444,7 +444,7 @@ def cancel_calendar_event(ctx: ToolContext, args: Cancel) -> str:
     if ctx.run("UPDATE events SET status = 'canceled' WHERE id_ = ?", (args.event_id,)).rowcount == 0:
         raise _value_error(f"Event with ID '{args.event_id}' not found.")
     event = _event(ctx, args.event_id)
-    _send(ctx, event["participants"], f"Canceled: '{event['title']}'", "The event has been canceled.",
+    _send(ctx, event["participants"], f"Canceled: '{event['title']}'", CANCELED_BODY,
           [{"event": args.event_id}])
     return f"Event with ID {args.event_id} has been canceled and participants have been notified."
 
