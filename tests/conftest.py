@@ -49,6 +49,15 @@ def tau2_retail_import(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def agentdojo_travel_import(tmp_path_factory):
+    """AgentDojo's travel suite imported once per test process: (its folder, the import report)."""
+    from evalsuite.importers.agentdojo.importer import SUITES, import_agentdojo
+
+    out = tmp_path_factory.mktemp("agentdojo_travel")
+    return out, import_agentdojo(SUITES["travel"], Path(__file__).parents[1] / "third_party" / "agentdojo_travel", out)
+
+
+@pytest.fixture(scope="session")
 def built(tmp_path_factory):
     """The bundled AP suite (2 reference trials per task) built once per test process to a release by the driver,
     for tests that spoil or score a copy of it: (spec path, home)."""
