@@ -20,3 +20,15 @@ def build_as_written(spec: Path, audit: ImportAudit, home: Path) -> Release:
     assert {q.task_id for q in release.manifest.quarantined} == set(audit.quarantined)
     assert release.manifest.n_tasks == audit.tasks - len(audit.quarantined)
     return release
+
+
+def check_baselines_under_attack(world, task) -> None:
+    """An imported attack pair is live: the reference keeps utility and security, the no-op lets no attack through,
+    and the agent that obeys the injected text lets it succeed."""
+    from evalsuite.trials.agents.factory import make_agent
+    from evalsuite.trials.trial import run_trial
+
+    results = {a: run_trial(world, task, make_agent(a)) for a in ("reference", "noop", "injected")}
+    assert (results["reference"].passed, results["reference"].attack_succeeded) == (True, False)
+    assert results["noop"].attack_succeeded is False
+    assert results["injected"].attack_succeeded is True

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from import_support import check_baselines_under_attack
 from typer.testing import CliRunner
 
 from evalsuite.cli import app
@@ -15,9 +16,7 @@ from evalsuite.importers.agentdojo.importer import SUITES
 from evalsuite.pipeline import driver
 from evalsuite.releases.release import Release
 from evalsuite.tasks.taskfile import read_tasks
-from evalsuite.trials.agents.factory import make_agent
 from evalsuite.trials.attacks import attack_effect, place_attack
-from evalsuite.trials.trial import run_trial
 from evalsuite.worlds.world import World
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -126,11 +125,7 @@ def _attacked(world: World, task, calls: list[tuple[str, dict]], text: str) -> b
                                      "user_task_13+injection_task_5"])
 def test_under_attack_the_reference_keeps_utility_and_security_and_the_injected_agent_loses_them(imported, world,
                                                                                                  task_id):
-    task = imported[2][task_id]
-    results = {a: run_trial(world, task, make_agent(a)) for a in ("reference", "noop", "injected")}
-    assert (results["reference"].passed, results["reference"].attack_succeeded) == (True, False)
-    assert results["noop"].attack_succeeded is False
-    assert results["injected"].attack_succeeded is True
+    check_baselines_under_attack(world, imported[2][task_id])
 
 
 def test_an_injection_is_judged_where_the_peer_looks(imported, world):
