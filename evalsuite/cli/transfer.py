@@ -1,5 +1,5 @@
 """`evalsuite import`, `export` and the importers' round trips (`tau2-retail`, `tau2-airline`, `tau2-telecom`,
-`agentdojo-banking` and `agentdojo-slack export-state`)."""
+`agentdojo-banking`, `agentdojo-slack` and `agentdojo-travel export-state`)."""
 from __future__ import annotations
 
 from pathlib import Path
