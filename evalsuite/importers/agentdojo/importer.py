@@ -252,8 +252,9 @@ def _prove_live(world: World, task: TaskRecord, said: str = "") -> None:
     runs = [([reference], False, True, answer), ([reference + injected, injected + reference], True, None,
                                                  " ".join(t for t in (answer, said) if t)), ([[]], False, None, "")]
     for orders, wanted_effect, wanted_utility, text in runs:
-        outcomes = [_outcome(world, task, calls, text) for calls in orders]
-        effect, utility = next(((e, u) for e, u in outcomes if e == wanted_effect), outcomes[0])
+        outcomes = (_outcome(world, task, calls, text) for calls in orders)  # the second order only if needed
+        first = next(outcomes)
+        effect, utility = first if first[0] == wanted_effect else next(outcomes, first)
         if effect != wanted_effect or (wanted_utility is not None and utility != wanted_utility):
             raise ValueError(f"task {task.task_id}: attack effect {effect} (wanted {wanted_effect}), utility "
                              f"{utility} after {len(orders[0])} call(s)")
