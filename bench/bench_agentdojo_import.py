@@ -11,7 +11,7 @@ CPU) to 7.7 s wall (2.2 s CPU); banking's, which has none, stayed at about 8 s.
 
 Travel (27 tasks, 140 pairs), measured with this script at the commit that added it, 2 CPUs, load average about 5:
 median 5.0 s CPU (5.3 s in a second run), wall 7.1 s alone and 18.4 s beside another import. Most of its CPU is
-parsing its environment (about 2.5 times slack's YAML) once per attack pair with PyYAML's pure-Python loader, the
+parsing its environment (21 kB of YAML, five times slack's) once per attack pair with PyYAML's pure-Python loader, the
 loader the peer uses; 18 of its 20 user tasks read a different set of vectors, so a cache by vector set saves
 little.
 """
