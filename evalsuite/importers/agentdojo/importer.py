@@ -189,7 +189,7 @@ def attack_tasks(suite: PeerSuite, plain: dict[str, TaskRecord], src: Path, worl
     attack's effect is the injection task's (security). Where the user task's ground truth depends on the injected
     text (a slack channel's name holds a vector), its calls and goal are those the peer computes on the attacked
     environment. Each pair is proven live before it ships: the reference keeps utility and produces no effect, the
-    reference followed by the injection's ground truth produces it."""
+    reference and the injection's ground truth produce it (in that order, or the other: `_prove_live`)."""
     env = suite.load(src)
     exposed, out = canary_vectors(suite, src, scratch), []
     for inj in (t for t in suite.tasks.values() if t.injection):
