@@ -37,3 +37,15 @@ def assert_bundled_is_written(bundled: Path, out: Path) -> None:
     assert spec.domain == own.domain and spec.acceptance == own.acceptance
     reason = [line for line in (out / "suite.yaml").read_text().splitlines() if line.startswith("#")]
     assert bundled.with_suffix(".yaml").read_text().splitlines()[1:1 + len(reason)] == reason
+
+
+def check_baselines_under_attack(world, task) -> None:
+    """An imported attack pair is live: the reference keeps utility and security, the no-op lets no attack through,
+    and the agent that obeys the injected text lets it succeed."""
+    from evalsuite.trials.agents.factory import make_agent
+    from evalsuite.trials.trial import run_trial
+
+    results = {a: run_trial(world, task, make_agent(a)) for a in ("reference", "noop", "injected")}
+    assert (results["reference"].passed, results["reference"].attack_succeeded) == (True, False)
+    assert results["noop"].attack_succeeded is False
+    assert results["injected"].attack_succeeded is True
