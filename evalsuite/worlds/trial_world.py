@@ -54,6 +54,8 @@ class TrialWorld:
         self._closed = False
         # run after every call that succeeds (a dual-control domain's link step: evalsuite.worlds.initialization)
         self.after_ok: Callable[[], None] | None = None
+        # the role's tools as a set, built once per trial rather than on every call (Role.permitted builds one)
+        self._permitted = role.permitted if role is not None else None
 
     @property
     def domain(self) -> Domain:
@@ -84,7 +86,7 @@ class TrialWorld:
                      kind=spec.kind if spec else None)
         if spec is None:
             return self._record(event, False, "error", error=f"Tool '{tool}' not found.")
-        if self.role is not None and tool not in self.role.permitted and spec.kind != "generic":
+        if self._permitted is not None and tool not in self._permitted and spec.kind != "generic":
             return self._record(event, False, "denied",
                                 error=f"Tool '{tool}' is not permitted for role {self.role.name}.")
         ctx = ToolContext(conn=self._conn, now=self.clock, policy_text=self.policy_text, db=self.world.trial_db)

@@ -21,8 +21,12 @@ _SQL = {
     "user": select_sql("users", "user_id = ?"),
     "product": select_sql("products", "product_id = ?"),
     "variant": select_sql("variants", "product_id = ? AND item_id = ?"),
+    "owned_variant": select_sql("variants", "product_id = ? AND item_id = ? AND EXISTS "
+                                "(SELECT 1 FROM products p WHERE p.product_id = variants.product_id)"),
     "item": select_sql("variants", "item_id = ?"),
     "method": select_sql("payment_methods", "user_id = ? AND id = ?"),
+    "owned_method": select_sql("payment_methods", "user_id = ? AND id = ? AND EXISTS "
+                               "(SELECT 1 FROM users u WHERE u.user_id = payment_methods.user_id)"),
     "methods": select_sql("payment_methods", "user_id = ?", "position"),
     "variants": select_sql("variants", "product_id = ?", "position"),
     "order_items": select_sql("order_items", "order_id = ?", "position"),
@@ -49,7 +53,15 @@ def get_product(ctx: ToolContext, product_id: Any) -> Row:
     return _one(ctx, "product", "Product not found", key(product_id))
 
 
+# tau2 looks the owner up before the child, and its message says which was missing. One statement finds the child
+# of an owner that exists (the row tau2 returns); only when it finds nothing are the two looked up in turn, to
+# raise tau2's message: a found call costs one statement instead of two.
+
 def get_variant(ctx: ToolContext, product_id: Any, item_id: Any) -> Row:
+    if isinstance(product_id, str) and isinstance(item_id, str):
+        found = rows(ctx, "owned_variant", product_id, item_id)
+        if found:
+            return found[0]
     get_product(ctx, product_id)
     return _one(ctx, "variant", "Variant not found", product_id, key(item_id))
 
@@ -59,6 +71,10 @@ def get_item(ctx: ToolContext, item_id: Any) -> Row:
 
 
 def get_payment_method(ctx: ToolContext, user_id: Any, method_id: Any) -> Row:
+    if isinstance(user_id, str) and isinstance(method_id, str):
+        found = rows(ctx, "owned_method", user_id, method_id)
+        if found:
+            return found[0]
     get_user(ctx, user_id)
     return _one(ctx, "method", "Payment method not found", user_id, key(method_id))
 
