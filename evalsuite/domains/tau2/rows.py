@@ -104,12 +104,13 @@ def named_queries(sql: Mapping[str, str]) -> tuple[Callable[..., list[Row]], Cal
     """A domain's `rows(ctx, query, *params)` and `one(ctx, query, message, *params)` over its named queries.
 
     `one` gives the first row found, else ToolError(message); a None parameter (an id of a type tau2's dict
-    lookup cannot find, see `key`) finds nothing. Every query names its columns, so their names are read from
-    the cursor once per query, not on every call (building `description` costs about as much as the rows)."""
+    lookup cannot find, see `key`) finds nothing. Every query is a SELECT naming its columns: it writes no row
+    for `ctx.rows_written` to count, and its column names are read from the cursor once per query, not on every
+    call (building `description` costs about as much as the rows)."""
     columns: dict[str, list[str]] = {}
 
     def rows(ctx: ToolContext, query: str, *params: Any) -> list[Row]:
-        cursor = ctx.run(sql[query], params)
+        cursor = ctx.db.execute(sql[query], params)
         cols = columns.get(query)
         if cols is None:
             cols = columns[query] = [d[0] for d in cursor.description]
