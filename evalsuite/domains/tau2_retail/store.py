@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from evalsuite.domains.tau2.rows import Row, key, named_queries, scalars
+from evalsuite.domains.tau2.rows import select_sql as part_sql
 from evalsuite.domains.tau2_retail import convert
 from evalsuite.domains.tau2_retail.schema import select_sql
 from evalsuite.worlds.domain import ToolContext
@@ -27,11 +28,13 @@ _SQL = {
     "method": select_sql("payment_methods", "user_id = ? AND id = ?"),
     "owned_method": select_sql("payment_methods", "user_id = ? AND id = ? AND EXISTS "
                                "(SELECT 1 FROM users u WHERE u.user_id = payment_methods.user_id)"),
-    "methods": select_sql("payment_methods", "user_id = ?", "position"),
-    "variants": select_sql("variants", "product_id = ?", "position"),
     "order_items": select_sql("order_items", "order_id = ?", "position"),
-    "fulfillments": select_sql("fulfillments", "order_id = ?", "position"),
-    "payments": select_sql("payments", "order_id = ?", "position"),
+    # an entity's parts: only the columns its builder reads (convert.PART_COLUMNS)
+    "methods": part_sql(convert.PART_COLUMNS, "payment_methods", "user_id = ?", "position"),
+    "variants": part_sql(convert.PART_COLUMNS, "variants", "product_id = ?", "position"),
+    "items": part_sql(convert.PART_COLUMNS, "order_items", "order_id = ?", "position"),
+    "fulfillments": part_sql(convert.PART_COLUMNS, "fulfillments", "order_id = ?", "position"),
+    "payments": part_sql(convert.PART_COLUMNS, "payments", "order_id = ?", "position"),
     "user_orders": "SELECT order_id FROM user_orders WHERE user_id = ? ORDER BY position",
 }
 
@@ -88,7 +91,7 @@ def is_gift_card(method: Row) -> bool:
 def order_entity(ctx: ToolContext, order_id: str, order: Row | None = None) -> dict[str, Any]:
     """The Order as tau2 returns it; `order` is its row when already read and not written since."""
     order = order or rows(ctx, "order", order_id)[0]
-    return convert.order_entity(order, rows(ctx, "order_items", order_id), rows(ctx, "fulfillments", order_id),
+    return convert.order_entity(order, rows(ctx, "items", order_id), rows(ctx, "fulfillments", order_id),
                                 rows(ctx, "payments", order_id))
 
 
