@@ -19,8 +19,8 @@ its checkout, in a virtualenv of its own; nothing of it is kept here), bench/tau
 gold calls there, between two passes of ours (pooled, so a change of load falls on both sides), and the two are
 printed side by side: per call, each retail tool and the replay's mix, against its `Environment.get_response` (what
 its orchestrator runs for an agent's call) and its bare `make_tool_call`; per task, against its run with the DB
-loaded once (a deep copy per task, the replay, the DB hash) and as the original runs (db.json read for a fresh
-environment, the replay, `EnvironmentEvaluator.calculate_reward`).
+loaded once (db.json parsed once, each task's DB validated afresh from it, the replay, the DB hash) and as the
+original runs (db.json read for a fresh environment, the replay, `EnvironmentEvaluator.calculate_reward`).
 """
 from __future__ import annotations
 
