@@ -77,28 +77,32 @@ class Replay:
         self.hasher = TAU2_HASH.hasher(self.world)
 
     def one_pass(self, side: bool = False) -> None:
-        """Every task once: reset, the gold calls each timed alone, the grade; with `side`, the slow comparisons."""
+        """Every task once: reset, the gold calls each timed alone, the grade. With `side`, only the slow
+        comparisons are kept: between tasks they evict what the calls keep warm, so that pass's times are not."""
         for task in self.tasks:
             msg = " ".join(o.value for o in task.goal_state.required_outputs)
             start = time.perf_counter()
             trial = self.world.reset(task.role)
             cpu = time.thread_time()
             begin = time.perf_counter()
+            spans = []
             for call in self.calls[task.task_id]:
                 t0 = time.perf_counter()
                 trial.call(call.tool, call.arguments)
-                self.per_call.setdefault(call.tool, []).append((time.perf_counter() - t0) * 1e6)
+                spans.append(time.perf_counter() - t0)
             mid = time.perf_counter()
             verdict = grade_trial(trial, msg, task.goal_state, task.role, task.forbidden)
             end = time.perf_counter()
             cpu = time.thread_time() - cpu
             if not verdict.passed:
                 raise AssertionError(f"task {task.task_id}: reference fails its goal: {verdict.failures()}")
-            spans = (end - begin, mid - begin, end - mid, cpu, begin - start, end - start)
-            for name, seconds in zip(MAIN, spans):
-                self.times[name][task.task_id].append(seconds * 1000)
             if side:
                 self._side(task, trial, msg, verdict)
+                continue
+            for name, seconds in zip(MAIN, (end - begin, mid - begin, end - mid, cpu, begin - start, end - start)):
+                self.times[name][task.task_id].append(seconds * 1000)
+            for call, seconds in zip(self.calls[task.task_id], spans):
+                self.per_call.setdefault(call.tool, []).append(seconds * 1e6)
 
     def _side(self, task, trial, msg: str, verdict) -> None:
         """The slow comparisons, once per task: they only set the scale."""
@@ -128,8 +132,9 @@ class Replay:
 def run(out: Path, repeats: int, peer: dict | None = None) -> tuple[Replay, dict | None]:
     """Our passes; with `peer` ({python, repeats, original_tasks}), τ²-bench's run between our two halves."""
     replay = Replay(out)
-    for rep in range(repeats):
-        replay.one_pass(side=rep == 0)
+    replay.one_pass(side=True)
+    for _ in range(repeats):
+        replay.one_pass()
     peer_times = None
     if peer is not None:
         peer_times = _run_peer(peer, replay.calls)
