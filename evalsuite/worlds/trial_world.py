@@ -93,7 +93,7 @@ class TrialWorld:
         fault = self.faults.take(tool)
         partial: PartialWriteError | None = None
         try:
-            with self._conn.begin():
+            with _Transaction(self._conn, self.world.trial_db):
                 try:
                     result = spec.fn(ctx, spec.args(**arguments)) if spec.args else spec.fn(ctx, **arguments)
                 except PartialWriteError as exc:  # its writes so far stand: committed below, reported as the error
@@ -141,6 +141,26 @@ class TrialWorld:
 
     def content_sha256(self) -> str:
         return combine_sha256(self.world.hash_tables(self.db))
+
+
+class _Transaction:
+    """One call's transaction: committed when the call returns, rolled back when it raises. sqlite3 begins one
+    before the first write; a tool that went through SQLAlchemy (`ToolContext.execute`) made the connection begin
+    its own, which is then the one committed or rolled back. Opening SQLAlchemy's for every call instead cost more
+    than a prepared statement (its begin emits nothing on SQLite)."""
+
+    __slots__ = ("conn", "db")
+
+    def __init__(self, conn: Connection, db: sqlite3.Connection):
+        self.conn, self.db = conn, db
+
+    def __enter__(self) -> None:
+        if self.conn.in_transaction():  # as Connection.begin refuses a second one
+            raise RuntimeError("a transaction is already open on the trial's connection")
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
+        owner = self.conn if self.conn.in_transaction() else self.db
+        owner.commit() if kind is None else owner.rollback()
 
 
 class _InjectedFault(Exception):
