@@ -38,9 +38,10 @@ class RestoredWorld(Protocol):
 class TrialWorld:
     """One trial's copy of the world: role-checked tool calls, every call traced.
 
-    The trial holds one SQLAlchemy connection for its life; every tool call is
-    one transaction on it, committed when the call returns and rolled back when
-    it raises. It is closed when its world is reset for the next trial.
+    The trial holds one SQLAlchemy connection for its life, over the world's sqlite3
+    connection; every tool call is one transaction on them (`_Transaction`), committed
+    when the call returns and rolled back when it raises. It is closed when its world
+    is reset for the next trial.
     """
 
     def __init__(self, world: RestoredWorld, role: Role | None, policy_text: str, clock: datetime, faults: FaultPlan):
