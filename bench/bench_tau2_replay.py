@@ -14,8 +14,8 @@ and tau2's DB hash of the end state three ways (tau2's own cost is the sorted
 dump of an in-memory dict; "from world rows" adds reading our tables back;
 "incremental" re-dumps only the changed entities).
 
-With `--peer-python` (default: $TAU2_PEER_PYTHON), the interpreter of an installed τ²-bench (`pip install -e` of
-its checkout, in a virtualenv of its own; nothing of it is kept here), bench/tau2_peer_timing.py replays the same
+With `--peer-python` (default: $TAU2_PEER_PYTHON), the interpreter of an installed τ²-bench (in a
+virtualenv of its own; nothing of it is kept here), bench/tau2_peer_timing.py replays the same
 gold calls there, between two passes of ours (pooled, so a change of load falls on both sides), and the two are
 printed side by side: per call, each retail tool and the replay's mix, against its `Environment.get_response` (what
 its orchestrator runs for an agent's call) and its bare `make_tool_call`; per task, against its run with the DB
