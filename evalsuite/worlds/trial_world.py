@@ -38,9 +38,10 @@ class RestoredWorld(Protocol):
 class TrialWorld:
     """One trial's copy of the world: role-checked tool calls, every call traced.
 
-    The trial holds one SQLAlchemy connection for its life; every tool call is
-    one transaction on it, committed when the call returns and rolled back when
-    it raises. It is closed when its world is reset for the next trial.
+    The trial holds one SQLAlchemy connection for its life, over the world's sqlite3
+    connection; every tool call is one transaction on them (`_Transaction`), committed
+    when the call returns and rolled back when it raises. It is closed when its world
+    is reset for the next trial.
     """
 
     def __init__(self, world: RestoredWorld, role: Role | None, policy_text: str, clock: datetime, faults: FaultPlan):
@@ -54,6 +55,8 @@ class TrialWorld:
         self._closed = False
         # run after every call that succeeds (a dual-control domain's link step: evalsuite.worlds.initialization)
         self.after_ok: Callable[[], None] | None = None
+        # the role's tools as a set, built once per trial rather than on every call (Role.permitted builds one)
+        self._permitted = role.permitted if role is not None else None
 
     @property
     def domain(self) -> Domain:
@@ -84,14 +87,14 @@ class TrialWorld:
                      kind=spec.kind if spec else None)
         if spec is None:
             return self._record(event, False, "error", error=f"Tool '{tool}' not found.")
-        if self.role is not None and tool not in self.role.permitted and spec.kind != "generic":
+        if self._permitted is not None and tool not in self._permitted and spec.kind != "generic":
             return self._record(event, False, "denied",
                                 error=f"Tool '{tool}' is not permitted for role {self.role.name}.")
         ctx = ToolContext(conn=self._conn, now=self.clock, policy_text=self.policy_text, db=self.world.trial_db)
         fault = self.faults.take(tool)
         partial: PartialWriteError | None = None
         try:
-            with self._conn.begin():
+            with _Transaction(self._conn, self.world.trial_db):
                 try:
                     result = spec.fn(ctx, spec.args(**arguments)) if spec.args else spec.fn(ctx, **arguments)
                 except PartialWriteError as exc:  # its writes so far stand: committed below, reported as the error
@@ -139,6 +142,26 @@ class TrialWorld:
 
     def content_sha256(self) -> str:
         return combine_sha256(self.world.hash_tables(self.db))
+
+
+class _Transaction:
+    """One call's transaction: committed when the call returns, rolled back when it raises. sqlite3 begins one
+    before the first write; a tool that went through SQLAlchemy (`ToolContext.execute`) made the connection begin
+    its own, which is then the one committed or rolled back. Opening SQLAlchemy's for every call instead cost more
+    than a prepared statement (its begin emits nothing on SQLite)."""
+
+    __slots__ = ("conn", "db")
+
+    def __init__(self, conn: Connection, db: sqlite3.Connection):
+        self.conn, self.db = conn, db
+
+    def __enter__(self) -> None:
+        if self.conn.in_transaction():  # as Connection.begin refuses a second one
+            raise RuntimeError("a transaction is already open on the trial's connection")
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
+        owner = self.conn if self.conn.in_transaction() else self.db
+        owner.commit() if kind is None else owner.rollback()
 
 
 class _InjectedFault(Exception):

@@ -16,6 +16,7 @@ from evalsuite.domains.tau2_retail import DOMAIN, ROLE, TAU2_HASH, build_world, 
 from evalsuite.domains.tau2_retail.convert import from_nested, to_nested
 from evalsuite.grading.grader import grade, grade_trial
 from evalsuite.worlds.faults import Fault, FaultPlan
+from evalsuite.worlds.world import World
 
 SRC = Path(__file__).resolve().parents[2] / "third_party" / "tau2_retail"
 ADDR = dict(address1="1 Main St", address2="Apt 2", city="Austin", state="TX", country="USA", zip="73301")
@@ -392,3 +393,15 @@ def test_row_level_grading_matches_a_whole_table_diff_on_hand_written_goals(worl
         for goal in goals:
             whole = grade(world.schemas, world.initial_rows, trial.rows(), trial.trace, "", goal, ROLE)
             assert grade_trial(trial, "", goal, ROLE) == whole
+
+
+def test_a_child_whose_owner_is_gone_is_refused_with_the_owners_message(tmp_path, raw):
+    """tau2 looks a payment method's user and a variant's product up first: with the owner's row gone (a world built
+    from records that lost it), the child's own row is not enough, and the message names the owner."""
+    tables = from_nested(json.loads(raw))
+    tables["users"] = [u for u in tables["users"] if u["user_id"] != "emma_santos_9753"]  # #W2918688's customer
+    tables["products"] = [p for p in tables["products"] if p["product_id"] != "8024098596"]  # its item's product
+    trial = World.build(DOMAIN, tables, tmp_path / "world.sqlite").reset(ROLE)
+    assert err(trial, "modify_pending_order_items", **MOD, item_ids=["2106335193"],
+               new_item_ids=["2235648106"]) == "Product not found"
+    assert err(trial, "modify_pending_order_payment", **MOD) == "User not found"

@@ -100,24 +100,29 @@ def key(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def one(ctx: ToolContext, sql: str, params: Sequence[Any], message: str) -> Row:
-    """The first row `sql` finds, else ToolError(message); a None parameter (an id of a type tau2's dict lookup
-    cannot find, see `key`) finds nothing."""
-    found = [] if any(p is None for p in params) else ctx.rows(sql, params)
-    if not found:
-        raise ToolError(message)
-    return found[0]
-
-
 def named_queries(sql: Mapping[str, str]) -> tuple[Callable[..., list[Row]], Callable[..., Row]]:
-    """A domain's `rows(ctx, query, *params)` and `one(ctx, query, message, *params)` over its named queries."""
+    """A domain's `rows(ctx, query, *params)` and `one(ctx, query, message, *params)` over its named queries.
+
+    `one` gives the first row found, else ToolError(message); a None parameter (an id of a type tau2's dict
+    lookup cannot find, see `key`) finds nothing. Every query is a SELECT naming its columns: it writes no row
+    for `ctx.rows_written` to count, and its column names are read from the cursor once per query, not on every
+    call (building `description` costs about as much as the rows)."""
+    columns: dict[str, list[str]] = {}
+
     def rows(ctx: ToolContext, query: str, *params: Any) -> list[Row]:
-        return ctx.rows(sql[query], params)
+        cursor = ctx.db.execute(sql[query], params)
+        cols = columns.get(query)
+        if cols is None:
+            cols = columns[query] = [d[0] for d in cursor.description]
+        return [dict(zip(cols, r)) for r in cursor.fetchall()]
 
-    def first(ctx: ToolContext, query: str, message: str, *params: Any) -> Row:
-        return one(ctx, sql[query], params, message)
+    def one(ctx: ToolContext, query: str, message: str, *params: Any) -> Row:
+        found = [] if None in params else rows(ctx, query, *params)
+        if not found:
+            raise ToolError(message)
+        return found[0]
 
-    return rows, first
+    return rows, one
 
 
 def scalars(ctx: ToolContext, sql: str, params: Sequence[Any] = ()) -> list[Any]:

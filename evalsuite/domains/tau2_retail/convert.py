@@ -33,6 +33,18 @@ _FIELDS = {
 
 # ---- rows -> entities (tau2 model field order) -------------------------------------------------
 
+# The columns the builders below read of a part row (a variant, payment method, order line, fulfillment or
+# payment). A tool reading an entity selects just these (store.py): the owner ids and positions it would skip
+# cost as much to read and put in a dict as the values the entity holds.
+PART_COLUMNS = {
+    "variants": ("item_id", "options", "available", "price"),
+    "payment_methods": ("source", "id", "brand", "last_four", "balance"),
+    "order_items": ("name", "product_id", "item_id", "price", "options"),
+    "fulfillments": ("tracking_ids", "item_ids"),
+    "payments": ("transaction_type", "amount", "payment_method_id"),
+}
+
+
 def address(row: Mapping[str, Any]) -> dict[str, str]:
     return {f: row[f] for f in ADDRESS_FIELDS}
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from evalsuite.domains.tau2.rows import Row, key, named_queries, scalars
+from evalsuite.domains.tau2.rows import select_sql as part_sql
 from evalsuite.domains.tau2_retail import convert
 from evalsuite.domains.tau2_retail.schema import select_sql
 from evalsuite.worlds.domain import ToolContext
@@ -21,13 +22,19 @@ _SQL = {
     "user": select_sql("users", "user_id = ?"),
     "product": select_sql("products", "product_id = ?"),
     "variant": select_sql("variants", "product_id = ? AND item_id = ?"),
+    "owned_variant": select_sql("variants", "product_id = ? AND item_id = ? AND EXISTS "
+                                "(SELECT 1 FROM products p WHERE p.product_id = variants.product_id)"),
     "item": select_sql("variants", "item_id = ?"),
     "method": select_sql("payment_methods", "user_id = ? AND id = ?"),
-    "methods": select_sql("payment_methods", "user_id = ?", "position"),
-    "variants": select_sql("variants", "product_id = ?", "position"),
+    "owned_method": select_sql("payment_methods", "user_id = ? AND id = ? AND EXISTS "
+                               "(SELECT 1 FROM users u WHERE u.user_id = payment_methods.user_id)"),
     "order_items": select_sql("order_items", "order_id = ?", "position"),
-    "fulfillments": select_sql("fulfillments", "order_id = ?", "position"),
-    "payments": select_sql("payments", "order_id = ?", "position"),
+    # an entity's parts: only the columns its builder reads (convert.PART_COLUMNS)
+    "methods": part_sql(convert.PART_COLUMNS, "payment_methods", "user_id = ?", "position"),
+    "variants": part_sql(convert.PART_COLUMNS, "variants", "product_id = ?", "position"),
+    "items": part_sql(convert.PART_COLUMNS, "order_items", "order_id = ?", "position"),
+    "fulfillments": part_sql(convert.PART_COLUMNS, "fulfillments", "order_id = ?", "position"),
+    "payments": part_sql(convert.PART_COLUMNS, "payments", "order_id = ?", "position"),
     "user_orders": "SELECT order_id FROM user_orders WHERE user_id = ? ORDER BY position",
 }
 
@@ -49,7 +56,15 @@ def get_product(ctx: ToolContext, product_id: Any) -> Row:
     return _one(ctx, "product", "Product not found", key(product_id))
 
 
+# tau2 looks the owner up before the child, and its message says which was missing. One statement finds the child
+# of an owner that exists (the row tau2 returns); only when it finds nothing are the two looked up in turn, to
+# raise tau2's message: a found call costs one statement instead of two.
+
 def get_variant(ctx: ToolContext, product_id: Any, item_id: Any) -> Row:
+    if isinstance(product_id, str) and isinstance(item_id, str):
+        found = rows(ctx, "owned_variant", product_id, item_id)
+        if found:
+            return found[0]
     get_product(ctx, product_id)
     return _one(ctx, "variant", "Variant not found", product_id, key(item_id))
 
@@ -59,6 +74,10 @@ def get_item(ctx: ToolContext, item_id: Any) -> Row:
 
 
 def get_payment_method(ctx: ToolContext, user_id: Any, method_id: Any) -> Row:
+    if isinstance(user_id, str) and isinstance(method_id, str):
+        found = rows(ctx, "owned_method", user_id, method_id)
+        if found:
+            return found[0]
     get_user(ctx, user_id)
     return _one(ctx, "method", "Payment method not found", user_id, key(method_id))
 
@@ -72,7 +91,7 @@ def is_gift_card(method: Row) -> bool:
 def order_entity(ctx: ToolContext, order_id: str, order: Row | None = None) -> dict[str, Any]:
     """The Order as tau2 returns it; `order` is its row when already read and not written since."""
     order = order or rows(ctx, "order", order_id)[0]
-    return convert.order_entity(order, rows(ctx, "order_items", order_id), rows(ctx, "fulfillments", order_id),
+    return convert.order_entity(order, rows(ctx, "items", order_id), rows(ctx, "fulfillments", order_id),
                                 rows(ctx, "payments", order_id))
 
 
