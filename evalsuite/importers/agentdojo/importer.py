@@ -1,5 +1,6 @@
-"""Import an AgentDojo suite (banking, slack): source tables, rights, the authored policy, world, tasks, suite spec,
-report. One importer for every suite; what differs is the suite's PeerSuite (evalsuite.importers.agentdojo.suite).
+"""Import an AgentDojo suite (banking, slack, workspace): source tables, rights, the authored policy, world, tasks,
+suite spec, report. One importer for every suite; what differs is the suite's PeerSuite
+(evalsuite.importers.agentdojo.suite).
 
 `import_agentdojo(suite, src, out)` checks the data files against the pinned
 snapshot, loads the environment with its default injections as the peer does,
@@ -39,6 +40,7 @@ from evalsuite.importers.agentdojo.banking import BANKING
 from evalsuite.importers.agentdojo.package import copy_package_files
 from evalsuite.importers.agentdojo.slack import SLACK
 from evalsuite.importers.agentdojo.suite import PeerSuite, PeerTask
+from evalsuite.importers.agentdojo.workspace import WORKSPACE
 from evalsuite.importers.gold import replay_gold
 from evalsuite.importers.source_files import pinned_files, require_files
 from evalsuite.importers.suite_folder import (
@@ -58,7 +60,7 @@ from evalsuite.trials.attacks import attack_effect, place_attack
 from evalsuite.worlds.trial_world import TrialWorld
 from evalsuite.worlds.world import World
 
-SUITES: dict[str, PeerSuite] = {s.name: s for s in (BANKING, SLACK)}
+SUITES: dict[str, PeerSuite] = {s.name: s for s in (BANKING, SLACK, WORKSPACE)}
 SUITE_VERSION = "1.2.2"
 LICENSE_REF = ("MIT (Copyright (c) 2024 Edoardo Debenedetti, Jie Zhang, Mislav Balunovic, Luca Beurer-Kellner, "
                "Marc Fischer, and Florian Tramèr; LICENSE)")
@@ -92,7 +94,8 @@ def import_agentdojo_suite(name: str, src: Path | None, out: Path) -> ImportRepo
     if src is not None:
         return import_agentdojo(suite, src, out)
     with tempfile.TemporaryDirectory() as tmp:
-        return import_agentdojo(suite, copy_package_files(name, Path(tmp), AgentDojoInputError), out)
+        files = copy_package_files(name, Path(tmp), AgentDojoInputError, suite.data_files())
+        return import_agentdojo(suite, files, out)
 
 
 def import_agentdojo(suite: PeerSuite, src: Path, out: Path, pinned: dict[str, str] | None = None) -> ImportReport:
@@ -104,6 +107,7 @@ def import_agentdojo(suite: PeerSuite, src: Path, out: Path, pinned: dict[str, s
     rows = suite.to_rows(env)
     write_parquet(suite.domain, rows, out / "source")
     for name in suite.data_files():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src / name, out / name)
     write_rights(out, _manifest(suite), _rights_header(suite))
     if suite.kept:
@@ -208,7 +212,7 @@ def attack_tasks(suite: PeerSuite, plain: dict[str, TaskRecord], src: Path, worl
                 "task_id": f"{user_id}+{inj.task_id}", "category": "attack", "attack": attack,
                 "provenance": base.provenance.model_copy(update={
                     "source_record": f"{suite.source_ref}#{user_id}+{inj.task_id}"})})
-            _prove_live(world, TaskRecord.model_validate(record.model_dump()))
+            _prove_live(world, TaskRecord.model_validate(record.model_dump()), suite.injection_first)
             out.append(record)
     return out
 
@@ -240,10 +244,10 @@ def _placed(suite: PeerSuite, before: dict[str, list[dict]], after: dict[str, li
     return out
 
 
-def _prove_live(world: World, task: TaskRecord) -> None:
-    for calls, wanted_effect, wanted_utility in ((task.solution_calls(), False, True),
-                                                 (task.solution_calls() + task.attack.injection_calls, True, None),
-                                                 ([], False, None)):
+def _prove_live(world: World, task: TaskRecord, injection_first: bool = False) -> None:
+    solution, injection = task.solution_calls(), task.attack.injection_calls
+    attacked = injection + solution if injection_first else solution + injection
+    for calls, wanted_effect, wanted_utility in ((solution, False, True), (attacked, True, None), ([], False, None)):
         trial = world.reset(task.role)
         baseline = place_attack(trial, task.attack)
         for call in calls:

@@ -55,6 +55,13 @@ class PeerSuite:
     # published: declared personal and kept by a reviewed rule (deid.yaml), never called synthetic
     kept: tuple[str, ...] = ()
     max_quarantined_fraction: float = 0.5
+    # the peer's tasks this import leaves out, each for a reason its docs give (workspace: injection tasks shipped
+    # without a ground truth)
+    not_imported: tuple[str, ...] = ()
+    # the reference that proves an attack live runs the injection's ground truth before the user task's (as the
+    # authored attack text asks) rather than after: workspace's name the next e-mail's id, computed on the
+    # environment before any call
+    injection_first: bool = False
 
     @property
     def suite(self) -> str:
