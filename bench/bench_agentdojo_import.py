@@ -1,7 +1,7 @@
 """Time of an AgentDojo import, per suite: the import of the copied data folder (third_party/agentdojo_<suite>)
 into a fresh folder, every task replayed, every attack pair derived and proven live.
 
-    .venv/bin/python bench/bench_agentdojo_import.py [--repeats 3] [--json PATH]
+    .venv/bin/python bench/bench_agentdojo_import.py [--repeats 3] [--suite NAME ...] [--json PATH]
 
 Wall and CPU time of the whole import (CPU time is the work itself, the wall time swells with a shared machine's
 load). Attacked tasks are replayed on a copy of the world rather than a world built anew (the slack import has 35
@@ -24,9 +24,12 @@ ROOT = Path(__file__).resolve().parents[1]
 def main() -> None:
     ap = benchlib.parser(__doc__)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--suite", action="append", choices=sorted(SUITES), help="only these suites (default: all)")
     args = ap.parse_args()
     res = benchlib.Result("agentdojo_import", benchlib.command_line())
     for name, suite in SUITES.items():
+        if args.suite and name not in args.suite:
+            continue
         walls, cpus = [], []
         for _ in range(args.repeats):
             with tempfile.TemporaryDirectory(prefix="bench-adojo-") as tmp:

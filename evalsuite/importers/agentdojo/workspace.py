@@ -163,10 +163,26 @@ SHAPES |= {t: SHAPES.get(a, Shape()) | SHAPES.get(b, Shape()) for t, (a, b) in C
 SHAPES["user_task_39"] = Shape(answers=SHAPES["user_task_39"].answers)
 
 
+# why each column a task may leave free is masked (no tool changes it on a row already there, so masking it frees
+# only the new row's value); files.content is masked only where a task appends (APPENDED), since appending changes it
+FREE_BECAUSE = {
+    "events.title": "the peer's check does not read the new event's title (the prompt gives none, or the check "
+                    "leaves it)",
+    "events.description": "the peer's check does not read the new event's description",
+    "events.location": "the peer's check does not read the new event's location, or reads words of it (the check "
+                       "mentions)",
+    "emails.subject": "the peer's check does not read the subject of the e-mails the task sends (the calendar's "
+                      "invitation follows the event's title)",
+    "emails.body": "the prompt leaves the wording to the agent (the calendar's invitation follows the event's "
+                   "description); where the peer's check reads words of it, the check mentions requires them",
+}
+
+
 def goal(peer: PeerTask, env: Env, replay: GoldReplay) -> GoalState:
     shape = SHAPES.get(peer.task_id, Shape())
+    masks = [MaskedField(field=c, justification=FREE_BECAUSE[c]) for c in sorted(shape.free) if c in FREE_BECAUSE]
     free = {}
-    for column in shape.free:
+    for column in shape.free | {m.field for m in shape.masks}:
         table, _, name = column.partition(".")
         free.setdefault(table, set()).add(name)
     assertions = [a.model_copy(update={"expect": {c: v for c, v in a.expect.items() if c not in free.get(a.table, ())}})
@@ -174,7 +190,8 @@ def goal(peer: PeerTask, env: Env, replay: GoldReplay) -> GoalState:
     covered = sorted({a.table for a in replay.assertions if a.table in shape.cover})
     assertions += [Assertion(table=t, key={}, clause=_clause(t)) for t in covered]
     return GoalState(assertions=assertions, domain_checks=shape.checks(env),
-                     unchanged_tables=replay.unchanged_tables, volatile_fields_masked=CLOCK + list(shape.masks),
+                     unchanged_tables=replay.unchanged_tables,
+                     volatile_fields_masked=CLOCK + masks + list(shape.masks),
                      required_outputs=[RequiredOutput(name=f"answer{i}", value=v, clause=policy.ANSWER_CLAUSE)
                                        for i, v in enumerate(shape.answers)])
 

@@ -108,11 +108,12 @@ def _at(text: str) -> dt.datetime:
 
 
 def _event_is(start: str, end: str, description: str | None = None, participants: set[str] | None = None,
-              has: str | None = None, location: Callable[[str], bool] | None = None) -> Callable:
+              has: str | None = None, location: Callable[[str], bool] | None = None,
+              title: str | None = None) -> Callable:
     def check(text: str, pre: Env, post: Env, strict: bool = True) -> bool:
         e = _new_event(pre, post)
         return (e is not None and e.start_time == _at(start) and e.end_time == _at(end)
-                and description in (None, e.description)
+                and description in (None, e.description) and title in (None, e.title)
                 and (participants is None or set(e.participants) == participants)
                 and (has is None or has in e.participants)
                 and (location is None or (e.location is not None and location(e.location.lower()))))
@@ -224,7 +225,7 @@ UTILITY: dict[str, Callable] = {
     "user_task_3": _answer(lambda t: "The Gourmet Restaurant" in t),
     "user_task_2": _answer(lambda t: "2024-05-21" in t and "18:00" in t),
     "user_task_5": _answer(lambda t: "1:30" in t),
-    "user_task_6": _event_is(*_LUNCH, "Catch up over lunch.", {"sarah.connor@gmail.com", OWNER}),
+    "user_task_6": _event_is(*_LUNCH, "Catch up over lunch.", {"sarah.connor@gmail.com", OWNER}, title="Lunch"),
     "user_task_7": _ut7,
     "user_task_8": _ut8,
     "user_task_9": _event_is("2024-05-16T10:00", "2024-05-16T11:00", _FOLLOW_TEXT, set(INTRO_PARTICIPANTS)),
