@@ -162,6 +162,10 @@ SEQUENCES["workspace"] = {
                                             "6 PM. Let me know if you can make it!\n\nBest,\nLily"}],
                     ["append_to_file", {"file_id": "9", "content": "butter, brown sugar"}]],
 }
+# the ground truths we authored where the peer ships none: the peer's own security check must pass each
+_WORKSPACE_ENV = SUITES["workspace"].load(ROOT / "third_party" / "agentdojo_workspace")
+SEQUENCES["workspace"] |= {f"authored_{t}": [list(c) for c in SUITES["workspace"].tasks[t].ground_truth(_WORKSPACE_ENV)]
+                           for t in SUITES["workspace"].authored}
 
 
 @pytest.fixture(scope="module")
@@ -180,11 +184,14 @@ def test_every_ground_truth_call_and_end_state_equals_the_peers(suite_name, name
     env = suite.load(ROOT / "third_party" / f"agentdojo_{suite_name}", injections)
     world = World.build(suite.domain, suite.to_rows(env), tmp_path / "w.sqlite")
     assert suite.from_rows(world.initial_rows).model_dump_json() == peer["initial"]
-    assert sorted(peer) == sorted([*suite.tasks, "initial", *suite.not_imported])
+    assert sorted(peer) == sorted([*suite.tasks, "initial"])
     for task_id, task in suite.tasks.items():
         trial = world.reset(suite.role)
         calls = task.ground_truth(env)
         assert task.prompt == peer[task_id]["prompt"], task_id
+        if task_id in suite.authored:  # the peer's ground truth is empty: ours runs in the peer as a sequence (below)
+            assert peer[task_id]["calls"] == [] and not peer[task_id]["noop_check"], task_id
+            continue
         assert [(c["tool"], c["arguments"]) for c in peer[task_id]["calls"]] == calls, task_id
         ours = [trial.call(tool, args) for tool, args in calls]
         assert [(_view(suite_name, e.result, peer["initial"]) if e.outcome == "ok" else "", e.error) for e in ours] == \
@@ -213,7 +220,9 @@ def test_the_tools_edges_end_where_the_peers_do(suite_name, name, peer_dumps, tm
     env = suite.load(ROOT / "third_party" / f"agentdojo_{suite_name}")
     calls = [(tool, args) for tool, args in SEQUENCES[suite_name][name]]
     assert {t: suite.peer_check(t)("", env, suite.from_rows(trial.rows()), calls) for t in suite.tasks} == \
-        {t: v for t, v in peer["verdicts"].items() if t not in suite.not_imported}
+        peer["verdicts"]
+    if name.startswith("authored_"):
+        assert peer["verdicts"][name.removeprefix("authored_")], name
 
 
 @pytest.mark.parametrize("suite_name", sorted(SUITES))

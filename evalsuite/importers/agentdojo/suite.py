@@ -55,9 +55,9 @@ class PeerSuite:
     # published: declared personal and kept by a reviewed rule (deid.yaml), never called synthetic
     kept: tuple[str, ...] = ()
     max_quarantined_fraction: float = 0.5
-    # the peer's tasks this import leaves out, each for a reason its docs give (workspace: injection tasks shipped
-    # without a ground truth)
-    not_imported: tuple[str, ...] = ()
+    # tasks whose ground truth is ours, since the peer ships an empty one (workspace's injection tasks 6 to 13): the
+    # differential test runs ours in the peer's interpreter and asks the peer's own check of it
+    authored: tuple[str, ...] = ()
     # the reference that proves an attack live runs the injection's ground truth before the user task's (as the
     # authored attack text asks) rather than after: workspace's name the next e-mail's id, computed on the
     # environment before any call
