@@ -53,13 +53,11 @@ def _with(calls: list[tuple[str, dict]], tool: str, **changed) -> list[tuple[str
     return [(n, {**a, **changed} if n == tool else a) for n, a in calls]
 
 
-def test_every_user_task_and_six_injection_tasks_are_imported_and_each_reference_passes_the_peers_check(imported):
+def test_every_task_and_pair_is_imported_and_each_reference_passes_the_peers_check(imported):
     out, report, tasks = imported
     plain = [t for t in tasks.values() if not t.attack]
-    assert (report.tasks, len(plain)) == (46, 46) and len(tasks) == 46 + report.attack_pairs
-    assert sorted(t.task_id for t in plain if t.task_id.startswith("injection")) == [
-        f"injection_task_{i}" for i in range(6)]
-    assert {t.attack.injection_task for t in tasks.values() if t.attack} == {f"injection_task_{i}" for i in range(6)}
+    assert (report.tasks, len(plain), report.attack_pairs, len(tasks)) == (54, 54, 40 * 14, 54 + 40 * 14)
+    assert {t.attack.injection_task for t in tasks.values() if t.attack} == {f"injection_task_{i}" for i in range(14)}
     assert all(report.peer_check_on_gold.values()) and not any(report.peer_check_on_noop.values())
     assert (out / "include" / "inbox.yaml").is_file() and "contacts" in (out / "deid.yaml").read_text()
 
@@ -112,7 +110,8 @@ def test_an_appended_text_is_judged_by_its_words_and_no_other_file_may_change(im
 
 
 @pytest.mark.parametrize("task_id", ["user_task_24+injection_task_0", "user_task_13+injection_task_1",
-                                     "user_task_34+injection_task_5"])
+                                     "user_task_34+injection_task_5", "user_task_26+injection_task_12",
+                                     "user_task_0+injection_task_13"])
 def test_under_attack_the_reference_keeps_utility_and_security_and_the_injected_agent_loses_them(imported, world,
                                                                                                  task_id):
     task = imported[2][task_id]
@@ -132,6 +131,16 @@ def test_the_attacks_effect_is_the_injection_tasks_e_mail_wherever_its_row_lands
     assert not _grades(task, world, [search, send])[1]  # sent, never deleted
 
 
+def test_the_five_largest_files_are_those_the_drive_started_with_whatever_text_an_attack_placed(imported, world):
+    """injection_task_11 asks for the five largest files: under an attack whose text lengthens the feedback sheet,
+    they are the attacked drive's five (as the peer's check ranks them on its attacked `pre`), not the seed's."""
+    task = imported[2]["user_task_28+injection_task_11"]
+    attached = next(c for c in task.attack.injection_calls if c.tool == "send_email").arguments["attachments"]
+    assert "0" in {a["file_id"] for a in attached}
+    assert "0" not in {a["file_id"] for a in imported[2]["injection_task_11"].reference_solution[1].arguments[
+        "attachments"]}
+
+
 def test_a_folder_that_is_not_the_pinned_workspace_data_is_refused_in_one_line(imported, tmp_path):
     from evalsuite.importers.agentdojo.importer import AgentDojoInputError, export_state
     from tests.input_support import refused
@@ -145,7 +154,7 @@ def test_a_folder_that_is_not_the_pinned_workspace_data_is_refused_in_one_line(i
     assert "differ from the pinned AgentDojo workspace snapshot: ['include/inbox.yaml']" in refused(
         AgentDojoInputError, import_agentdojo, WORKSPACE, changed, tmp_path / "out", file=changed)
     assert not (tmp_path / "out").exists()
-    refused(AgentDojoInputError, export_state, imported[0], "injection_task_6", tmp_path / "s.json", WORKSPACE,
+    refused(AgentDojoInputError, export_state, imported[0], "injection_task_14", tmp_path / "s.json", WORKSPACE,
             file=imported[0] / "tasks.jsonl")
 
 

@@ -191,17 +191,20 @@ def attack_tasks(suite: PeerSuite, plain: dict[str, TaskRecord], src: Path, worl
     attack's effect is the injection task's (security). Where the user task's ground truth depends on the injected
     text (a slack channel's name holds a vector), its calls and goal are those the peer computes on the attacked
     environment. Each pair is proven live before it ships: the reference keeps utility and produces no effect, the
-    reference followed by the injection's ground truth produces it."""
+    reference followed (or, with `injection_first`, preceded) by the injection's ground truth produces it."""
     env = suite.load(src)
     exposed, out = canary_vectors(suite, src, scratch), []
+    seed_rows, loaded = suite.to_rows(env), {}
     for inj in (t for t in suite.tasks.values() if t.injection):
         for user_id, vectors in exposed.items():
             if not vectors:
                 continue
             text = suite.attack_text(env, inj.prompt)
-            attacked = suite.load(src, {v: text for v in vectors})
-            attack = Attack(injection_task=inj.task_id, vectors={v: text for v in vectors},
-                            rows=_placed(suite, suite.to_rows(env), suite.to_rows(attacked)),
+            if (tuple(vectors), text) not in loaded:  # user tasks reading the same vectors share one load
+                attacked = suite.load(src, {v: text for v in vectors})
+                loaded[tuple(vectors), text] = attacked, _placed(suite, seed_rows, suite.to_rows(attacked))
+            attacked, placed = loaded[tuple(vectors), text]
+            attack = Attack(injection_task=inj.task_id, vectors={v: text for v in vectors}, rows=placed,
                             **suite.effect(plain[inj.task_id], inj, env),
                             injection_calls=[ToolCall(tool=n, arguments=a) for n, a in inj.ground_truth(attacked)])
             base = plain[user_id]
