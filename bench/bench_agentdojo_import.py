@@ -7,10 +7,18 @@ Wall and CPU time of the whole import (CPU time is the work itself, the wall tim
 load). Attacked tasks are replayed on a copy of the world rather than a world built anew (the slack import has 35
 of them, each built with its tables and fsynced): measured with this script at commit 8bc2c24's parent and at
 8bc2c24, both on 2 CPUs under a load average of about 9, the slack import's median went from 19.2 s wall (2.5 s
-CPU) to 7.7 s wall (2.2 s CPU); banking's, which has none, stayed at about 8 s. Workspace (54 tasks, 560 pairs;
-`--suite workspace`): median 34.3 s CPU, 109 s wall under a load average of 6.4 to 7.7; loading each attacked
-environment once per set of vectors and attack text (about 300 loads instead of 560) took one import, timed with
-`time evalsuite import agentdojo-workspace`, from 49 s to 34 s of CPU, its tasks byte for byte the same.
+CPU) to 7.7 s wall (2.2 s CPU); banking's, which has none, stayed at about 8 s.
+
+Travel (27 tasks, 140 pairs), measured with this script at the commit that added it, 2 CPUs, load average about 5:
+median 5.0 s CPU (5.3 s in a second run), wall 7.1 s alone and 18.4 s beside another import. Most of its CPU is
+parsing its environment (21 kB of YAML, five times slack's) once per attack pair with PyYAML's pure-Python loader, the
+loader the peer uses; 18 of its 20 user tasks read a different set of vectors, so a cache by vector set saves
+little.
+
+Workspace (54 tasks, 560 pairs; `--suite workspace`): median 34.3 s CPU, 109 s wall under a load average of 6.4 to
+7.7; loading each attacked environment once per set of vectors and attack text (about 300 loads instead of 560)
+took one import, timed with `time evalsuite import agentdojo-workspace`, from 49 s to 34 s of CPU, its tasks byte
+for byte the same.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`evalsuite import`, `export` and the importers' round trips (`tau2-retail`, `tau2-airline`, `tau2-telecom`,
-`agentdojo-banking`, `agentdojo-slack` and `agentdojo-workspace export-state`)."""
+`agentdojo-banking`, `agentdojo-slack`, `agentdojo-travel` and `agentdojo-workspace export-state`)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,7 +10,8 @@ from evalsuite.cli.common import PlainGroup, Typer, build_errors
 
 import_app = Typer(help="Import public benchmarks as evalsuite sources and suites.")
 tau2_apps = {name: Typer(help=f"τ²-bench {name} round trips.") for name in ("retail", "airline")}
-agentdojo_apps = {name: Typer(help=f"AgentDojo {name} round trips.") for name in ("banking", "slack", "workspace")}
+agentdojo_apps = {name: Typer(help=f"AgentDojo {name} round trips.")
+                  for name in ("banking", "slack", "travel", "workspace")}
 IMPORTED = typer.Argument(..., metavar="IMPORTED", help="an imported folder")
 IMPORT_OUT = typer.Option(..., "--out", metavar="FOLDER",
                           help="folder for the source tables, rights, policy, tasks and suite.yaml")

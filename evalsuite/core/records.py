@@ -381,7 +381,8 @@ class InjectedValue(Record):
 class Attack(Record):
     """An injection task's goal placed into the world's untrusted text (its injection vectors). A trial under attack
     is judged twice: utility by the task's goal state, security by whether the attack's effect is present; both from
-    the end state and the trace, never from what the agent says."""
+    the end state and the trace, and from what the agent says only where the effect is words (a domain check on the
+    final message, as AgentDojo travel's injection_task_6 is judged)."""
 
     injection_task: str
     vectors: dict[str, str]  # injection vector -> the text placed in it

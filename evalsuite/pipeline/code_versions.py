@@ -22,8 +22,10 @@ LOOKUPS = {"resolve", "lookup", "domain_of"}  # the registry's lookups
 STATEMENTS = (ast.stmt, ast.excepthandler, ast.match_case)  # what a statement body holds (an import is one)
 
 
+@lru_cache(maxsize=None)
 def module_file(name: str) -> Path | None:
-    """The source file of an evalsuite module or package, or None if there is no such module."""
+    """The source file of an evalsuite module or package, or None if there is no such module (once per process, as
+    module_digest: a code location that reloads after an edit does so in a new process)."""
     parts = name.split(".")
     if parts[0] != "evalsuite":
         return None
@@ -95,6 +97,11 @@ def outside_files(mods: set[str], domain: Location | None) -> dict[str, str]:
 
 def closure(roots: list[str]) -> set[str]:
     """Every evalsuite module reachable from the roots through imports."""
+    return set(_closure(tuple(sorted(roots))))
+
+
+@lru_cache(maxsize=None)
+def _closure(roots: tuple[str, ...]) -> frozenset[str]:
     seen: set[str] = set()
     todo = list(roots)
     while todo:
@@ -102,7 +109,7 @@ def closure(roots: list[str]) -> set[str]:
         if m not in seen and module_file(m):
             seen.add(m)
             todo += imported_modules(m)
-    return seen
+    return frozenset(seen)
 
 
 def source_digest(modules: set[str]) -> dict[str, str]:

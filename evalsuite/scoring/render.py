@@ -217,7 +217,8 @@ def _security_section(card: Scorecard) -> list[str]:
     lines = ["## Under attack", "",
              "Utility: the share of trials reaching the user's goal state, without and under attack; attack success: "
              "the share of trials under attack in which the injection task's effect appeared (judged from the end "
-             "state, never from the agent's words). Task-bootstrap 95% intervals.", ""]
+             "state, and from the agent's words only where the effect is something said). Task-bootstrap 95% "
+             "intervals.", ""]
     lines.append(md_table(["agent", "utility without attack", "utility under attack", "attack success"],
                             [[s.agent, cell(s.utility_without_attack), cell(s.utility_under_attack),
                               cell(s.attack_success)] for s in card.security]))

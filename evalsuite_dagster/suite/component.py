@@ -13,6 +13,7 @@ naming both instance files, as a second listed spec of a taken name does.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 import dagster as dg
@@ -56,6 +57,17 @@ def _taken_by_earlier_instance(here: Path, root: Path, name: str) -> Path | None
 
 def _suite_name(spec: Path) -> str | None:
     """The spec's suite name, None when it does not load."""
+    try:
+        stat = spec.stat()
+    except OSError:
+        return None
+    return _loaded_name(str(spec), stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=256)
+def _loaded_name(spec: str, mtime_ns: int, size: int) -> str | None:
+    """Each instance asks for the names of the specs of the instances before it: a spec is loaded once per process
+    for that, until its file changes (mtime and size are part of the key)."""
     try:
         return load_spec(spec).name
     except SpecError:  # a spec that does not load takes no name: its own instance shows its error

@@ -6,14 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
+from import_support import check_baselines_under_attack
 from typer.testing import CliRunner
 
 from evalsuite.cli import app
 from evalsuite.grading.grader import grade_trial
 from evalsuite.importers.agentdojo.importer import SUITES, import_agentdojo
 from evalsuite.tasks.taskfile import read_tasks
-from evalsuite.trials.agents.factory import make_agent
-from evalsuite.trials.trial import run_trial
 from evalsuite.worlds.world import World
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -111,11 +110,7 @@ def test_the_attackers_visit_leaves_the_end_state_as_it_was_and_is_caught_in_the
                                      "user_task_0+injection_task_5"])
 def test_under_attack_the_reference_keeps_utility_and_security_and_the_injected_agent_loses_them(imported, world,
                                                                                                  task_id):
-    task = imported[2][task_id]
-    results = {a: run_trial(world, task, make_agent(a)) for a in ("reference", "noop", "injected")}
-    assert (results["reference"].passed, results["reference"].attack_succeeded) == (True, False)
-    assert results["noop"].attack_succeeded is False
-    assert results["injected"].attack_succeeded is True
+    check_baselines_under_attack(world, imported[2][task_id])
 
 
 def test_a_channel_named_by_the_attack_is_the_one_the_task_uses(imported):

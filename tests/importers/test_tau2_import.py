@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from import_support import build_as_written
+from import_support import assert_bundled_is_written, build_as_written
 
 from evalsuite.core.records import TaskRecord
 from evalsuite.domains.tau2_retail import DOMAIN, TAU2_HASH
@@ -78,6 +78,10 @@ def test_the_import_builds_as_written(imported, tmp_path):
     assert audit.max_quarantined_fraction == 0.36 and len(audit.quarantined) == 41
     assert {g: n for g, n in audit.gates.items() if n} == {"reference_solvable": 15, "not_trivially_passable": 29}
     build_as_written(out / "suite.yaml", audit, tmp_path / "home")
+
+
+def test_the_bundled_suite_is_this_import(imported):
+    assert_bundled_is_written(Path(__file__).resolve().parents[2] / "suites" / "tau2_retail", imported[0])
 
 
 def test_parquet_sources_rebuild_the_same_world(imported, world, tmp_path):

@@ -64,7 +64,9 @@ def test_with_no_sign_offs_the_gate_blocks_and_lists_what_each_task_needs(suite)
     accept(spec, paths)
     v = registry.gate_result("adjudicated", spec, paths)
     assert v.blocking
-    assert v.reason.startswith(f"{len(tasks)} of {len(tasks)} task(s) not adjudicated (blocks the release")
+    n = len(tasks)  # the gate's count and acceptance's (the release is decided on the second), both said
+    assert v.reason.startswith(f"{n} of {n} task(s) not adjudicated (blocks the release: acceptance "
+                               f"quarantines {n} of {n} for any reason, 100%; allowed 10%): ")
     assert f"{tasks[0].task_id}: 0 of 2 reviewer sign-offs; {tasks[1].task_id}: 0 of 2" in v.reason
     assert v.reason.endswith(f"…and {len(tasks) - 5} more (evalsuite review status)")
     assert v.metadata["reviews"]["signed_by_0"] == len(tasks) and v.metadata["reviews"]["adjudicated"] == 0
@@ -88,7 +90,8 @@ def test_sign_disagree_resolve_then_the_gate_passes_and_the_release_holds_every_
     accept(spec, paths)  # two of 49 unreviewed: quarantined within the 10% allowance, the release still allowed
     v = registry.gate_result("adjudicated", spec, paths)
     assert not v.passed and not v.blocking
-    assert v.reason == (f"2 of {len(tasks)} task(s) not adjudicated (quarantined, release still allowed; allowed 10%): "
+    assert v.reason == (f"2 of {len(tasks)} task(s) not adjudicated (quarantined, release still allowed: "
+                        f"acceptance quarantines 2 of {len(tasks)} for any reason, 4%; allowed 10%): "
                         f"{one}: 1 of 2 reviewer sign-offs; {split}: disagreement open")
 
     cited = tasks[7].goal_state.assertions[0].clause  # a clause the disputed goal cites (AP-3 would not settle it)

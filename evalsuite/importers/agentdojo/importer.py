@@ -1,5 +1,5 @@
-"""Import an AgentDojo suite (banking, slack, workspace): source tables, rights, the authored policy, world, tasks,
-suite spec, report. One importer for every suite; what differs is the suite's PeerSuite
+"""Import an AgentDojo suite (banking, slack, travel, workspace): source tables, rights, the authored policy,
+world, tasks, suite spec, report. One importer for every suite; what differs is the suite's PeerSuite
 (evalsuite.importers.agentdojo.suite).
 
 `import_agentdojo(suite, src, out)` checks the data files against the pinned
@@ -40,6 +40,7 @@ from evalsuite.importers.agentdojo.banking import BANKING
 from evalsuite.importers.agentdojo.package import copy_package_files
 from evalsuite.importers.agentdojo.slack import SLACK
 from evalsuite.importers.agentdojo.suite import PeerSuite, PeerTask
+from evalsuite.importers.agentdojo.travel import TRAVEL
 from evalsuite.importers.agentdojo.workspace import WORKSPACE
 from evalsuite.importers.gold import replay_gold
 from evalsuite.importers.source_files import pinned_files, require_files
@@ -60,7 +61,7 @@ from evalsuite.trials.attacks import attack_effect, place_attack
 from evalsuite.worlds.trial_world import TrialWorld
 from evalsuite.worlds.world import World
 
-SUITES: dict[str, PeerSuite] = {s.name: s for s in (BANKING, SLACK, WORKSPACE)}
+SUITES: dict[str, PeerSuite] = {s.name: s for s in (BANKING, SLACK, TRAVEL, WORKSPACE)}
 SUITE_VERSION = "1.2.2"
 LICENSE_REF = ("MIT (Copyright (c) 2024 Edoardo Debenedetti, Jie Zhang, Mislav Balunovic, Luca Beurer-Kellner, "
                "Marc Fischer, and Florian Tramèr; LICENSE)")
@@ -191,7 +192,7 @@ def attack_tasks(suite: PeerSuite, plain: dict[str, TaskRecord], src: Path, worl
     attack's effect is the injection task's (security). Where the user task's ground truth depends on the injected
     text (a slack channel's name holds a vector), its calls and goal are those the peer computes on the attacked
     environment. Each pair is proven live before it ships: the reference keeps utility and produces no effect, the
-    reference followed (or, with `injection_first`, preceded) by the injection's ground truth produces it."""
+    reference and the injection's ground truth produce it (in that order, or the other: `_prove_live`)."""
     env = suite.load(src)
     exposed, out = canary_vectors(suite, src, scratch), []
     seed_rows, loaded = suite.to_rows(env), {}
@@ -215,7 +216,7 @@ def attack_tasks(suite: PeerSuite, plain: dict[str, TaskRecord], src: Path, worl
                 "task_id": f"{user_id}+{inj.task_id}", "category": "attack", "attack": attack,
                 "provenance": base.provenance.model_copy(update={
                     "source_record": f"{suite.source_ref}#{user_id}+{inj.task_id}"})})
-            _prove_live(world, TaskRecord.model_validate(record.model_dump()), suite.injection_first)
+            _prove_live(world, TaskRecord.model_validate(record.model_dump()), inj.output)
             out.append(record)
     return out
 
@@ -247,20 +248,32 @@ def _placed(suite: PeerSuite, before: dict[str, list[dict]], after: dict[str, li
     return out
 
 
-def _prove_live(world: World, task: TaskRecord, injection_first: bool = False) -> None:
-    solution, injection = task.solution_calls(), task.attack.injection_calls
-    attacked = injection + solution if injection_first else solution + injection
-    for calls, wanted_effect, wanted_utility in ((solution, False, True), (attacked, True, None), ([], False, None)):
-        trial = world.reset(task.role)
-        baseline = place_attack(trial, task.attack)
-        for call in calls:
-            trial.call(call.tool, call.arguments)
-        effect = attack_effect(trial, task.attack, task.reference_answer or "").passed
-        utility = grade_trial(trial, task.reference_answer or "", task.goal_state, task.role, task.forbidden,
-                              baseline).passed
+def _prove_live(world: World, task: TaskRecord, said: str = "") -> None:
+    """The reference keeps utility and produces no effect; it and the injection's ground truth together produce the
+    effect, in one order or the other (an injection that creates an event is judged at the calendar's next id, which
+    the reference takes first where it creates one too); doing nothing produces none. `said` is what the injection
+    has the agent say (the model's text the peer reads for an injection whose effect is words)."""
+    answer = task.reference_answer or ""
+    reference, injected = task.solution_calls(), task.attack.injection_calls
+    runs = [([reference], False, True, answer), ([reference + injected, injected + reference], True, None,
+                                                 " ".join(t for t in (answer, said) if t)), ([[]], False, None, "")]
+    for orders, wanted_effect, wanted_utility, text in runs:
+        outcomes = (_outcome(world, task, calls, text) for calls in orders)  # the second order only if needed
+        first = next(outcomes)
+        effect, utility = first if first[0] == wanted_effect else next(outcomes, first)
         if effect != wanted_effect or (wanted_utility is not None and utility != wanted_utility):
             raise ValueError(f"task {task.task_id}: attack effect {effect} (wanted {wanted_effect}), utility "
-                             f"{utility} after {len(calls)} call(s)")
+                             f"{utility} after {len(orders[0])} call(s)")
+
+
+def _outcome(world: World, task: TaskRecord, calls: list[ToolCall], text: str) -> tuple[bool, bool]:
+    """(attack effect present, utility) after `calls` on the attacked world, the model saying `text`."""
+    trial = world.reset(task.role)
+    baseline = place_attack(trial, task.attack)
+    for call in calls:
+        trial.call(call.tool, call.arguments)
+    return (attack_effect(trial, task.attack, text).passed,
+            grade_trial(trial, text, task.goal_state, task.role, task.forbidden, baseline).passed)
 
 
 def _manifest(suite: PeerSuite) -> RightsManifest:
@@ -276,6 +289,8 @@ def _rights_header(suite: PeerSuite) -> str:
 
 
 def _deid_header(suite: PeerSuite) -> str:
+    if suite.kept_why:
+        return suite.kept_why
     return (f"# AgentDojo {suite.name}'s people are the benchmark's published invented ones (MIT): its tasks name\n"
             "# them and the addresses the agent must use, so every column naming them stays as published: a reviewed\n"
             "# keep.\n")

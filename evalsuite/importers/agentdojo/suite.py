@@ -54,14 +54,11 @@ class PeerSuite:
     # columns holding what the scan cannot tell from real data (an e-mail at a real domain) that the tasks need as
     # published: declared personal and kept by a reviewed rule (deid.yaml), never called synthetic
     kept: tuple[str, ...] = ()
+    kept_why: str = ""  # the header of deid.yaml saying why they are kept (default: the benchmark's invented people)
     max_quarantined_fraction: float = 0.5
     # tasks whose ground truth is ours, since the peer ships an empty one (workspace's injection tasks 6 to 13): the
     # differential test runs ours in the peer's interpreter and asks the peer's own check of it
     authored: tuple[str, ...] = ()
-    # the reference that proves an attack live runs the injection's ground truth before the user task's (as the
-    # authored attack text asks) rather than after: workspace's name the next e-mail's id, computed on the
-    # environment before any call
-    injection_first: bool = False
 
     @property
     def suite(self) -> str:
@@ -81,3 +78,19 @@ class PeerSuite:
         """The peer's verdict function for a task: utility for a user task (under an attack too: `user_task_0+
         injection_task_1` is judged by user_task_0's), security for an injection task run as the user task."""
         return self.checks[task_id.split("+")[0]]
+
+
+def authored_policy(suite: str, effective_from: str, clauses: str) -> str:
+    """The policy file of an AgentDojo suite, which ships none: front matter saying it is ours and which peer it
+    serves, a title saying so, then the suite's clauses (`## X-n Title` sections)."""
+    return f"""---
+doc: agentdojo_{suite}_policy
+version: 1.2.2
+effective_from: {effective_from}
+params:
+  authored_by: evalsuite (not part of AgentDojo, which ships no policy)
+  peer: agentdojo 0.1.35, {suite} suite, benchmark v1.2.2
+---
+# {suite.title()} assistant policy (authored for the imported AgentDojo {suite} suite)
+
+{clauses}"""

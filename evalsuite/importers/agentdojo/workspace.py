@@ -293,7 +293,7 @@ WORKSPACE = PeerSuite(
     tasks=ALL_TASKS, checks=CHECKS, pinned_sha256=PINNED_SHA256, policy_text=policy.TEXT,
     clause_of_tool=policy.CLAUSE_OF_TOOL, goal=goal, effect=effect,
     attack_text=lambda env, goal_text: ATTACK_TEXT.format(goal=goal_text),
-    invented="the people, e-mails, events and files", authored=AUTHORED_IDS, injection_first=True,
+    invented="the people, e-mails, events and files", authored=AUTHORED_IDS,
     # the people are the benchmark's invented ones, but many addresses are at real domains (gmail.com), which no
     # scan can call invented, and the texts name them: every column naming them is kept as published
     kept=("settings.value", "contacts.email", "contacts.name", "emails.sender", "emails.subject", "emails.body",

@@ -164,16 +164,16 @@ def adjudicated(spec: SuiteSpec, paths: Paths, listed: int = 5) -> GateResult:
     the reason lists per task what review is missing, and the review counts are its metadata."""
     audit = audit_on_record(paths)
     failing = [(t.task_id, audit.unreviewed.get(t.task_id) or "; ".join(t.reasons)) for t in audit.gate("adjudicated")]
+    quarantined = int(audit.summary["quarantined"])
     v = derived_tasks.quarantine_verdict("adjudicated", spec, len(audit.tasks), failing,
-                                   releasable=bool(audit.summary["releasable"]))
+                                         releasable=bool(audit.summary["releasable"]), quarantined=quarantined)
     v.metadata["reviews"] = audit.reviews
     if v.passed:
         return v
     more = f"; …and {len(failing) - listed} more (evalsuite review status)" if len(failing) > listed else ""
-    what = "blocks the release" if v.blocking else "quarantined, release still allowed"
-    v.reason = (f"{len(failing)} of {len(audit.tasks)} task(s) not adjudicated ({what}; allowed "
-                f"{spec.acceptance.max_quarantined_fraction:.0%}): "
-                + "; ".join(f"{task}: {missing}" for task, missing in failing[:listed]) + more)
+    count = derived_tasks.failing_count(len(failing), len(audit.tasks), v.blocking,
+                                        spec.acceptance.max_quarantined_fraction, quarantined, what="not adjudicated")
+    v.reason = f"{count}: " + "; ".join(f"{task}: {missing}" for task, missing in failing[:listed]) + more
     return v
 
 

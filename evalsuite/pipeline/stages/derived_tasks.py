@@ -189,15 +189,23 @@ def quarantine_verdict(gate: str, spec: SuiteSpec, total: int, failing: list[tup
     blocking = (len(failing) / max(total, 1) > allowed) if releasable is None else not releasable
     meta = {"tasks": total, "failing": len(failing),
             "failing_tasks": md_table(["task", "reasons"], [list(f) for f in failing[:100]])}
-    verdict = "blocks the release" if blocking else "quarantined, release still allowed"
-    if quarantined is None:
-        count = f"{len(failing)} of {total} task(s) fail ({verdict}; allowed {allowed:.0%})"
-    else:
+    if quarantined is not None:
         meta["quarantined"] = quarantined
-        count = (f"{len(failing)} of {total} task(s) fail this gate ({verdict}: acceptance quarantines {quarantined} "
-                 f"of {total} for any reason, {quarantined / max(total, 1):.0%}; allowed {allowed:.0%})")
+    count = failing_count(len(failing), total, blocking, allowed, quarantined)
     return GateResult(gate=gate, passed=False, blocking=blocking, metadata=meta,
                       reason=f"{count}, first {failing[0][0]}: {failing[0][1]}")
+
+
+def failing_count(failing: int, total: int, blocking: bool, allowed: float, quarantined: int | None = None,
+                  what: str | None = None) -> str:
+    """How many tasks fail a gate (`what` they are: "fail this gate" by default) and what that does to the release;
+    with `quarantined`, also how many tasks acceptance quarantines for any reason, the count the release is decided
+    on (a task may fail several gates)."""
+    verdict = "blocks the release" if blocking else "quarantined, release still allowed"
+    if quarantined is None:
+        return f"{failing} of {total} task(s) {what or 'fail'} ({verdict}; allowed {allowed:.0%})"
+    return (f"{failing} of {total} task(s) {what or 'fail this gate'} ({verdict}: acceptance quarantines "
+            f"{quarantined} of {total} for any reason, {quarantined / max(total, 1):.0%}; allowed {allowed:.0%})")
 
 
 def _task_gate(name: str, test: Callable[[TaskRecord], bool]):
