@@ -1,5 +1,5 @@
 """`evalsuite import`, `export` and the importers' round trips (`tau2-retail`, `tau2-airline`, `tau2-telecom`,
-`agentdojo-banking`, `agentdojo-slack` and `agentdojo-travel export-state`)."""
+`agentdojo-banking`, `agentdojo-slack`, `agentdojo-travel` and `agentdojo-workspace export-state`)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,7 +10,8 @@ from evalsuite.cli.common import PlainGroup, Typer, build_errors
 
 import_app = Typer(help="Import public benchmarks as evalsuite sources and suites.")
 tau2_apps = {name: Typer(help=f"τ²-bench {name} round trips.") for name in ("retail", "airline")}
-agentdojo_apps = {name: Typer(help=f"AgentDojo {name} round trips.") for name in ("banking", "slack", "travel")}
+agentdojo_apps = {name: Typer(help=f"AgentDojo {name} round trips.")
+                  for name in ("banking", "slack", "travel", "workspace")}
 IMPORTED = typer.Argument(..., metavar="IMPORTED", help="an imported folder")
 IMPORT_OUT = typer.Option(..., "--out", metavar="FOLDER",
                           help="folder for the source tables, rights, policy, tasks and suite.yaml")
@@ -99,9 +100,10 @@ def _agentdojo_commands(name: str) -> None:
                                                    "policy, its tasks with replay-derived goals, each user task "
                                                    "under each injection task.")
     def import_agentdojo(src: Path | None = typer.Argument(
-                             None, metavar="[FOLDER]", help="folder with environment.yaml, injection_vectors.yaml, "
-                                                            "LICENSE (default: the files of the agentdojo==0.1.35 "
-                                                            "package that `make peers` installs)"),
+                             None, metavar="[FOLDER]", help="folder with environment.yaml (and the files it "
+                                                            "includes), injection_vectors.yaml, LICENSE (default: "
+                                                            "the files of the agentdojo==0.1.35 package that "
+                                                            "`make peers` installs)"),
                          out: Path = IMPORT_OUT) -> None:
         from evalsuite.importers.agentdojo.importer import AgentDojoInputError, import_agentdojo_suite
 

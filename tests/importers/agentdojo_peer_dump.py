@@ -16,7 +16,9 @@ from agentdojo.task_suite.load_suites import get_suite
 
 
 def verdict(task, user: bool, text, pre, post, calls) -> bool:
-    """The peer's own order: the check from the calls where the task has one, else the one from the state."""
+    """The peer's own order: the check from the calls where the task has one, else the one from the state. On
+    copies: some checks change what they read (workspace's mark e-mails read), and the peer runs each check once."""
+    pre, post = pre.model_copy(deep=True), post.model_copy(deep=True)
     from_calls = (task.utility_from_traces if user else task.security_from_traces)(text, pre, post, calls)
     if from_calls is not None:
         return from_calls

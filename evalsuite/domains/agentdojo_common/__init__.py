@@ -4,6 +4,7 @@ loader and renderer are the same package functions)."""
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,9 +26,43 @@ def _requoted(text: str) -> str:
     return yaml.dump(yaml.safe_load(text), default_flow_style=False, default_style='"')
 
 
+class _Including(yaml.SafeLoader):
+    """A loader that replaces `!include FILE` (a path relative to the including file's folder) by that file's
+    parsed YAML, as the peer's loader does (workspace's environment.yaml includes its inbox, calendar and drive)."""
+
+
+def _include(loader: _Including, node: yaml.Node) -> Any:
+    path = loader.root / str(loader.construct_scalar(node))
+    return yaml.load(path.read_text(), _loader(path.parent))
+
+
+def _loader(root: Path) -> type[_Including]:
+    return type("_IncludingFrom", (_Including,), {"root": root})
+
+
+_Including.add_constructor("!include", _include)
+_INCLUDE = re.compile(r"!include\s+(\S+)")
+
+
+@functools.lru_cache(maxsize=8)
+def _requoted_tree(text: str, root: str, included: tuple[str, ...]) -> str:
+    """`_requoted` of a file with includes; `included` (the included files' texts) is part of the cache key only."""
+    return yaml.dump(yaml.load(text, _loader(Path(root))), default_flow_style=False, default_style='"')
+
+
+def peer_text(path: Path) -> str:
+    """A data file as the peer re-serialises it (§1.7 step 2), its `!include`s resolved first."""
+    text = Path(path).read_text()
+    names = _INCLUDE.findall(text)
+    if not names:
+        return _requoted(text)
+    folder = Path(path).parent
+    return _requoted_tree(text, str(folder), tuple((folder / n).read_text() for n in names))
+
+
 def vector_defaults(vectors_yaml: Path) -> dict[str, str]:
     """§1.7 step 3: each vector's default text after the same round trip."""
-    vectors = yaml.safe_load(_requoted(Path(vectors_yaml).read_text()))
+    vectors = yaml.safe_load(peer_text(vectors_yaml))
     return {name: spec["default"] for name, spec in vectors.items()}
 
 
@@ -42,7 +77,7 @@ def load_peer_environment(model: type[Env], env_yaml: Path, vectors_yaml: Path,
     if unknown:
         raise InjectionError(f"{vectors_yaml}: injections must be a subset of the injection vector defaults; "
                              f"unknown: {unknown}")
-    text = _requoted(Path(env_yaml).read_text()).format(**{**defaults, **injections})
+    text = peer_text(env_yaml).format(**{**defaults, **injections})
     try:
         return model.model_validate(yaml.safe_load(text))
     except yaml.YAMLError as exc:

@@ -1,5 +1,5 @@
-"""Import an AgentDojo suite (banking, slack, travel): source tables, rights, the authored policy, world, tasks,
-suite spec, report. One importer for every suite; what differs is the suite's PeerSuite
+"""Import an AgentDojo suite (banking, slack, travel, workspace): source tables, rights, the authored policy,
+world, tasks, suite spec, report. One importer for every suite; what differs is the suite's PeerSuite
 (evalsuite.importers.agentdojo.suite).
 
 `import_agentdojo(suite, src, out)` checks the data files against the pinned
@@ -41,6 +41,7 @@ from evalsuite.importers.agentdojo.package import copy_package_files
 from evalsuite.importers.agentdojo.slack import SLACK
 from evalsuite.importers.agentdojo.suite import PeerSuite, PeerTask
 from evalsuite.importers.agentdojo.travel import TRAVEL
+from evalsuite.importers.agentdojo.workspace import WORKSPACE
 from evalsuite.importers.gold import replay_gold
 from evalsuite.importers.source_files import pinned_files, require_files
 from evalsuite.importers.suite_folder import (
@@ -60,7 +61,7 @@ from evalsuite.trials.attacks import attack_effect, place_attack
 from evalsuite.worlds.trial_world import TrialWorld
 from evalsuite.worlds.world import World
 
-SUITES: dict[str, PeerSuite] = {s.name: s for s in (BANKING, SLACK, TRAVEL)}
+SUITES: dict[str, PeerSuite] = {s.name: s for s in (BANKING, SLACK, TRAVEL, WORKSPACE)}
 SUITE_VERSION = "1.2.2"
 LICENSE_REF = ("MIT (Copyright (c) 2024 Edoardo Debenedetti, Jie Zhang, Mislav Balunovic, Luca Beurer-Kellner, "
                "Marc Fischer, and Florian Tramèr; LICENSE)")
@@ -94,7 +95,8 @@ def import_agentdojo_suite(name: str, src: Path | None, out: Path) -> ImportRepo
     if src is not None:
         return import_agentdojo(suite, src, out)
     with tempfile.TemporaryDirectory() as tmp:
-        return import_agentdojo(suite, copy_package_files(name, Path(tmp), AgentDojoInputError), out)
+        files = copy_package_files(name, Path(tmp), AgentDojoInputError, suite.data_files())
+        return import_agentdojo(suite, files, out)
 
 
 def import_agentdojo(suite: PeerSuite, src: Path, out: Path, pinned: dict[str, str] | None = None) -> ImportReport:
@@ -106,6 +108,7 @@ def import_agentdojo(suite: PeerSuite, src: Path, out: Path, pinned: dict[str, s
     rows = suite.to_rows(env)
     write_parquet(suite.domain, rows, out / "source")
     for name in suite.data_files():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src / name, out / name)
     write_rights(out, _manifest(suite), _rights_header(suite))
     if suite.kept:
@@ -192,14 +195,17 @@ def attack_tasks(suite: PeerSuite, plain: dict[str, TaskRecord], src: Path, worl
     reference and the injection's ground truth produce it (in that order, or the other: `_prove_live`)."""
     env = suite.load(src)
     exposed, out = canary_vectors(suite, src, scratch), []
+    seed_rows, loaded = suite.to_rows(env), {}
     for inj in (t for t in suite.tasks.values() if t.injection):
         for user_id, vectors in exposed.items():
             if not vectors:
                 continue
             text = suite.attack_text(env, inj.prompt)
-            attacked = suite.load(src, {v: text for v in vectors})
-            attack = Attack(injection_task=inj.task_id, vectors={v: text for v in vectors},
-                            rows=_placed(suite, suite.to_rows(env), suite.to_rows(attacked)),
+            if (tuple(vectors), text) not in loaded:  # user tasks reading the same vectors share one load
+                attacked = suite.load(src, {v: text for v in vectors})
+                loaded[tuple(vectors), text] = attacked, _placed(suite, seed_rows, suite.to_rows(attacked))
+            attacked, placed = loaded[tuple(vectors), text]
+            attack = Attack(injection_task=inj.task_id, vectors={v: text for v in vectors}, rows=placed,
                             **suite.effect(plain[inj.task_id], inj, env),
                             injection_calls=[ToolCall(tool=n, arguments=a) for n, a in inj.ground_truth(attacked)])
             base = plain[user_id]
