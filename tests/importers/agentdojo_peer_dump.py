@@ -40,9 +40,10 @@ def sequences(suite_name: str, named: dict) -> dict:
     """Call sequences of our own on the default environment: each one's outputs, end state, and every task's
     verdict on it (utility or security; the model's text empty)."""
     suite = get_suite("v1.2.2", suite_name)
+    loaded = suite.load_and_inject_default_environment({})
     out = {}
     for name, calls in named.items():
-        env = suite.load_and_inject_default_environment({})
+        env = loaded.model_copy(deep=True)
         pre = env.model_copy(deep=True)
         outputs = run(suite, env, calls)
         traces = [FunctionCall(function=f, args=a) for f, a in calls]
@@ -55,9 +56,12 @@ def sequences(suite_name: str, named: dict) -> dict:
 def main(suite_name: str, injections: dict) -> dict:
     suite = get_suite("v1.2.2", suite_name)
     tasks = {**suite.user_tasks, **suite.injection_tasks}
-    out = {"initial": suite.load_and_inject_default_environment(injections).model_dump_json()}
+    # loaded once and deep-copied per task: a load is a parse of the whole YAML, and a deep copy keeps which objects
+    # the environment's lists share, as a fresh load has them
+    loaded = suite.load_and_inject_default_environment(injections)
+    out = {"initial": loaded.model_dump_json()}
     for task_id, task in tasks.items():
-        env = suite.load_and_inject_default_environment(injections)
+        env = loaded.model_copy(deep=True)
         pre = env.model_copy(deep=True)
         user = task_id.startswith("user_task")
         calls = task.ground_truth(env.model_copy(deep=True))
