@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
 from pydantic import BaseModel
 
 from evalsuite.audit.acceptance import AcceptanceReport, Runner
@@ -62,6 +63,9 @@ def run_until(spec: SuiteSpec, paths: Paths, last: str, runner: Runner | None = 
             out = acceptance_results.run(spec, paths, runner)
         else:
             out = stage.run(spec, paths)
+        # Arrow's allocator keeps the pages a stage freed for Arrow to reuse; the next stages allocate mostly for
+        # SQLite and Python, so a large source's buffers would stay in the process to its end.
+        pa.default_memory_pool().release_unused()
         if on_stage:
             on_stage(stage.name, out)
         if stage.name == last:
