@@ -1,6 +1,6 @@
 """Wall time per build stage and peak memory of the bundled AP suite with one source table grown to N rows.
 
-    .venv/bin/python bench/bench_large_source.py [--rows 1000000] [--table payments] [--repeats 3]
+    .venv/bin/python bench/bench_large_source.py [--rows 1000000] [--repeats 3] [--keep DIR]
 
 The bundled suite (suites/ap_exceptions) is copied into a temporary folder and its payments export is
 grown to --rows rows, as a large ERP export is: payments are the table that grows without bound while
@@ -15,9 +15,15 @@ carries a large table: reading, quality checks, snapshots, de-identification, th
 Each repeat builds in a fresh process and a fresh EVALSUITE_HOME (`evalsuite.pipeline.driver.build`, the
 code path of `evalsuite build`), with EVALSUITE_DEID_KEY set to the published demo key. Per stage it
 reports the seconds of the stage's run and of its gates, and the process's peak RSS (VmHWM) once the stage
-is done (peaks only grow, so the stage where it jumps is the one that needs the memory). The figures are
-medians over the repeats; the load average is printed because the machine may be shared. Linux only
-(/proc/self/status).
+is done (peaks only grow, so the stage where it jumps is the one that needs the memory).
+
+Beside each build, in a fresh process of its own, runs the floor (`floor_worker`): pyarrow reads every source
+CSV, the ruled columns are de-identified by bench_deid.py's floor (the same pseudonyms and surrogates, free text
+scrubbed by the library's scrub; a digest of the de-identified columns must equal the build's), and every table
+is loaded into a SQLite file with its primary key: read + de-identify + load, nothing else. The ratios are the
+build's process CPU time (user + system, imports included), wall time and peak RSS over the floor's, medians of
+the per-repeat ratios; the two run in turn so a shared machine's load weighs on both. The load average is
+printed because the machine may be shared. Linux only (/proc/self/status).
 """
 from __future__ import annotations
 
