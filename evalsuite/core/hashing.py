@@ -90,23 +90,36 @@ def column_texts(values: Sequence[object], decimal: bool = False) -> list[str]:
 def _texts(values: Sequence[object], decimal: bool = False) -> list[str] | pa.Array:
     """column_texts, as an Arrow array where Arrow made them (plain ASCII text, money written plainly): a block of
     a large table is then joined into rows and hashed without a Python string per value."""
+    if (strings := _strings(values)) is not None:
+        if (bulk := _plain_decimals(strings) if decimal else _plain_texts(strings)) is not None:
+            return bulk
     if all(type(v) is str for v in values):
         if not decimal:
-            return _plain_texts(values) or ['["s",' + text + "]" for text in map(_json_string, values)]
+            return ['["s",' + text + "]" for text in map(_json_string, values)]
         if (plain := _plain_decimals(values)) is not None:
             return plain
     return _canonical_texts(values, decimal)
 
 
-def _plain_texts(values: Sequence[str]) -> pa.Array | None:
-    """canonical_text of text that JSON writes as it is (printable ASCII, no quote or backslash), in bulk; None if
-    any value needs escaping."""
+def _strings(values: Sequence[object]) -> pa.Array | None:
+    """A large block's values as an Arrow string array if every one is text (Arrow's inference refuses anything
+    else: numbers, None, or bytes, which it would make a binary array); None otherwise."""
     import pyarrow as pa  # imported here: only large tables are hashed in bulk
-    import pyarrow.compute as pc
 
     if len(values) < _BULK:
         return None
-    texts = pa.array(values, pa.string())
+    try:
+        strings = pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+    return strings if strings.type == pa.string() and not strings.null_count else None
+
+
+def _plain_texts(texts: pa.Array) -> pa.Array | None:
+    """canonical_text of text that JSON writes as it is (printable ASCII, no quote or backslash), in bulk; None if
+    any value needs escaping."""
+    import pyarrow.compute as pc
+
     if not pc.all(pc.match_substring_regex(texts, r"^[ !#-\[\]-~]*$")).as_py():
         return None
     return pc.binary_join_element_wise('["s","', texts, '"]', "")
@@ -132,12 +145,12 @@ def _canonical_texts(values: Sequence[object], decimal: bool) -> list[str]:
     return out
 
 
-def _plain_decimals(values: Sequence[str]) -> pa.Array | None:
+def _plain_decimals(values: Sequence[str] | pa.Array) -> pa.Array | None:
     """canonical_text of money written plainly ('-12.50'), trailing zeros dropped in bulk; None if any is not plain."""
     import pyarrow as pa  # imported here: only large money columns need it
     import pyarrow.compute as pc
 
-    texts = pa.array(values, pa.string())
+    texts = values if isinstance(values, pa.Array) else pa.array(values, pa.string())
     # At most 27 significant digits: Decimal.normalize rounds beyond its 28-digit context, and this must not.
     if not pc.all(pc.match_substring_regex(texts, r"^-?(0|[1-9][0-9]{0,14})(\.[0-9]{1,12})?$")).as_py():
         return None
