@@ -26,6 +26,7 @@ from evalsuite.core.hashing import TableHash, combine_sha256
 from evalsuite.core.io import staged_dir, write_json
 from evalsuite.sourcing.headers import bad_line, csv_header, first_line
 from evalsuite.sourcing.spec import SpecError, SuiteSpec, TableSource
+from evalsuite.worlds.world import Columns
 
 # Bytes of CSV parsed per block, and rows hashed per block; tests make them small.
 CSV_BLOCK_BYTES = 8 << 20
@@ -109,9 +110,20 @@ def frame_rows(df: pd.DataFrame) -> list[dict]:
 
 
 def iter_frame_rows(df: pd.DataFrame) -> Iterator[dict]:
-    """frame_rows a block at a time: a large table is inserted without ever being one list of dicts."""
+    """frame_rows a block at a time: a large table is never one list of dicts."""
+    if not len(df.columns):
+        yield from ({} for _ in range(len(df)))
+    for block in iter_frame_columns(df):
+        yield from (dict(zip(block.names, row)) for row in zip(*block.values))
+
+
+def iter_frame_columns(df: pd.DataFrame) -> Iterator[Columns]:
+    """frame_rows' values a block of rows at a time, column by column: a large table is inserted without ever being
+    one list of dicts, nor a dict per row."""
+    names = list(df.columns)
     for start in range(0, len(df), HASH_BLOCK_ROWS):
-        yield from frame_rows(df.iloc[start:start + HASH_BLOCK_ROWS])
+        block = df.iloc[start:start + HASH_BLOCK_ROWS]
+        yield Columns(names, [_cells(block.iloc[:, i]) for i in range(block.shape[1])])
 
 
 class FrameRows(Mapping[str, list[dict]]):

@@ -21,7 +21,7 @@ from contextlib import closing
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel
 from sqlalchemy import Connection, Table, create_engine
@@ -359,24 +359,37 @@ class _PristineRows(Mapping[str, list[tuple]]):
         return len(self._world._queries)
 
 
-def _insert(conn: Connection, table: Table, rows: Iterable[Mapping[str, Any]]) -> None:
-    """Insert dict rows a block at a time as plain tuples, each value through its column's bind processing
-    (Money quantized), as `insert(table)` would; the first row's keys name the columns given."""
+class Columns(NamedTuple):
+    """A block of rows given column by column, each values list as long as the others: a large table is inserted
+    without a dict per row (evalsuite.sourcing.snapshot.iter_frame_columns)."""
+
+    names: list[str]
+    values: list[list[Any]]
+
+
+def _insert(conn: Connection, table: Table, rows: Iterable[Mapping[str, Any]] | Iterable[Columns]) -> None:
+    """Insert dict rows (or Columns blocks) a block at a time as plain tuples, each value through its column's bind
+    processing (Money quantized), as `insert(table)` would; the first row's keys (block's names) name the columns
+    given."""
     rows = iter(rows)
     first = next(rows, None)
     if first is None:
         return
-    unknown = sorted(set(first) - set(table.columns.keys()))
+    given = first.names if isinstance(first, Columns) else list(first)
+    unknown = sorted(set(given) - set(table.columns.keys()))
     if unknown:
         raise ValueError(f"table {table.name}: unknown column(s) {unknown}")
-    columns = [c for c in table.columns if c.name in first]
+    columns = [c for c in table.columns if c.name in given]
     procs = [c.type.dialect_impl(conn.dialect).bind_processor(conn.dialect) for c in columns]
     sql = (f"INSERT INTO {changes.q(table.name)} ({', '.join(changes.q(c.name) for c in columns)}) "
            f"VALUES ({', '.join('?' for _ in columns)})")
     names = [c.name for c in columns]
     cursor = conn.connection.driver_connection.cursor()
-    for block in _blocks(itertools.chain([first], rows)):
-        values = [[row.get(n) for row in block] for n in names]
+    if isinstance(first, Columns):
+        blocks = ([b.values[b.names.index(n)] for n in names] for b in itertools.chain([first], rows))
+    else:
+        blocks = ([[row.get(n) for row in block] for n in names] for block in _blocks(itertools.chain([first], rows)))
+    for values in blocks:
         values = [list(map(p, col)) if p else col for p, col in zip(procs, values)]
         cursor.executemany(sql, zip(*values))
 

@@ -26,7 +26,7 @@ from evalsuite.pipeline.stages import (
     process_dossier,
     rights_review,
 )
-from evalsuite.sourcing.snapshot import FrameRows, iter_frame_rows, read_snapshot
+from evalsuite.sourcing.snapshot import FrameRows, iter_frame_columns, read_snapshot
 from evalsuite.sourcing.spec import SpecError, SuiteSpec
 from evalsuite.tasks.derivation import DeriveContext
 from evalsuite.tasks.taskfile import TaskFileError, read_tasks, task_set_sha256, write_tasks
@@ -121,7 +121,7 @@ def derive(spec: SuiteSpec, paths: Paths) -> DeriveRecord:
     frames = process_dossier.customized_frames(spec, read_snapshot(paths.deid))
     rows = FrameRows(frames)  # converted per table as the deriver reads it; the world streams every table
     generated = generated_tasks.ensure(spec, paths) if spec.generation else None  # composed tasks and their rows
-    world = World.build(domain, {n: iter_frame_rows(df) for n, df in frames.items() if n in domain.tables}
+    world = World.build(domain, {n: iter_frame_columns(df) for n, df in frames.items() if n in domain.tables}
                         | (generated.tables if generated else {}), paths.world)
     prov = json.loads((paths.deid / "snapshot.json").read_text()).get("deidentification")
     try:
