@@ -110,7 +110,7 @@ def _strings(values: Sequence[object]) -> pa.Array | None:
         return None
     try:
         strings = pa.array(values)
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
+    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError):  # UTF-8 has no lone surrogate ("\ud800")
         return None
     return strings if strings.type == pa.string() and not strings.null_count else None
 

@@ -123,7 +123,10 @@ def _scan_column(
 def _candidates(uniques: list, index: ValueIndex, patterns: bool) -> np.ndarray:
     """Positions of the distinct text values that may hold a finding: a million ids or amounts are ruled out by a
     few passes of RE2 over them all (ValueIndex.may_occur_in, may_hold_hits), and only the rest are scanned."""
-    texts = pa.array([u if isinstance(u, str) else None for u in uniques], pa.string())
+    try:
+        texts = pa.array([u if isinstance(u, str) else None for u in uniques], pa.string())
+    except UnicodeEncodeError:  # a lone surrogate ("\ud800") Arrow cannot hold: every value is scanned
+        return np.arange(len(uniques))
     maybe = index.may_occur_in(texts)
     if patterns:
         maybe |= may_hold_hits(texts)

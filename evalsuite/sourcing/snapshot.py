@@ -164,7 +164,7 @@ def _sorted(df: pd.DataFrame, key: list[str]) -> pd.DataFrame:
         return df.sort_values(key, kind="stable")  # categories sort in their own order, numbers as numbers
     try:
         columns = [pa.array(df[c], pa.string()) for c in key]
-    except (pa.ArrowInvalid, pa.ArrowTypeError):  # an object column of numbers, dates or mixed values
+    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError):  # numbers, dates, mixed values, lone surrogates
         return df.sort_values(key, kind="stable")
     names = [str(i) for i in range(len(key))]
     order = pc.sort_indices(pa.table(dict(zip(names, columns))), sort_keys=[(n, "ascending") for n in names],

@@ -56,7 +56,7 @@ def test_a_value_that_has_no_canonical_form_is_refused_by_its_type():
         table_sha256(["a"], [([1],)])
 
 
-@pytest.mark.parametrize("odd", [None, "say \"hi\"", "back\\slash", "tab\there", "é", "\x7f", 7, "", b"text"])
+@pytest.mark.parametrize("odd", [None, "say \"hi\"", "back\\slash", "tab\there", "é", "\x7f", 7, "", b"text", "\ud800"])
 def test_large_blocks_of_plain_text_and_money_joined_by_arrow_hash_as_defined(odd):
     """Blocks of thousands of rows are made canonical and joined by Arrow where every value is plain; one value
     that needs escaping, or is not text, sends its column back to Python, and the hash is the same either way."""

@@ -1,4 +1,5 @@
 """The residual scan's prefilters (RE2 over a whole column) never rule out a value the full scan would report."""
+import pandas as pd
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -48,3 +49,12 @@ def test_every_known_leak_stays_a_candidate_while_plain_ids_amounts_and_dates_ar
 @given(st.lists(st.lists(PIECES, min_size=1, max_size=12).map("".join), min_size=1, max_size=20))
 def test_what_the_full_scan_reports_is_never_ruled_out(texts):
     assert ruled_out(texts) == ([], [])
+
+
+def test_a_column_arrow_cannot_hold_is_scanned_in_full():
+    from evalsuite.deid.residual import residual_check
+    from evalsuite.deid.rules import DeidRules
+
+    notes = pd.DataFrame({"note": ["broken \ud800 text", "write to zed@proton.me", "PAY-0001"]}, dtype=object)
+    report = residual_check({"notes": notes}, {"notes": notes}, DeidRules.model_validate({"tables": {}}))
+    assert report.counts == {"email": 1} and [f.row for f in report.findings] == ["1"]
