@@ -9,11 +9,12 @@ from evalsuite.core.pii import ValueIndex, find_in_text, may_hold_hits
 ORIGINALS = ["Roberto Davis", "browningjason@hamilton.com", "GB82WEST12345698765432", "VEN-0007", "B. Ortiz",
              "+44 20 7946 0958", "Okonkwo-Bright, Marguerite"]
 # Texts each of which the full scan reports something in: every detector, and originals plain and disguised.
-LEAKS = ["mail browningjason@hamilton.com today", "zed at proton dot me", "zed[at]proton(dot)me", "gb82 west 1234 5698 7654 32",
-         "GB82WEST12345698765432", "card 4111 1111 1111 1111", "acct 12345678", "call +1 (415) 555-2671",
-         "R o b e r t o  D a v i s", "davis, roberto", "Dr. Hannah Schmidt", "B.Ortiz", "B. Ortiz", "paid by maria garcia",
-         "ask VEN-0007 again", "browningjason at hamilton dot com", "Okonkwo-Bright,\tMarguerite",
-         "Hannah\x1cSchmidt", "rob at erto davis", "rob dot erto davis", "Hannah\x0bSchmidt", "Zoë Müller", "José Davis-Ortiz"]
+LEAKS = ["mail browningjason@hamilton.com today", "zed at proton dot me", "zed[at]proton(dot)me",
+         "gb82 west 1234 5698 7654 32", "GB82WEST12345698765432", "card 4111 1111 1111 1111", "acct 12345678",
+         "call +1 (415) 555-2671", "R o b e r t o  D a v i s", "davis, roberto", "Dr. Hannah Schmidt", "B.Ortiz",
+         "B. Ortiz", "paid by maria garcia", "ask VEN-0007 again", "browningjason at hamilton dot com",
+         "Okonkwo-Bright,\tMarguerite", "Hannah\x1cSchmidt", "rob at erto davis", "rob dot erto davis",
+         "Hannah\x0bSchmidt", "Zoë Müller", "José Davis-Ortiz"]
 # Pieces the fuzzed texts are made of: words the detectors and the index know, digits, and every separator.
 PIECES = st.sampled_from(["Roberto", "roberto", "Davis", "DAVIS", "davis", "at", "dot", "AT", "@", "hamilton",
                           "browning", "jason", "com", "GB82", "gb", "82", "WEST", "1234", "5698", "7654", "32", "VEN",
