@@ -86,38 +86,55 @@ def floor(table: pd.DataFrame) -> pd.DataFrame:
     (for a surrogate, Faker reseeded from it, drawn again while the draw contains an original personal value, as
     evalsuite.deid.surrogates does, with its index of those values), numpy take back to rows. No rule checks, no
     provenance counts, no copy of the other columns."""
-    from evalsuite.core.pii import ValueIndex
-    from evalsuite.deid.surrogates import faker_generator  # Faker with the stock draws' fast weighted picks
+    kinds = {"customer_id": ("pseudonym", "cus_", 16), "name": ("surrogate", "name"), "email": ("surrogate", "email")}
+    return table.assign(**floor_columns({"transactions": table}, {"transactions": kinds}, KEY)["transactions"])
 
-    mac, gen = hmac.new(KEY.encode(), digestmod=hashlib.sha256), faker_generator("en_US")
-    originals = ValueIndex(disguised=True)
-    for column in PERSONAL:
-        for value in pd.unique(table[column].dropna()):
-            originals.add(value, "", column)
-    originals.freeze()
+
+def floor_columns(tables: dict[str, pd.DataFrame], kinds: dict[str, dict[str, tuple]], key: str,
+                  originals: list[pd.Series] | None = None) -> dict[str, dict[str, np.ndarray]]:
+    """floor's work for any tables: kinds[table][column] is ("pseudonym", prefix, length) or ("surrogate", kind)
+    with kind one of evalsuite.deid.surrogates' (en_US); `originals` are the personal values no surrogate may hold
+    (default: the ruled columns). Returns the new columns by table; pseudonyms and surrogates as deidentify makes
+    them, with one cache of surrogates per run as it has."""
+    from evalsuite.core.pii import ValueIndex
+    from evalsuite.deid.surrogates import _SURROGATES, faker_generator  # Faker with the stock draws' fast picks
+
+    mac, gen = hmac.new(key.encode(), digestmod=hashlib.sha256), faker_generator("en_US")
+    index = ValueIndex(disguised=True)
+    for values in originals if originals is not None else [tables[t][c] for t in kinds for c in kinds[t]]:
+        for value in pd.unique(values.dropna()):
+            index.add(value, "", "")
+    index.freeze()
 
     def token(text: str) -> str:
         m = mac.copy()
         m.update(f"value\x1f{text}".encode())
         return m.hexdigest()
 
-    def surrogate(draw, text: str) -> str:
+    made: dict[tuple[str, str], str] = {}
+
+    def surrogate(kind: str, text: str) -> str:
+        if (kind, text) in made:
+            return made[kind, text]
         for attempt in range(50):
             t = token(text if attempt == 0 else f"{text}\x1fredraw{attempt}")
             gen.seed_instance(int(t[:16], 16))
-            value = draw(t)
-            if next(originals.finditer(value), None) is None:
+            value = _SURROGATES[kind](gen, t)
+            if next(index.finditer(value), None) is None:
+                made[kind, text] = value
                 return value
         raise RuntimeError(f"no surrogate for {text!r}")
 
-    draws = {"customer_id": lambda text: "cus_" + token(text)[:16],
-             "name": lambda text: surrogate(lambda t: gen.name(), text),
-             "email": lambda text: surrogate(lambda t: f"{gen.user_name()}.{t[:4]}@{gen.safe_domain_name()}", text)}
-    out = {}
-    for column, draw in draws.items():
-        codes, uniques = pd.factorize(table[column])
-        out[column] = np.array([draw(u) for u in uniques], dtype=object)[codes]
-    return table.assign(**out)
+    def draw(rule: tuple, text: str) -> str:
+        return rule[1] + token(text)[:rule[2]] if rule[0] == "pseudonym" else surrogate(rule[1], text)
+
+    out: dict[str, dict[str, np.ndarray]] = {}
+    for name, columns in kinds.items():
+        for column, rule in columns.items():
+            codes, uniques = pd.factorize(tables[name][column])
+            mapped = np.array([draw(rule, u) for u in uniques] + [None], dtype=object)
+            out.setdefault(name, {})[column] = mapped[codes]  # code -1 (a missing value) takes the None
+    return out
 
 
 def worker(rows: int, customers: int, notes: bool, floor_only: bool = False) -> dict:

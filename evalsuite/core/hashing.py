@@ -16,9 +16,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime
 from decimal import Decimal
 from json.encoder import encode_basestring_ascii as _json_string  # what json.dumps writes for a str
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 Row = Sequence[object]
+# Values per column from which plain text is made canonical and joined into rows by Arrow rather than in Python.
+_BULK = 1_000
 
 
 def canonical_number(value: int | float | Decimal) -> str:
@@ -78,11 +83,50 @@ def canonical_text(value: object, decimal: bool = False) -> str:
 
 def column_texts(values: Sequence[object], decimal: bool = False) -> list[str]:
     """canonical_text of every value of one column; a column of plain text, the common case, in one pass."""
+    texts = _texts(values, decimal)
+    return texts if isinstance(texts, list) else texts.to_pylist()
+
+
+def _texts(values: Sequence[object], decimal: bool = False) -> list[str] | pa.Array:
+    """column_texts, as an Arrow array where Arrow made them (plain ASCII text, money written plainly): a block of
+    a large table is then joined into rows and hashed without a Python string per value."""
+    if (strings := _strings(values)) is not None:
+        if (bulk := _plain_decimals(strings) if decimal else _plain_texts(strings)) is not None:
+            return bulk
     if all(type(v) is str for v in values):
         if not decimal:
             return ['["s",' + text + "]" for text in map(_json_string, values)]
         if (plain := _plain_decimals(values)) is not None:
             return plain
+    return _canonical_texts(values, decimal)
+
+
+def _strings(values: Sequence[object]) -> pa.Array | None:
+    """A large block's values as an Arrow string array if every one is text (Arrow's inference refuses anything
+    else: numbers, None, or bytes, which it would make a binary array); None otherwise."""
+    import pyarrow as pa  # imported here: only large tables are hashed in bulk
+
+    if len(values) < _BULK:
+        return None
+    try:
+        strings = pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError):  # UTF-8 has no lone surrogate ("\ud800")
+        return None
+    return strings if strings.type == pa.string() and not strings.null_count else None
+
+
+def _plain_texts(texts: pa.Array) -> pa.Array | None:
+    """canonical_text of text that JSON writes as it is (printable ASCII, no quote or backslash), in bulk; None if
+    any value needs escaping."""
+    import pyarrow.compute as pc
+
+    if not pc.all(pc.match_substring_regex(texts, r"^[ !#-\[\]-~]*$")).as_py():
+        return None
+    return pc.binary_join_element_wise('["s","', texts, '"]', "")
+
+
+def _canonical_texts(values: Sequence[object], decimal: bool) -> list[str]:
+    """canonical_text of each value, each distinct one made canonical once."""
     # Money and codes repeat: each distinct value is made canonical once. Keyed by type too: 0.1 == Decimal(0.1)
     # in Python, yet their canonical texts differ.
     memo: dict[tuple[type, object], str] = {}
@@ -101,19 +145,19 @@ def column_texts(values: Sequence[object], decimal: bool = False) -> list[str]:
     return out
 
 
-def _plain_decimals(values: Sequence[str]) -> list[str] | None:
+def _plain_decimals(values: Sequence[str] | pa.Array) -> pa.Array | None:
     """canonical_text of money written plainly ('-12.50'), trailing zeros dropped in bulk; None if any is not plain."""
     import pyarrow as pa  # imported here: only large money columns need it
     import pyarrow.compute as pc
 
-    texts = pa.array(values, pa.string())
+    texts = values if isinstance(values, pa.Array) else pa.array(values, pa.string())
     # At most 27 significant digits: Decimal.normalize rounds beyond its 28-digit context, and this must not.
     if not pc.all(pc.match_substring_regex(texts, r"^-?(0|[1-9][0-9]{0,14})(\.[0-9]{1,12})?$")).as_py():
         return None
     texts = pc.replace_substring_regex(texts, r"(\.[0-9]*?)0+$", r"\1")  # 12.50 -> 12.5, 12.00 -> 12.
     texts = pc.replace_substring_regex(texts, r"\.$", "")  # 12. -> 12
     texts = pc.replace_substring_regex(texts, r"^-0$", "0")  # -0.00 -> 0, as Decimal.normalize gives
-    return pc.binary_join_element_wise('["n","', texts, '"]', "").to_pylist()
+    return pc.binary_join_element_wise('["n","', texts, '"]', "")
 
 
 class TableHash:
@@ -125,21 +169,50 @@ class TableHash:
         self._decimal = set(decimal_columns)
         self._digest = hashlib.sha256(json.dumps(list(columns)).encode())
 
-    def add_columns(self, texts: Sequence[Sequence[str]]) -> None:
-        """A block of rows given as one list of canonical texts per column (column_texts), in key order."""
+    def add_columns(self, texts: Sequence[Sequence[str] | pa.Array]) -> None:
+        """A block of rows given as one list (or Arrow array) of canonical texts per column (column_texts), in key
+        order."""
         if len(texts) != self._width:
             raise ValueError(f"expected {self._width} columns, got {len(texts)}")
+        arrow = [type(t).__module__.startswith("pyarrow") for t in texts]
+        if any(arrow) and len(texts[0]):  # canonical texts are ASCII (JSON escapes the rest): Arrow takes them as is
+            self._digest.update(_joined_rows([t if a else _arrow_strings(t) for t, a in zip(texts, arrow)]))
+            return
         self._digest.update("".join(["\n[" + ",".join(row) + "]" for row in zip(*texts)]).encode())
+
+    def add_values(self, columns: Sequence[Sequence[object]]) -> None:
+        """A block of rows given as one sequence of values per column, in key order."""
+        self.add_columns([_texts(col, i in self._decimal) for i, col in enumerate(columns)])
 
     def add_rows(self, rows: Sequence[Row]) -> None:
         """A block of rows as tuples, in key order."""
         if not self._width:  # no columns to transpose: every row is the empty list
             self._digest.update(b"\n[]" * len(rows))
             return
-        self.add_columns([column_texts(col, i in self._decimal) for i, col in enumerate(zip(*rows))])
+        self.add_values(list(zip(*rows)))
 
     def hexdigest(self) -> str:
         return self._digest.hexdigest()
+
+
+def _arrow_strings(texts: Sequence[str]) -> pa.Array:
+    import pyarrow as pa
+
+    return pa.array(texts, pa.string())
+
+
+def _joined_rows(columns: Sequence[pa.Array]) -> memoryview:
+    """The bytes TableHash.add_columns hashes for these columns of texts ("\\n[" + texts joined by "," + "]" per
+    row), joined by Arrow: the joined array's data buffer holds the rows back to back."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    parts: list = ["\n["]
+    for i, column in enumerate(columns):
+        parts += [column, ","] if i < len(columns) - 1 else [column]
+    rows = pc.binary_join_element_wise(*parts, "]", "").cast("large_string")
+    offsets = np.frombuffer(rows.buffers()[1], dtype=np.int64)[rows.offset:rows.offset + len(rows) + 1]
+    return memoryview(rows.buffers()[2])[offsets[0]:offsets[-1]]
 
 
 def row_digest(row: Row, decimal_columns: Sequence[int] = ()) -> bytes:

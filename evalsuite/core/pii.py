@@ -19,9 +19,13 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from functools import lru_cache
 from itertools import accumulate
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
+import numpy as np
 import phonenumbers
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 # None: numbers in international form only; the regions: national forms of the countries tried as well.
 PHONE_REGIONS: tuple[str | None, ...] = (None, "US", "GB", "DE", "FR")
@@ -262,6 +266,27 @@ def _without_overlaps(hits: list[Hit]) -> list[Hit]:
     return kept
 
 
+# What every hit of find_in_text needs in ASCII text, where \w, \d and \s are these classes: an "@", an IBAN's
+# country and check digits, 8 digits, a phone's or grouped card's digits and separators, a spelled "at", an IBAN's
+# start written any way, and what every form of a name has: two words apart by spaces, or an initial before a word.
+_ASCII_SPACE = r"[\t\n\x0b\f\r\x1c-\x1f ]"
+_FREE_TEXT_SHAPES = "|".join((
+    "@", r"[A-Z]{2}[0-9]{2}", r"[0-9]{8}", r"[0-9][0-9 ().-]{7,}[0-9]",
+    r"(?:^|[^A-Za-z0-9_])[aA][tT](?:[^A-Za-z0-9_]|$)",
+    r"(?:^|[^A-Za-z0-9])[A-Za-z][ .-]?[A-Za-z][ .-]?[0-9][ .-]?[0-9]", rf"[A-Za-z][.,]?{_ASCII_SPACE}+[A-Za-z]",
+    r"[A-Z]\.[A-Za-z]"))
+
+
+def may_hold_hits(texts: pa.Array) -> np.ndarray:
+    """Per text of a pyarrow string array, False where find_in_text surely finds nothing: ASCII text that holds no
+    shape any detector needs (_FREE_TEXT_SHAPES, one RE2 pass over the whole array). Text that is not ASCII, where
+    Python's classes reach further than these, is never ruled out; nulls are."""
+    import pyarrow.compute as pc  # imported here: only whole columns are prefiltered
+
+    shaped = pc.or_kleene(pc.invert(pc.string_is_ascii(texts)), pc.match_substring_regex(texts, _FREE_TEXT_SHAPES))
+    return np.asarray(shaped.fill_null(False), dtype=bool)
+
+
 def find_in_text(text: str, names: bool = True) -> list[Hit]:
     """Non-overlapping hits of FREE_TEXT_KINDS, left to right: TEXT_KINDS' patterns first, then spelled-out
     e-mails and IBANs written any way, then (with names) person names."""
@@ -385,6 +410,26 @@ class ValueIndex:
                         best = (start, value)
                     break
         return best
+
+    def may_occur_in(self, texts: pa.Array) -> np.ndarray:
+        """Per text of a pyarrow string array, False where finditer surely finds nothing: ASCII text none of whose
+        words is a value's first word and whose skeleton holds no value skeleton's first characters anywhere (RE2
+        over the whole array). Text that is not ASCII is never ruled out; nulls are."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        low = pc.ascii_lower(texts)
+        words = pc.split_pattern_regex(low, r"[^a-z0-9_]+")  # _WORD's words, in ASCII
+        parents = np.asarray(pc.list_parent_indices(words))
+        known = pa.array(sorted(w for w in self._firsts if w.isascii()), pa.string())
+        maybe = np.zeros(len(texts), dtype=bool)
+        maybe[parents[np.asarray(pc.is_in(pc.list_flatten(words), value_set=known), dtype=bool)]] = True
+        prefixes = sorted(p for p in self._prefixes if re.fullmatch(r"[a-z0-9]+", p))
+        if prefixes:  # the skeleton: runs two spaces apart, so each spelled "at" or "dot" is cut out on its own
+            runs = pc.binary_join_element_wise("  ", pc.replace_substring_regex(low, r"[^a-z0-9]+", "  "), "  ", "")
+            skeletons = pc.replace_substring(pc.replace_substring_regex(runs, " (?:at|dot) ", " "), " ", "")
+            maybe |= np.asarray(pc.match_substring_regex(skeletons, "|".join(prefixes)).fill_null(False), dtype=bool)
+        return maybe | ~np.asarray(pc.string_is_ascii(texts).fill_null(True), dtype=bool)
 
     def finditer(self, text: str) -> Iterator[tuple[int, int, str, str]]:
         """(start, end, replacement, source) of each non-overlapping match, left to right: whole words first,

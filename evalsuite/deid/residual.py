@@ -7,9 +7,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalsuite.core.pii import ValueIndex, find_in_text
+from evalsuite.core.pii import ValueIndex, find_in_text, may_hold_hits
 from evalsuite.deid.columns import factorize
 from evalsuite.deid.rules import DeidRules, check_rules
 from evalsuite.deid.text import original_index
@@ -103,19 +104,33 @@ def _scan_column(
     codes, uniques = factorize(series)
     occurrences = np.bincount(codes[codes >= 0], minlength=len(uniques))
     hits: dict[int, list[tuple[str, str | None]]] = {}
-    for i, text in enumerate(uniques):
-        if not isinstance(text, str):
-            continue
+    for i in _candidates(uniques, index, patterns):
+        text = uniques[i]
         originals = list(index.finditer(text))
         found = sorted({("original_value", source) for _, _, _, source in originals})
         if patterns:  # a name that is an original value or one of our surrogates is reported once, or not at all
-            known = originals + list(made.finditer(text) if made is not None else ())
-            kinds = (kind for a, b, kind in find_in_text(text)
+            in_text = find_in_text(text)
+            known = originals + list(made.finditer(text) if made is not None and any(
+                kind == "name" for *_, kind in in_text) else ())
+            kinds = (kind for a, b, kind in in_text
                      if kind != "name" or not any(ka < b and a < kb for ka, kb, *_ in known))
             found += [(kind, None) for kind in dict.fromkeys(kinds)]  # no redaction
         if found:
             hits[i] = found
     return hits, occurrences, codes
+
+
+def _candidates(uniques: list, index: ValueIndex, patterns: bool) -> np.ndarray:
+    """Positions of the distinct text values that may hold a finding: a million ids or amounts are ruled out by a
+    few passes of RE2 over them all (ValueIndex.may_occur_in, may_hold_hits), and only the rest are scanned."""
+    try:
+        texts = pa.array([u if isinstance(u, str) else None for u in uniques], pa.string())
+    except UnicodeEncodeError:  # a lone surrogate ("\ud800") Arrow cannot hold: every value is scanned
+        return np.arange(len(uniques))
+    maybe = index.may_occur_in(texts)
+    if patterns:
+        maybe |= may_hold_hits(texts)
+    return np.flatnonzero(maybe)
 
 
 def _locations(

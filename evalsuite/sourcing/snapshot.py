@@ -16,15 +16,17 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import SQLAlchemyError
 
-from evalsuite.core.hashing import TableHash, column_texts, combine_sha256
+from evalsuite.core.hashing import TableHash, combine_sha256
 from evalsuite.core.io import staged_dir, write_json
 from evalsuite.sourcing.headers import bad_line, csv_header, first_line
 from evalsuite.sourcing.spec import SpecError, SuiteSpec, TableSource
+from evalsuite.worlds.world import Columns
 
 # Bytes of CSV parsed per block, and rows hashed per block; tests make them small.
 CSV_BLOCK_BYTES = 8 << 20
@@ -108,9 +110,20 @@ def frame_rows(df: pd.DataFrame) -> list[dict]:
 
 
 def iter_frame_rows(df: pd.DataFrame) -> Iterator[dict]:
-    """frame_rows a block at a time: a large table is inserted without ever being one list of dicts."""
+    """frame_rows a block at a time: a large table is never one list of dicts."""
+    if not len(df.columns):
+        yield from ({} for _ in range(len(df)))
+    for block in iter_frame_columns(df):
+        yield from (dict(zip(block.names, row)) for row in zip(*block.values))
+
+
+def iter_frame_columns(df: pd.DataFrame) -> Iterator[Columns]:
+    """frame_rows' values a block of rows at a time, column by column: a large table is inserted without ever being
+    one list of dicts, nor a dict per row."""
+    names = list(df.columns)
     for start in range(0, len(df), HASH_BLOCK_ROWS):
-        yield from frame_rows(df.iloc[start:start + HASH_BLOCK_ROWS])
+        block = df.iloc[start:start + HASH_BLOCK_ROWS]
+        yield Columns(names, [_cells(block.iloc[:, i]) for i in range(block.shape[1])])
 
 
 class FrameRows(Mapping[str, list[dict]]):
@@ -134,14 +147,29 @@ class FrameRows(Mapping[str, list[dict]]):
 
 def frame_sha256(df: pd.DataFrame, key: list[str] | None = None) -> str:
     """The table hash of a frame: rows sorted by `key` (default every column), hashed a block at a time."""
-    ordered = df.sort_values(key or list(df.columns), kind="stable") if len(df) else df
+    ordered = _sorted(df, key or list(df.columns)) if len(df) else df
     digest = TableHash(list(df.columns))
     if not len(df.columns):
         digest.add_rows([()] * len(df))
     for start in range(0, len(ordered) if len(df.columns) else 0, HASH_BLOCK_ROWS):
         block = ordered.iloc[start:start + HASH_BLOCK_ROWS]
-        digest.add_columns([column_texts(_cells(block.iloc[:, i])) for i in range(block.shape[1])])
+        digest.add_values([_cells(block.iloc[:, i]) for i in range(block.shape[1])])
     return digest.hexdigest()
+
+
+def _sorted(df: pd.DataFrame, key: list[str]) -> pd.DataFrame:
+    """df.sort_values(key, kind="stable"), missing values last; a key of text only is sorted by Arrow (UTF-8 bytes
+    order as code points do, stably, nulls last), in a fraction of pandas' time and memory for a million rows."""
+    if not all(df[c].dtype == object or isinstance(df[c].dtype, pd.StringDtype) for c in key):
+        return df.sort_values(key, kind="stable")  # categories sort in their own order, numbers as numbers
+    try:
+        columns = [pa.array(df[c], pa.string()) for c in key]
+    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError):  # numbers, dates, mixed values, lone surrogates
+        return df.sort_values(key, kind="stable")
+    names = [str(i) for i in range(len(key))]
+    order = pc.sort_indices(pa.table(dict(zip(names, columns))), sort_keys=[(n, "ascending") for n in names],
+                            null_placement="at_end")
+    return df.take(order.to_numpy())
 
 
 def _cells(series: pd.Series) -> list:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -131,9 +132,9 @@ def _run_todo(world_ref: WorldRef, tasks: list[TaskRecord], by_id: dict[str, Tas
         progress.finished(record, was_in_flight=False)
 
     if workers == 1 and waiting:
-        world = world_ref.open()
-        for job in waiting:
-            done(run_job(world, by_id[job.task_id], crew.built[job.agent], job.trial, crew.stamps[job.agent]))
+        with closing(world_ref.open()) as world:
+            for job in waiting:
+                done(run_job(world, by_id[job.task_id], crew.built[job.agent], job.trial, crew.stamps[job.agent]))
     elif waiting:
         run_pool(world_ref, tasks, _chunks(waiting), crew.configs, crew.stamps, workers, settings.agent_factory, done)
     runs = [EngineRun(crew.built[n], crew.stamps[n], [j for j in todo if j.agent == n],

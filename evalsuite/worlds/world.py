@@ -15,12 +15,13 @@ from __future__ import annotations
 import hashlib
 import itertools
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import closing
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel
 from sqlalchemy import Connection, Table, create_engine
@@ -143,7 +144,34 @@ class World:
         self._beyond_rows = bool(self._pristine.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'")
                                  .fetchone())
         self._restored = False  # the trial copy holds the pristine rows plus what the change log names
-        self._scratch.set_authorizer(self._authorize)
+        self._scratch.set_authorizer(self._authorizer)
+
+    def close(self) -> None:
+        """Give back this world's memory now: its trial copy, and for the world that loaded them (not a sibling) the
+        pristine copy and its image. A large world is three copies of its file; a build opens one per stage, and
+        waiting for the garbage collector (the world's trial and row selector point back at it) holds them all."""
+        if self._trial is not None:
+            self._trial.close()
+            self._trial = None
+        self._conn.close()
+        self.engine.dispose()
+        self._scratch.close()
+        if self.origin is self:
+            self._pristine.close()
+            self._image = b""
+
+    @property
+    def _authorizer(self) -> Callable[..., int]:
+        """_authorize through a weak reference: the trial copy holding a bound method of its world is a cycle the
+        garbage collector cannot see through a sqlite3 connection, and every world of a build (its pristine copy,
+        image and trial copy: three times a large world's size) would stay in memory to the process's end."""
+        ref = weakref.ref(self)
+
+        def authorize(*args) -> int:
+            world = ref()
+            return sqlite3.SQLITE_DENY if world is None else world._authorize(*args)
+
+        return authorize
 
     @classmethod
     def build(cls, domain: Domain, tables: Mapping[str, Iterable[Mapping[str, Any]]], path: str | Path) -> World:
@@ -299,7 +327,7 @@ class World:
             self.last_reset = "image"
             self._scratch.set_authorizer(None)  # sqlite3_deserialize prepares an ATTACH of its own
             self._scratch.deserialize(self._image)
-            self._scratch.set_authorizer(self._authorize)
+            self._scratch.set_authorizer(self._authorizer)
             # A copy byte-identical to the pristine image has the pristine's canonical hash, computed
             # at open; anything else is hashed in full, so a changed copy can never pass as the seed.
             if self._scratch.serialize() == self._image:
@@ -331,24 +359,37 @@ class _PristineRows(Mapping[str, list[tuple]]):
         return len(self._world._queries)
 
 
-def _insert(conn: Connection, table: Table, rows: Iterable[Mapping[str, Any]]) -> None:
-    """Insert dict rows a block at a time as plain tuples, each value through its column's bind processing
-    (Money quantized), as `insert(table)` would; the first row's keys name the columns given."""
+class Columns(NamedTuple):
+    """A block of rows given column by column, each values list as long as the others: a large table is inserted
+    without a dict per row (evalsuite.sourcing.snapshot.iter_frame_columns)."""
+
+    names: list[str]
+    values: list[list[Any]]
+
+
+def _insert(conn: Connection, table: Table, rows: Iterable[Mapping[str, Any]] | Iterable[Columns]) -> None:
+    """Insert dict rows (or Columns blocks) a block at a time as plain tuples, each value through its column's bind
+    processing (Money quantized), as `insert(table)` would; the first row's keys (block's names) name the columns
+    given."""
     rows = iter(rows)
     first = next(rows, None)
     if first is None:
         return
-    unknown = sorted(set(first) - set(table.columns.keys()))
+    given = first.names if isinstance(first, Columns) else list(first)
+    unknown = sorted(set(given) - set(table.columns.keys()))
     if unknown:
         raise ValueError(f"table {table.name}: unknown column(s) {unknown}")
-    columns = [c for c in table.columns if c.name in first]
+    columns = [c for c in table.columns if c.name in given]
     procs = [c.type.dialect_impl(conn.dialect).bind_processor(conn.dialect) for c in columns]
     sql = (f"INSERT INTO {changes.q(table.name)} ({', '.join(changes.q(c.name) for c in columns)}) "
            f"VALUES ({', '.join('?' for _ in columns)})")
     names = [c.name for c in columns]
     cursor = conn.connection.driver_connection.cursor()
-    for block in _blocks(itertools.chain([first], rows)):
-        values = [[row.get(n) for row in block] for n in names]
+    if isinstance(first, Columns):
+        blocks = ([b.values[b.names.index(n)] for n in names] for b in itertools.chain([first], rows))
+    else:
+        blocks = ([[row.get(n) for row in block] for n in names] for block in _blocks(itertools.chain([first], rows)))
+    for values in blocks:
         values = [list(map(p, col)) if p else col for p, col in zip(procs, values)]
         cursor.executemany(sql, zip(*values))
 

@@ -54,3 +54,14 @@ def test_a_table_without_columns_still_counts_its_rows():
 def test_a_value_that_has_no_canonical_form_is_refused_by_its_type():
     with pytest.raises(TypeError, match="cannot hash a value of type list"):
         table_sha256(["a"], [([1],)])
+
+
+@pytest.mark.parametrize("odd", [None, "say \"hi\"", "back\\slash", "tab\there", "é", "\x7f", 7, "", b"text", "\ud800"])
+def test_large_blocks_of_plain_text_and_money_joined_by_arrow_hash_as_defined(odd):
+    """Blocks of thousands of rows are made canonical and joined by Arrow where every value is plain; one value
+    that needs escaping, or is not text, sends its column back to Python, and the hash is the same either way."""
+    rows = [(f"PAY-{i:06d}", f"{i // 100}.{i % 100:02d}", f"note {i} ~!#$%&'()*+,-./:;<=>?@[]^_`{{|}}")
+            for i in range(-3000, 9000)]
+    rows[7777] = (rows[7777][0], rows[7777][1], odd)
+    assert table_sha256(["id", "amount", "note"], rows, [1], block=5000) == defined(["id", "amount", "note"], rows,
+                                                                                   [1])

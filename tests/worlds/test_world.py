@@ -77,3 +77,19 @@ def test_tools_run_through_sqlalchemy_core_on_the_trial_connection(ap):
         conn.execute(update(schema.invoices).where(schema.invoices.c.invoice_id == "INV-55100").values(status="paid"))
     ev = trial.call("release_invoice", {"invoice_id": "INV-55100"})
     assert ev.outcome == "error" and "paid" in ev.error
+
+
+def test_a_world_built_from_column_blocks_hashes_as_one_built_from_rows(ap, tmp_path, monkeypatch):
+    """The build inserts a snapshot's tables column by column (iter_frame_columns), in blocks; the world is the
+    one that dict rows give, Money quantized alike, missing values NULL."""
+    import pandas as pd
+
+    from evalsuite.sourcing import snapshot
+
+    monkeypatch.setattr(snapshot, "HASH_BLOCK_ROWS", 7)
+    own = {k: v for k, v in ap.tables.items() if k in ap.world.domain.tables}
+    frames = {k: pd.DataFrame(v).astype(object).where(pd.DataFrame(v).notna(), None) for k, v in own.items() if v}
+    blocks = {k: snapshot.iter_frame_columns(df) for k, df in frames.items()}
+    built = World.build(ap.world.domain, blocks, tmp_path / "columns.sqlite")
+    assert built.seed_sha256 == World.build(ap.world.domain, own, tmp_path / "rows.sqlite").seed_sha256
+    assert built.seed_sha256 == ap.world.seed_sha256

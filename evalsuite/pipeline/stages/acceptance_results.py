@@ -2,6 +2,7 @@
 gates reference_solvable, reference_stable, not_trivially_passable, resettable and adjudicated."""
 from __future__ import annotations
 
+from contextlib import closing
 from functools import lru_cache
 from pathlib import Path
 
@@ -63,10 +64,12 @@ def accept(spec: SuiteSpec, paths: Paths, runner: Runner | None = None) -> Audit
     """Acceptance of every derived task; trials run on all cores unless a runner is given."""
     require(derived_tasks.STAGE, spec, paths)
     tasks, task_set = derived_tasks.tasks_on_disk(paths), derived_tasks.task_set_on_disk(paths)
-    world = World(preflight.domain_for(spec).domain, paths.world)
+    # The world is opened to check its hash and name it to the runner, whose trials open their own: a large world
+    # is three copies of its file in memory, so this one gives them back before any trial runs.
+    with closing(World(preflight.domain_for(spec).domain, paths.world)) as world:
+        runner = runner or parallel_runner(spec, world, task_set, paths=paths)
     reviews = ledger_entries(spec, paths)
-    report = run_acceptance(tasks, spec.acceptance, runner or parallel_runner(spec, world, task_set, paths=paths),
-                            reviews)
+    report = run_acceptance(tasks, spec.acceptance, runner, reviews)
     states = [review_state(t, reviews) for t in tasks] if spec.acceptance.require_adjudication else []
     record = AuditRecord(task_set_sha256=task_set, seed_sha256=world.seed_sha256, **report.model_dump(),
                          reviews=review_counts(states) if states else {},

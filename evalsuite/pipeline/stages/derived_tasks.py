@@ -26,7 +26,7 @@ from evalsuite.pipeline.stages import (
     process_dossier,
     rights_review,
 )
-from evalsuite.sourcing.snapshot import FrameRows, iter_frame_rows, read_snapshot
+from evalsuite.sourcing.snapshot import FrameRows, iter_frame_columns, read_snapshot
 from evalsuite.sourcing.spec import SpecError, SuiteSpec
 from evalsuite.tasks.derivation import DeriveContext
 from evalsuite.tasks.taskfile import TaskFileError, read_tasks, task_set_sha256, write_tasks
@@ -97,6 +97,20 @@ def _imported(spec: SuiteSpec, ctx: DeriveContext) -> list[TaskRecord]:
             for t in read_tasks(spec.resolve(spec.derivation.tasks))]
 
 
+def _tasks(spec: SuiteSpec, package, rows: FrameRows, generated, ctx: DeriveContext) -> tuple[list[TaskRecord], dict]:
+    """The tasks (imported, sampled from composites or derived from resolved cases) and what was skipped."""
+    if spec.derivation.tasks:
+        return _imported(spec, ctx), {}
+    if generated:
+        tasks = generated_tasks.stamped(generated, ctx.suite, ctx.environment, ctx.license_ref)
+        return tasks, {f"composite dropped: {k}": v for k, v in generated.dropped.items()}
+    if package.derive is None:
+        raise SpecError(f"{spec.spec_file}: derivation: domain {package.domain.name!r} derives no tasks from cases; "
+                        "give derivation.tasks in the spec")
+    der = package.derive(rows, policy_documents.policy_docs(spec), ctx)
+    return der.tasks, der.skipped
+
+
 def derive(spec: SuiteSpec, paths: Paths) -> DeriveRecord:
     """Build the world from the de-identified snapshot and derive (or import) its tasks."""
     require(rights_review.STAGE, spec, paths)
@@ -107,25 +121,19 @@ def derive(spec: SuiteSpec, paths: Paths) -> DeriveRecord:
     frames = process_dossier.customized_frames(spec, read_snapshot(paths.deid))
     rows = FrameRows(frames)  # converted per table as the deriver reads it; the world streams every table
     generated = generated_tasks.ensure(spec, paths) if spec.generation else None  # composed tasks and their rows
-    world = World.build(domain, {n: iter_frame_rows(df) for n, df in frames.items() if n in domain.tables}
+    world = World.build(domain, {n: iter_frame_columns(df) for n, df in frames.items() if n in domain.tables}
                         | (generated.tables if generated else {}), paths.world)
     prov = json.loads((paths.deid / "snapshot.json").read_text()).get("deidentification")
-    ctx = _context(spec, paths, world, decision, prov)
-    if spec.derivation.tasks:
-        tasks, skipped = _imported(spec, ctx), {}
-    elif generated:
-        tasks = generated_tasks.stamped(generated, ctx.suite, ctx.environment, ctx.license_ref)
-        skipped = {f"composite dropped: {k}": v for k, v in generated.dropped.items()}
-    else:
-        if package.derive is None:
-            raise SpecError(f"{spec.spec_file}: derivation: domain {domain.name!r} derives no tasks from cases; "
-                            "give derivation.tasks in the spec")
-        der = package.derive(rows, policy_documents.policy_docs(spec), ctx.model_copy(update={"world": world}))
-        tasks, skipped = der.tasks, der.skipped
+    try:
+        ctx = _context(spec, paths, world, decision, prov)
+        tasks, skipped = _tasks(spec, package, rows, generated, ctx.model_copy(update={"world": world}))
+        seed_sha256 = world.seed_sha256
+    finally:
+        world.close()  # a large world is three copies of its file in memory; acceptance opens its own
     tasks = process_dossier.customized(spec, tasks)
     problems = [f"{t.task_id}:{f}: {m}" for t in tasks for f, m in domain_problems(t, domain)]
     write_tasks(paths.tasks, tasks)
-    record = DeriveRecord(task_set_sha256=task_set_sha256(tasks), seed_sha256=world.seed_sha256, tasks=len(tasks),
+    record = DeriveRecord(task_set_sha256=task_set_sha256(tasks), seed_sha256=seed_sha256, tasks=len(tasks),
                           skipped=skipped, problems=problems, deid_sha256=deid_sha,
                           rights_manifest_sha256=decision.manifest_sha256)
     write_json(paths.derivation, record.model_dump(mode="json"))

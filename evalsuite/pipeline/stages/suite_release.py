@@ -1,6 +1,7 @@
 """The immutable, versioned release of the accepted tasks, refused unless every gate passed for exactly them."""
 from __future__ import annotations
 
+from contextlib import closing
 from pathlib import Path
 
 from evalsuite.core.hashing import json_sha256
@@ -48,8 +49,9 @@ def release(spec: SuiteSpec, paths: Paths) -> Path:
     decision = rights_review.decision_on_record(paths)
     package = preflight.domain_for(spec)
     domain = package.domain
-    world = World(domain, paths.world)
-    identity = {"task_set": task_set_sha256(accepted), "seed": world.seed_sha256, "image": domain.image,
+    with closing(World(domain, paths.world)) as world:  # its hash, checked as it opens; then its memory back
+        seed = world.seed_sha256
+    identity = {"task_set": task_set_sha256(accepted), "seed": seed, "image": domain.image,
                 "tools": domain.tool_schemas_sha256(), "rights": decision.manifest_sha256,
                 "policies": sorted({f"{t.policy.doc}@{t.policy.version}" for t in accepted}),
                 "simulator": spec.simulator.model_dump(mode="json") if spec.simulator else None,
@@ -67,7 +69,7 @@ def release(spec: SuiteSpec, paths: Paths) -> Path:
     manifest = ReleaseManifest(
         suite=spec.name, version=release_version(spec.version_prefix, identity), domain=domain.name,
         domain_source=_domain_source(spec, package),
-        task_set_sha256=identity["task_set"], seed_sha256=world.seed_sha256, environment_image=domain.image,
+        task_set_sha256=identity["task_set"], seed_sha256=seed, environment_image=domain.image,
         tool_schemas_sha256=identity["tools"], policy_versions=identity["policies"],
         rights_decision={"status": decision.status, "manifest_sha256": decision.manifest_sha256,
                          "reviewed_on": decision.reviewed_on.isoformat()},
