@@ -151,7 +151,7 @@ def test_the_run_config_on_the_docs_page_is_one_the_job_accepts(tmp_path):
     job = celery_trials_job(build_suite_graph(ROOT / "suites" / f"{SUITE}.yaml"), tmp_path / "home")
     config = yaml.safe_load(block)
     dg.validate_run_config(job, config)  # raises DagsterInvalidConfigError naming the op or field it does not know
-    assert config["ops"] == celery_run_config(SUITE, "r728ec4c7f7e6", "reference")["ops"]
+    assert config["ops"] == celery_run_config(SUITE, "r86254e4f44dc", "reference")["ops"]
 
 
 MODEL_AGENT = "openai:local"
