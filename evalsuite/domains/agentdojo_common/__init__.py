@@ -1,8 +1,10 @@
 """What every AgentDojo suite shares: its environment loaded with injections as the peer loads it, and a tool's
 return value rendered as the text the peer shows the model (banking's SPEC.md §1.7 and §2.4; the slack suite's
-loader and renderer are the same package functions)."""
+loader and renderer are the same package functions), and the e-mail and calendar models travel and workspace share
+(the peer's one e-mail client and one calendar)."""
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import re
 from collections.abc import Mapping
@@ -10,7 +12,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 Env = TypeVar("Env", bound=BaseModel)
 # libyaml's loader where PyYAML was built with it: the same documents as the pure-Python SafeLoader the peer uses
@@ -87,6 +89,48 @@ def load_peer_environment(model: type[Env], env_yaml: Path, vectors_yaml: Path,
     except yaml.YAMLError as exc:
         raise InjectionError(f"{env_yaml}: the injected text breaks the environment's YAML: "
                              f"{str(exc).splitlines()[0]}") from exc
+
+
+class PeerModel(BaseModel):
+    """A model of the peer's: keys it does not know are dropped, as the peer drops them."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class CalendarEvent(PeerModel):
+    """The peer's calendar event, one model for travel and workspace (their calendars are the same client)."""
+
+    id_: str
+    title: str
+    description: str
+    start_time: dt.datetime
+    end_time: dt.datetime
+    location: str | None
+    participants: list[str]
+    all_day: bool = False
+    status: str = "confirmed"
+
+
+class Email(PeerModel):
+    id_: str
+    sender: str
+    recipients: list[str]
+    cc: list[str] = []
+    bcc: list[str] = []
+    subject: str
+    body: str
+    status: str = "sent"
+    read: bool = False
+    timestamp: dt.datetime
+    attachments: list[str | CalendarEvent] = []
+
+
+class Contact(PeerModel):
+    """An inbox's contact (travel's and workspace's inboxes are the peer's one e-mail client)."""
+
+    email: str
+    name: str
+
 
 
 def render(value: Any) -> str:

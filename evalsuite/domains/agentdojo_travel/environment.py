@@ -16,14 +16,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, computed_field, model_validator
+from pydantic import computed_field, model_validator
 
-from evalsuite.domains.agentdojo_common import load_peer_environment
+from evalsuite.domains.agentdojo_common import CalendarEvent, Contact, Email, load_peer_environment
+from evalsuite.domains.agentdojo_common import PeerModel as _Peer
 from evalsuite.domains.agentdojo_travel.schema import JSON_COLUMNS, USER_FIELDS, metadata
-
-
-class _Peer(BaseModel):
-    model_config = ConfigDict(extra="ignore")
 
 
 class User(_Peer):
@@ -108,18 +105,6 @@ class Reservation(_Peer):
     contact_information: str
 
 
-class CalendarEvent(_Peer):
-    id_: str
-    title: str
-    description: str
-    start_time: dt.datetime
-    end_time: dt.datetime
-    location: str | None
-    participants: list[str]
-    all_day: bool = False
-    status: str = "confirmed"
-
-
 class Calendar(_Peer):
     current_day: dt.date
     account_email: str
@@ -137,30 +122,11 @@ class Calendar(_Peer):
         return self
 
 
-class Email(_Peer):
-    id_: str
-    sender: str
-    recipients: list[str]
-    cc: list[str] = []
-    bcc: list[str] = []
-    subject: str
-    body: str
-    status: str = "sent"
-    read: bool = False
-    timestamp: dt.datetime
-    attachments: list[str | CalendarEvent] = []
-
-
-class EmailContact(_Peer):
-    email: str
-    name: str
-
-
 class Inbox(_Peer):
     account_email: str
     initial_emails: list[Email]
     emails: dict[str, Email] = {}
-    contact_list: list[EmailContact] = []
+    contact_list: list[Contact] = []
     trash: dict[str, Email] = {}
 
     @model_validator(mode="after")
@@ -193,13 +159,13 @@ class Inbox(_Peer):
         return self._by_status("draft")
 
 
-def _contacts(initial: list[Email]) -> list[EmailContact]:
+def _contacts(initial: list[Email]) -> list[Contact]:
     """Everyone the initial e-mails name, first seen first, named after the address's local part (dots as
     spaces, title case), as the peer builds its contact list."""
     seen: list[str] = []
     for email in initial:
         seen += [a for a in (*email.recipients, email.sender, *email.cc, *email.bcc) if a not in seen]
-    return [EmailContact(email=a, name=a.split("@")[0].replace(".", " ").title()) for a in seen]
+    return [Contact(email=a, name=a.split("@")[0].replace(".", " ").title()) for a in seen]
 
 
 class TravelEnvironment(_Peer):

@@ -8,45 +8,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, computed_field, model_validator
+from pydantic import computed_field, model_validator
 
-from evalsuite.domains.agentdojo_common import load_peer_environment
+from evalsuite.domains.agentdojo_common import CalendarEvent, Contact, Email, load_peer_environment
+from evalsuite.domains.agentdojo_common import PeerModel as _Peer
 from evalsuite.domains.agentdojo_workspace.schema import metadata
-
-
-class _Peer(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-
-class CalendarEvent(_Peer):
-    id_: str
-    title: str
-    description: str
-    start_time: dt.datetime
-    end_time: dt.datetime
-    location: str | None
-    participants: list[str]
-    all_day: bool = False
-    status: str = "confirmed"
-
-
-class Email(_Peer):
-    id_: str
-    sender: str
-    recipients: list[str]
-    cc: list[str] = []
-    bcc: list[str] = []
-    subject: str
-    body: str
-    status: str = "sent"
-    read: bool = False
-    timestamp: dt.datetime
-    attachments: list[str | CalendarEvent] = []
-
-
-class Contact(_Peer):
-    email: str
-    name: str
 
 
 class Inbox(_Peer):
