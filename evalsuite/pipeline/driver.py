@@ -8,7 +8,7 @@ from __future__ import annotations
 import gc
 import json
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -118,10 +118,11 @@ def audit(spec_path: str | Path, out: Path, home: Path | None = None, runner: Ru
         run_until(spec, paths, "acceptance_results", runner, decide_last=False)
         audit_text = paths.audit.read_text()
         audit_json, audit_md = json.loads(audit_text), (paths.acceptance / "audit.md").read_text()
-        world, tasks = World(preflight.domain_for(spec).domain, paths.world), derived_tasks.tasks_on_disk(paths)
-        if probes:
-            audit_md += probe_tasks(world, tasks, audit_json, peer_of)
-        audit_md += users_section(world, tasks, audit_json)
+        tasks = derived_tasks.tasks_on_disk(paths)
+        with closing(World(preflight.domain_for(spec).domain, paths.world)) as world:
+            if probes:
+                audit_md += probe_tasks(world, tasks, audit_json, peer_of)
+            audit_md += users_section(world, tasks, audit_json)
         write_json(out / "audit.json", audit_json)
         atomic_write(out / "audit.md", audit_md)
         return acceptance_results.AuditRecord.model_validate_json(audit_text)
@@ -191,7 +192,8 @@ def replay_calls(source: str | Path, task_id: str, calls: Path, faults: Path | N
 
     given, plan = load_calls(calls), load_faults(faults) if faults else None
     release = resolve_release(source)
-    return replay(release.open_world(), find_task(release.tasks("replay"), task_id), given, plan, message)
+    with closing(release.open_world()) as world:
+        return replay(world, find_task(release.tasks("replay"), task_id), given, plan, message)
 
 
 class ExampleRow(BaseModel):

@@ -18,6 +18,7 @@ from evalsuite.pipeline.stages.suite_release import release
 from evalsuite.releases.release import Release
 from evalsuite.sourcing.spec import Acceptance, load_spec
 from evalsuite.trials.agents.baselines import ReferenceAgent
+from evalsuite.worlds.world import World
 
 
 class WallClockReference(ReferenceAgent):
@@ -94,9 +95,31 @@ def test_adjudication_requires_two_reviewers_when_the_spec_asks(ap):
     assert "disagree" in report.tasks[1].reasons[0]
 
 
+def track_worlds(monkeypatch) -> tuple[list[World], set[int]]:
+    """(every World opened from now on, the ids of those closed)."""
+    opened, closed = [], set()
+    init, close = World.__init__, World.close
+
+    def tracked_init(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        opened.append(self)
+
+    def tracked_close(self):
+        closed.add(id(self))
+        close(self)
+
+    monkeypatch.setattr(World, "__init__", tracked_init)
+    monkeypatch.setattr(World, "close", tracked_close)
+    return opened, closed
+
+
 def test_audit_command_writes_json_and_markdown_for_the_bundled_suite(tmp_path, monkeypatch):
     monkeypatch.setenv("EVALSUITE_DEID_KEY", "test-key-not-a-secret-0001")
+    opened, closed = track_worlds(monkeypatch)
     report = driver.audit("suites/ap_exceptions.yaml", tmp_path / "audit", home=tmp_path / "home")
+    # a build and its audit open a world per stage; each is closed as its stage ends (a large world is three
+    # copies of its file in memory), not left to the garbage collector
+    assert opened and [str(w.path) for w in opened if id(w) not in closed] == []
     body = json.loads((tmp_path / "audit" / "audit.json").read_text())
     assert len(body["tasks"]) == report.summary["tasks"] >= 40
     first = body["tasks"][0]
@@ -148,3 +171,4 @@ def test_the_audit_page_shows_the_strata_as_a_table():
             "| intent | issues | persona | tasks | accepted |\n|---|---|---|---|---|\n"
             "| mms_issue | 2 | Easy | 3 | 2 |") in page
     assert strata_table([]) == ""  # a suite drawn from no strata: no table (and no section above)
+

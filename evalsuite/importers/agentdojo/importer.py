@@ -231,7 +231,8 @@ def _attacked_task(suite: PeerSuite, peer: PeerTask, attacked: Any, policy: Poli
             where = " AND ".join(f'"{k}" = ?' for k in place.key)
             db.execute(f'UPDATE "{place.table}" SET "{place.column}" = ? WHERE {where}',
                        (place.value, *place.key.values()))
-    record, _ = task_record(suite, peer, attacked, World(suite.domain, scratch), policy)
+    with closing(World(suite.domain, scratch)) as copy:
+        record, _ = task_record(suite, peer, attacked, copy, policy)
     scratch.unlink()
     return plain.model_copy(update={"goal_state": record.goal_state,
                                     "reference_solution": record.reference_solution})
@@ -301,7 +302,8 @@ def export_state(out_dir: Path, task_id: str | None, dest: Path, suite: PeerSuit
     the peer dumps it (its model in JSON mode)."""
     if task_id is None:
         require_files(Path(out_dir), ("world.sqlite",), AgentDojoInputError)
-        rows = World(suite.domain, Path(out_dir) / "world.sqlite").initial_rows
+        with closing(World(suite.domain, Path(out_dir) / "world.sqlite")) as world:
+            rows = world.initial_rows
     else:
         rows = replay_reference(out_dir, suite.domain, task_id, AgentDojoInputError).rows()
     env = suite.from_rows(rows)
