@@ -97,7 +97,7 @@ def floor_columns(tables: dict[str, pd.DataFrame], kinds: dict[str, dict[str, tu
     (default: the ruled columns). Returns the new columns by table; pseudonyms and surrogates as deidentify makes
     them, with one cache of surrogates per run as it has."""
     from evalsuite.core.pii import ValueIndex
-    from evalsuite.deid.surrogates import _SURROGATES, faker_generator  # Faker with the stock draws' fast picks
+    from evalsuite.deid.surrogates import SURROGATE_KINDS, faker_generator  # Faker with the stock draws' fast picks
 
     mac, gen = hmac.new(key.encode(), digestmod=hashlib.sha256), faker_generator("en_US")
     index = ValueIndex(disguised=True)
@@ -119,7 +119,7 @@ def floor_columns(tables: dict[str, pd.DataFrame], kinds: dict[str, dict[str, tu
         for attempt in range(50):
             t = token(text if attempt == 0 else f"{text}\x1fredraw{attempt}")
             gen.seed_instance(int(t[:16], 16))
-            value = _SURROGATES[kind](gen, t)
+            value = SURROGATE_KINDS[kind](gen, t)
             if next(index.finditer(value), None) is None:
                 made[kind, text] = value
                 return value

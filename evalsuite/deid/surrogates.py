@@ -9,7 +9,8 @@ from evalsuite.core.pii import ValueIndex
 from evalsuite.deid.keys import Keyed
 from evalsuite.deid.rules import DeidError, SurrogateRule
 
-_SURROGATES: dict[str, Callable[[Any, str], str]] = {
+# Each surrogate kind a rule may name, and how its value is drawn (bench_deid.py's floor draws the same).
+SURROGATE_KINDS: dict[str, Callable[[Any, str], str]] = {
     "name": lambda g, t: g.name(),
     "first_name": lambda g, t: g.first_name(),
     "last_name": lambda g, t: g.last_name(),
@@ -51,7 +52,7 @@ class Surrogates:
             # Redraws are keyed too, so the same data and key always give the same surrogate.
             token = self.keyed.token("value", text if attempt == 0 else f"{text}\x1fredraw{attempt}")
             gen.seed_instance(int(token[:16], 16))
-            value = _SURROGATES[rule.kind](gen, token)
+            value = SURROGATE_KINDS[rule.kind](gen, token)
             if next(self._originals.finditer(value), None) is None:
                 return value
         raise DeidError(f"no {rule.kind} surrogate free of original values after {self.MAX_REDRAWS} draws")

@@ -291,3 +291,14 @@ def test_the_method_name_in_provenance_stays_as_first_published():
     from evalsuite.deid.transform import METHOD
 
     assert METHOD.startswith("evalsuite.deid/1: HMAC-SHA256 keyed pseudonyms")
+
+
+def test_every_surrogate_kind_a_rule_accepts_can_be_drawn():
+    """deid.yaml's schema (SurrogateKind) and the draws (SURROGATE_KINDS) name the same kinds: a kind the schema
+    accepted but nothing draws would fail mid-build instead of at the rules file."""
+    from typing import get_args
+
+    from evalsuite.deid.rules import SurrogateKind
+    from evalsuite.deid.surrogates import SURROGATE_KINDS
+
+    assert set(get_args(SurrogateKind)) == set(SURROGATE_KINDS)
