@@ -22,6 +22,7 @@ import math
 import os
 import random
 import time
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 from weakref import WeakKeyDictionary
@@ -218,8 +219,33 @@ def sdk_headers(sdk: openai.AsyncOpenAI) -> dict[str, str]:
 
 
 def request_body(request: dict[str, Any]) -> bytes:
-    """The request's JSON, byte for byte as the SDK serialised it (a prompt's length may be what is billed)."""
-    return json.dumps(request, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    """The request's JSON, byte for byte as the SDK serialised it (a prompt's length may be what is billed); its
+    EncodedTools spelled as they were encoded once."""
+    tools = request.get("tools")
+    if not isinstance(tools, EncodedTools):
+        return _json(request).encode()
+    # the top-level object item by item, as json.dumps spells it with these separators (its keys are the
+    # keyword arguments of ModelClient.complete: text)
+    items = (f"{_json(k)}:{tools.json if k == 'tools' else _json(v)}" for k, v in request.items())
+    return ("{" + ",".join(items) + "}").encode()
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+class EncodedTools(tuple):
+    """A request's tool list, its JSON encoded once: an agent sends the same tools with every request of a trial,
+    and encoding them was ~40 µs of the ~55 µs each request's JSON took (the AP tools: 12 schemas, 4.4 KB). A tuple,
+    so the list cannot change after its JSON is taken; its schemas are not to be changed either. Anywhere else (the
+    SDK, the cache key) it is the JSON list it always was."""
+
+    json: str
+
+    def __new__(cls, tools: Iterable[dict[str, Any]]) -> EncodedTools:
+        self = super().__new__(cls, tools)
+        self.json = _json(self)
+        return self
 
 
 def chat_completion(raw: bytes, url: str) -> ChatCompletion:

@@ -24,7 +24,7 @@ from typing import Any
 from evalsuite.core.records import TaskRecord, TraceEvent, Usage
 from evalsuite.trials.agents.base import AgentEnv, call_text
 from evalsuite.trials.agents.endpoint import current_endpoint
-from evalsuite.trials.agents.model_client import ModelClient, client_for, close_clients, resolve
+from evalsuite.trials.agents.model_client import EncodedTools, ModelClient, client_for, close_clients, resolve
 
 SYSTEM = ("You are {role}, an agent working a business queue. Follow the policy exactly; use the tools to read "
           "and change records; when done, reply with a short closing note stating your decision and the figures "
@@ -62,7 +62,7 @@ class OpenAIAgent:
              + _plan_text(env.oracle_plan)},
             {"role": "user", "content": opening or ""},
         ]
-        tools = [{"type": "function", "function": t} for t in env.tools]
+        tools = EncodedTools({"type": "function", "function": t} for t in env.tools)  # sent with every request
         while True:
             reply = await self._complete(client, env, messages, tools)
             if not reply.tool_calls:
@@ -82,7 +82,7 @@ class OpenAIAgent:
         await close_clients(self.endpoint)
 
     async def _complete(self, client: ModelClient, env: AgentEnv, messages: list[dict[str, Any]],
-                        tools: list[dict[str, Any]]):
+                        tools: EncodedTools):
         """One chat completion, within the trial's limits (BudgetExhausted past one), recorded on env.usage."""
         env.before_model_call()
         response = await client.complete(env.usage, model=self.model, messages=messages, tools=tools,
