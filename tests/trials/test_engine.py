@@ -1,5 +1,6 @@
 """The trial engine: many I/O-bound trials in flight in one process, each on its own world."""
 import asyncio
+import gc
 
 import pytest
 from harness_support import make_release
@@ -168,3 +169,30 @@ def test_token_and_cost_limits_end_a_trial_at_the_first_call_past_them(release, 
     [record] = run_trials(release.world_ref(), [task], [SlowReference()], 1, TrialSettings(identity, workers=1))
     assert record.outcome == "budget_exhausted" and record.exhausted == exhausted
     assert len(record.usage.model_calls) == len(record.trace) < len(task.solution_calls())
+
+
+class HeapWatcher(SlowReference):
+    """Notes whether the heap is frozen while its trials run."""
+
+    def __init__(self):
+        super().__init__("heap")
+        self.frozen = []
+
+    async def arun(self, task, env):
+        self.frozen.append(gc.get_freeze_count())
+        return await super().arun(task, env)
+
+
+def test_the_heap_is_frozen_while_trials_run_and_given_back_after(release):
+    """The engine keeps the objects alive at the start of a run out of the collector's passes (gc.freeze), and
+    afterwards the process's collector is as it was: unfrozen, or still frozen by the process itself."""
+    agent = HeapWatcher()
+    settings = TrialSettings(release.run_identity(), workers=1)
+    run_trials(release.world_ref(), release.tasks()[:2], [agent], 1, settings)
+    assert min(agent.frozen) > 0 and gc.get_freeze_count() == 0
+    gc.freeze()  # a process that froze its own heap (a forking server) keeps it frozen
+    try:
+        run_trials(release.world_ref(), release.tasks()[:2], [HeapWatcher()], 1, settings)
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
