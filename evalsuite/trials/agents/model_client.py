@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import json
 import math
 import os
 import random
+import ssl
 import time
 from collections.abc import Iterable
 from dataclasses import replace
@@ -81,7 +83,8 @@ class ModelClient:
         # status-error classes, so records and cache keys stay what they were), not to send: its httpx/httpcore
         # stack cost ~72% of the harness's CPU at 128 in flight (httpcore scans its pool for every request).
         self.sdk = openai.AsyncOpenAI(api_key=settings.api_key, base_url=settings.base_url, max_retries=0,
-                                      timeout=settings.timeout)
+                                      timeout=settings.timeout,
+                                      http_client=openai.DefaultAsyncHttpxClient(verify=sdk_ssl_context()))
         self.url = str(self.sdk.base_url) + "chat/completions"
         self.headers = sdk_headers(self.sdk)
         self.proxy = env_proxy(self.url)
@@ -199,6 +202,14 @@ class ModelClient:
                 httpx.Response(got.status, headers=list(got.raw_headers), content=raw,
                                request=httpx.Request("POST", self.url)))
         return chat_completion(raw, self.url)
+
+
+@functools.cache
+def sdk_ssl_context() -> ssl.SSLContext:
+    """The TLS context the SDK's httpx client would make (certifi's roots, or SSL_CERT_FILE / SSL_CERT_DIR as the
+    process had them first), made once a process: made for every client, it was ~20 ms of CPU each run's client
+    cost (a run's event loop gets a client of its own), though no request of ours goes through httpx."""
+    return httpx.create_ssl_context()
 
 
 def env_proxy(url: str) -> str | None:

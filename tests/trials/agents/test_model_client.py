@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import ssl
 import time
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
@@ -205,3 +206,13 @@ def test_a_request_with_encoded_tools_is_sent_as_the_same_bytes():
     assert json.loads(encoded.json) == tools
     with pytest.raises(AttributeError):
         encoded.append(tools[0])
+
+
+def test_every_client_verifies_tls_with_one_context_made_once():
+    """The SDK client each ModelClient keeps (its errors, headers and base URL) verifies certificates as the SDK's
+    own would, with one context for the process rather than one made (~20 ms) for every run's client."""
+    ours, theirs = (ModelClient(Endpoint(base_url=url, api_key="sk-test"))
+                    for url in ("https://one.example/v1", "https://two.example/v1"))
+    contexts = [c.sdk._client._transport._pool._ssl_context for c in (ours, theirs)]
+    assert contexts[0] is contexts[1]
+    assert contexts[0].verify_mode == ssl.CERT_REQUIRED and contexts[0].check_hostname
