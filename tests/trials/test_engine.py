@@ -1,5 +1,6 @@
 """The trial engine: many I/O-bound trials in flight in one process, each on its own world."""
 import asyncio
+import gc
 
 import pytest
 from harness_support import make_release
@@ -7,6 +8,7 @@ from harness_support import make_release
 from evalsuite.core.identity import AgentConfig, TrialLimits
 from evalsuite.core.records import ModelCall, Usage
 from evalsuite.releases.release import Release
+from evalsuite.trials.engine import RUN_GC_THRESHOLD
 from evalsuite.trials.harness import TrialSettings, run_trials
 from evalsuite.trials.spend import RunCap, RunCapped
 from evalsuite.trials.tracelog import repair_traces
@@ -168,3 +170,33 @@ def test_token_and_cost_limits_end_a_trial_at_the_first_call_past_them(release, 
     [record] = run_trials(release.world_ref(), [task], [SlowReference()], 1, TrialSettings(identity, workers=1))
     assert record.outcome == "budget_exhausted" and record.exhausted == exhausted
     assert len(record.usage.model_calls) == len(record.trace) < len(task.solution_calls())
+
+
+class HeapWatcher(SlowReference):
+    """Notes whether the heap is frozen while its trials run."""
+
+    def __init__(self):
+        super().__init__("heap")
+        self.frozen, self.thresholds = [], []
+
+    async def arun(self, task, env):
+        self.frozen.append(gc.get_freeze_count())
+        self.thresholds.append(gc.get_threshold()[0])
+        return await super().arun(task, env)
+
+
+def test_the_collector_is_tuned_while_trials_run_and_given_back_after(release):
+    """The engine keeps the objects alive at the start of a run out of the collector's passes (gc.freeze) and
+    collects less often, and afterwards the process's collector is as it was: unfrozen (or still frozen by the
+    process itself), its thresholds its own."""
+    agent, before = HeapWatcher(), gc.get_threshold()
+    settings = TrialSettings(release.run_identity(), workers=1)
+    run_trials(release.world_ref(), release.tasks()[:2], [agent], 1, settings)
+    assert min(agent.frozen) > 0 and gc.get_freeze_count() == 0
+    assert min(agent.thresholds) == RUN_GC_THRESHOLD and gc.get_threshold() == before
+    gc.freeze()  # a process that froze its own heap (a forking server) keeps it frozen
+    try:
+        run_trials(release.world_ref(), release.tasks()[:2], [HeapWatcher()], 1, settings)
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()

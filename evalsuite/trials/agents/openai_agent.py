@@ -24,7 +24,7 @@ from typing import Any
 from evalsuite.core.records import TaskRecord, TraceEvent, Usage
 from evalsuite.trials.agents.base import AgentEnv, call_text
 from evalsuite.trials.agents.endpoint import current_endpoint
-from evalsuite.trials.agents.model_client import ModelClient, client_for, close_clients, resolve
+from evalsuite.trials.agents.model_client import EncodedTools, ModelClient, client_for, close_clients, resolve
 
 SYSTEM = ("You are {role}, an agent working a business queue. Follow the policy exactly; use the tools to read "
           "and change records; when done, reply with a short closing note stating your decision and the figures "
@@ -43,6 +43,7 @@ class OpenAIAgent:
         self.temperature = temperature
         # the settings are taken when the agent is built (inside `endpoint(...)`), the client when a trial runs
         self.endpoint = resolve(current_endpoint(), base_url, api_key)
+        self._tools = EncodedTools(())  # the last trial's tools, encoded: most trials of a run see the same ones
 
     def __repr__(self) -> str:
         return f"OpenAIAgent(name={self.name!r}, model={self.model!r}, endpoint={self.endpoint!r})"
@@ -62,7 +63,7 @@ class OpenAIAgent:
              + _plan_text(env.oracle_plan)},
             {"role": "user", "content": opening or ""},
         ]
-        tools = [{"type": "function", "function": t} for t in env.tools]
+        tools = self._encoded_tools(env)
         while True:
             reply = await self._complete(client, env, messages, tools)
             if not reply.tool_calls:
@@ -81,8 +82,16 @@ class OpenAIAgent:
         """Close this agent's endpoint client on the running loop (the trial engine's, when its trials are done)."""
         await close_clients(self.endpoint)
 
+    def _encoded_tools(self, env: AgentEnv) -> EncodedTools:
+        """This trial's tools, sent with every request: the last trial's encoding when they are the same (a 2 µs
+        comparison; encoding them took ~40 µs), else encoded now."""
+        tools = tuple({"type": "function", "function": t} for t in env.tools)
+        if tools != self._tools:
+            self._tools = EncodedTools(tools)
+        return self._tools
+
     async def _complete(self, client: ModelClient, env: AgentEnv, messages: list[dict[str, Any]],
-                        tools: list[dict[str, Any]]):
+                        tools: EncodedTools):
         """One chat completion, within the trial's limits (BudgetExhausted past one), recorded on env.usage."""
         env.before_model_call()
         response = await client.complete(env.usage, model=self.model, messages=messages, tools=tools,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import ssl
 import time
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
@@ -19,7 +20,14 @@ from scripted_model import reply, run_async, serve_staged
 from evalsuite.core.identity import TrialLimits
 from evalsuite.core.records import EndpointWait, Usage
 from evalsuite.trials.agents.endpoint import Endpoint, endpoint
-from evalsuite.trials.agents.model_client import ModelClient, client_for, close_clients, retry_after
+from evalsuite.trials.agents.model_client import (
+    EncodedTools,
+    ModelClient,
+    client_for,
+    close_clients,
+    request_body,
+    retry_after,
+)
 from evalsuite.trials.agents.openai_agent import OpenAIAgent
 
 MODEL = "staged-model"
@@ -184,3 +192,27 @@ def test_trials_on_one_loop_share_one_client_per_endpoint_and_another_loop_gets_
     assert a is b and other is not a and a.sdk.max_retries == 0  # retried by the client, never by the SDK
     assert asyncio.run(clients())[0] is not a  # a client's connections belong to its loop
     assert "sk-test" not in repr(a)
+
+
+def test_a_request_with_encoded_tools_is_sent_as_the_same_bytes():
+    """Tools encoded once are spelled as json.dumps spells the whole request, the SDK's way: non-ASCII text, line
+    separators, small floats, booleans and nulls included; and the list cannot change after its JSON is taken."""
+    tools = [{"type": "function", "function": {"name": "pay", "description": "Réglé \u2028 \"net\"\n",
+                                               "parameters": {"minimum": 1e-07, "strict": True, "default": None}}}]
+    request = {"model": MODEL, "messages": [{"role": "user", "content": "café"}], "tools": tools, "temperature": 0.0}
+    sdk = json.dumps(request, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    encoded = EncodedTools(tools)
+    assert request_body({**request, "tools": encoded}) == sdk == request_body(request)
+    assert json.loads(encoded.json) == tools
+    with pytest.raises(AttributeError):
+        encoded.append(tools[0])
+
+
+def test_every_client_verifies_tls_with_one_context_made_once():
+    """The SDK client each ModelClient keeps (its errors, headers and base URL) verifies certificates as the SDK's
+    own would, with one context for the process rather than one made (~20 ms) for every run's client."""
+    ours, theirs = (ModelClient(Endpoint(base_url=url, api_key="sk-test"))
+                    for url in ("https://one.example/v1", "https://two.example/v1"))
+    contexts = [c.sdk._client._transport._pool._ssl_context for c in (ours, theirs)]
+    assert contexts[0] is contexts[1]
+    assert contexts[0].verify_mode == ssl.CERT_REQUIRED and contexts[0].check_hostname

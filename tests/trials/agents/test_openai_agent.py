@@ -72,3 +72,21 @@ def test_the_key_comes_from_OPENAI_API_KEY(ap, endpoint):
     endpoint.script = [{"content": "nothing to do"}]
     run_async(ap.world, ap.tasks[0], make_agent("openai:scripted-model"))
     assert endpoint.headers_seen[0]["Authorization"] == "Bearer test"
+
+
+class ToolsOnly:
+    """The part of an AgentEnv the agent's tool list reads."""
+
+    def __init__(self, *names):
+        self.tools = [{"name": n, "description": n, "parameters": {"type": "object"}} for n in names]
+
+
+def test_each_trial_is_sent_its_own_tools_whichever_trial_came_before(endpoint):
+    """The agent keeps the last trial's tools encoded: a trial whose tools are the same reuses them, one whose tools
+    differ (another role) is sent its own, as their JSON."""
+    agent = make_agent("openai:scripted-model")
+    clerk, manager = ToolsOnly("get_invoice"), ToolsOnly("get_invoice", "post_payment")
+    for env in (clerk, manager, clerk, clerk):
+        tools = agent._encoded_tools(env)
+        assert [t["function"] for t in json.loads(tools.json)] == env.tools == [t["function"] for t in tools]
+    assert agent._encoded_tools(clerk) is tools
