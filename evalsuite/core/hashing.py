@@ -118,10 +118,16 @@ def _strings(values: Sequence[object]) -> pa.Array | None:
 def _plain_texts(texts: pa.Array) -> pa.Array | None:
     """canonical_text of text that JSON writes as it is (printable ASCII, no quote or backslash), in bulk; None if
     any value needs escaping."""
+    import numpy as np
     import pyarrow.compute as pc
 
-    if not pc.all(pc.match_substring_regex(texts, r"^[ !#-\[\]-~]*$")).as_py():
-        return None
+    # Checked on the bytes of the data buffer at once (a string array without nulls): a regex per value was 1.1 s
+    # of a 1M-row build's CPU.
+    offsets = np.frombuffer(texts.buffers()[1], dtype=np.int32)[texts.offset:texts.offset + len(texts) + 1]
+    if offsets[-1] > offsets[0]:
+        data = np.frombuffer(texts.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
+        if not ((data >= 0x20) & (data <= 0x7E) & (data != 0x22) & (data != 0x5C)).all():  # '"' and '\\' escape
+            return None
     return pc.binary_join_element_wise('["s","', texts, '"]', "")
 
 
