@@ -160,7 +160,10 @@ def frame_sha256(df: pd.DataFrame, key: list[str] | None = None) -> str:
 def _hashed_cells(series: pd.Series) -> list | pa.Array:
     """_cells, or for text the Arrow array itself: hashing takes plain text from Arrow as it is, where a Python
     string per value and back to Arrow was about 1 s of a 1M-row build's CPU."""
-    return pa.array(series) if isinstance(series.dtype, pd.StringDtype) else _cells(series)
+    if not isinstance(series.dtype, pd.StringDtype):
+        return _cells(series)
+    text = pa.array(series)  # a block that straddles chunks of the column comes as a ChunkedArray
+    return text.combine_chunks() if isinstance(text, pa.ChunkedArray) else text
 
 
 def _sorted(df: pd.DataFrame, key: list[str]) -> pd.DataFrame:
