@@ -270,10 +270,9 @@ def met(key: str, ratio: float) -> bool:
     return ratio <= CPU_TARGET if key == "cpu_s" else ratio < RSS_TARGET
 
 
-def result(runs: list[dict], floors: list[dict], rows: int) -> benchlib.Result:
-    """The make-bench document: CPU and peak RSS of the build and its floor, their ratios against the issue's
-    targets, and each stage's wall time."""
-    res = benchlib.Result("large_source", benchlib.command_line())
+def result(res: benchlib.Result, runs: list[dict], floors: list[dict], rows: int) -> benchlib.Result:
+    """The make-bench document (begun before the runs, so its load average before is theirs): CPU and peak RSS of
+    the build and its floor, their ratios against the issue's targets, and each stage's wall time."""
     what = f"build of the AP suite, payments grown to {rows:,} rows"
     ratio = {k: [r[k] / f[k] for r, f in zip(runs, floors)] for k in ("cpu_s", "peak_mib")}
     cpu, rss = statistics.median(ratio["cpu_s"]), statistics.median(ratio["peak_mib"])
@@ -307,7 +306,7 @@ def main() -> None:
     try:
         spec = work / f"{SUITE}.yaml" if (work / f"{SUITE}.yaml").is_file() else copy_suite(work)
         size = grow_payments(work / SUITE / "source", args.rows)
-        runs, floors, loads = [], [], []
+        res, runs, floors, loads = benchlib.Result("large_source", benchlib.command_line()), [], [], []
         for i in range(args.repeats):
             # Interleaved: the load of a shared machine weighs on both alike.
             loads.append(os.getloadavg())
@@ -319,7 +318,7 @@ def main() -> None:
             if r["digest"] != f["digest"]:
                 raise SystemExit("error: the floor's de-identified columns differ from the build's; not the same work")
         report(runs, floors, args.rows, size, loads)
-        result(runs, floors, args.rows).write(args.json)
+        result(res, runs, floors, args.rows).write(args.json)
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
