@@ -6,9 +6,6 @@ The convention (bench/run_all.py runs every bench/bench_*.py that follows it):
 - its defaults are what `make bench` runs, sized to keep the whole run within about 15 minutes on 2 cores;
 - a figure is a row: what was measured, its unit, the median over repeats with min and max and the number of
   samples, and where the issue sets one, the target and whether it was met (with a note saying by how much).
-
-A script that does not accept `--json` is not run by `make bench` (bench_large_source.py: a build of a 1M-row
-source takes minutes per repeat).
 """
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalsuite.core.pii import ValueIndex, find_in_text, may_hold_hits
@@ -101,11 +102,11 @@ def _surrogates(deid_tables: Mapping[str, pd.DataFrame], rules: DeidRules) -> Va
 def _scan_column(
     series: pd.Series, index: ValueIndex, patterns: bool, made: ValueIndex | None = None
 ) -> tuple[dict[int, list[tuple[str, str | None]]], np.ndarray, np.ndarray]:
-    codes, uniques = factorize(series)
+    codes, uniques = _distinct(series)
     occurrences = np.bincount(codes[codes >= 0], minlength=len(uniques))
     hits: dict[int, list[tuple[str, str | None]]] = {}
     for i in _candidates(uniques, index, patterns):
-        text = uniques[i]
+        text = uniques[i] if isinstance(uniques, list) else uniques[int(i)].as_py()
         originals = list(index.finditer(text))
         found = sorted({("original_value", source) for _, _, _, source in originals})
         if patterns:  # a name that is an original value or one of our surrogates is reported once, or not at all
@@ -120,11 +121,23 @@ def _scan_column(
     return hits, occurrences, codes
 
 
-def _candidates(uniques: list, index: ValueIndex, patterns: bool) -> np.ndarray:
+def _distinct(series: pd.Series) -> tuple[np.ndarray, list | pa.Array]:
+    """factorize's codes (-1 for null) and distinct values; text held by Arrow is encoded by Arrow, in the same
+    order, and its distinct values stay Arrow text: only the candidates among a million ids become Python strings."""
+    if not (isinstance(series.dtype, pd.StringDtype) and series.dtype.storage == "pyarrow"):
+        return factorize(series)
+    text = pa.array(series)
+    encoded = pc.dictionary_encode(text.combine_chunks() if isinstance(text, pa.ChunkedArray) else text)
+    codes = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False).astype(np.intp)
+    return codes, encoded.dictionary.cast(pa.string())
+
+
+def _candidates(uniques: list | pa.Array, index: ValueIndex, patterns: bool) -> np.ndarray:
     """Positions of the distinct text values that may hold a finding: a million ids or amounts are ruled out by a
     few passes of RE2 over them all (ValueIndex.may_occur_in, may_hold_hits), and only the rest are scanned."""
     try:
-        texts = pa.array([u if isinstance(u, str) else None for u in uniques], pa.string())
+        texts = uniques if isinstance(uniques, pa.Array) else pa.array(
+            [u if isinstance(u, str) else None for u in uniques], pa.string())
     except UnicodeEncodeError:  # a lone surrogate ("\ud800") Arrow cannot hold: every value is scanned
         return np.arange(len(uniques))
     maybe = index.may_occur_in(texts)

@@ -272,6 +272,13 @@ def _names(d: Distinct, regions) -> Hits:
 
 _FIND = {"email": _emails, "phone": _phones, "iban": _ibans, "card": _cards, "person_name": _names,
          "postal_address": _addresses}
+# What each detector's finding must match (its _FIND function looks only at values that do). A column whose distinct
+# values match none has no finding, and one RE2 pass over the column says so: ids and amounts, most of a large table,
+# were a count of distinct values and a pass per pattern (1.6 s of CPU for a 1M-row payments table, now 0.1).
+_NEEDS = {"email": [EMAIL_RE2], "phone": [_PREFILTER["phone"]], "iban": [_PREFILTER["iban"]],
+          "card": [_PREFILTER["card"], _BARE_CARD], "person_name": [f"^{NAME}$", _PREFILTER["person_name"]],
+          "postal_address": [_PREFILTER["postal_address"]]}
+_ANY_NEED = "|".join(f"(?:{pattern})" for detector in DETECTORS for pattern in _NEEDS[detector])
 
 
 def text_of(values: pd.Series | pa.Array | pa.ChunkedArray) -> pa.ChunkedArray | pa.Array | None:
@@ -289,6 +296,8 @@ def scan_column(table: str, column: str, values: pd.Series | pa.Array | pa.Chunk
     """Every detector's finding in one column, scanned in full over its distinct values."""
     text = text_of(values)
     if text is None:
+        return []
+    if not pc.any(pc.match_substring_regex(text, _ANY_NEED)).as_py():  # before counting the distinct values, too
         return []
     d = Distinct(text)
     found: list[ColumnFinding] = []

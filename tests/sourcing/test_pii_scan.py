@@ -140,3 +140,12 @@ def test_a_snapshot_scan_is_recorded_reused_and_redone_when_the_snapshot_changes
     tables["vendors"].loc[1, "email"] = "c.d@acme.com"
     write_snapshot(tables, tmp_path / "seed")
     assert pii_scan.scan_on_record(tmp_path / "seed", record, declared=set()).findings[0].count == 2
+
+
+@pytest.mark.parametrize("value, detector", [("jane.doe@acme-corp.com", "email"), ("+44 20 7946 0958", "phone"),
+                                             ("DE89370400440532013000", "iban"), ("4111 1111 1111 1111", "card"),
+                                             ("986 Sunset Drive", "postal_address")])
+def test_a_column_of_ids_and_amounts_has_no_finding_until_one_value_holds_one(value, detector):
+    ordinary = [f"PAY-B{i:07d}" for i in range(3000)] + [f"{i}.{i % 100:02d}" for i in range(3000)]
+    assert detectors(ordinary) == {}
+    assert detectors([*ordinary, value]) == {detector: 1}

@@ -7,6 +7,7 @@ from datetime import datetime
 
 import numpy as np
 import pandas as pd
+import pytest
 from input_support import refused
 from suite_support import ROOT
 
@@ -128,3 +129,16 @@ def test_rows_for_the_world_come_a_block_at_a_time_with_none_for_missing(tmp_pat
     assert rows == snapshot.frame_rows(frame)
     assert rows[2] == {"id": None, "n": 3, "x": 1.0, "at": datetime(2020, 1, 3)} and rows[1]["x"] is None
     assert type(rows[0]["n"]) is int and type(rows[0]["x"]) is float
+
+
+@pytest.mark.parametrize("odd", ["plain", None, 'say "hi"', "back\\slash", "é", "tab\there", ""])
+def test_a_large_text_frame_hashes_as_the_canonical_rows_do(odd):
+    """Text held by Arrow is hashed from Arrow in large blocks: the same digest as the definition's."""
+    ids = [f"PAY-{i:05d}" for i in range(3000)]
+    frame = pd.DataFrame({"id": pd.array(ids, dtype="str"),
+                          "note": pd.array([f"n{i % 7}" for i in range(2999)] + [odd], dtype="str")})
+    digest = hashlib.sha256(json.dumps(list(frame.columns)).encode())
+    for row in frame.sort_values(["id"], kind="stable").astype(object).itertuples(index=False, name=None):
+        cells = canonical_row([snapshot._cell(v) for v in row])
+        digest.update(b"\n" + json.dumps(cells, separators=(",", ":")).encode())
+    assert snapshot.frame_sha256(frame, ["id"]) == digest.hexdigest()

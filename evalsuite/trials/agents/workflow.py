@@ -19,7 +19,6 @@ from evalsuite.domains.package import FixedRules
 from evalsuite.domains.registry import lookup
 from evalsuite.trials.agents.base import AgentEnv
 from evalsuite.trials.agents.endpoint import current_endpoint
-from evalsuite.trials.agents.model_client import client_for, close_clients, resolve
 
 SCHEMA = "workflow_decision"  # the response format's name: the local model answers such a request with a decision
 PROMPT = ("You decide one support case under the policy below. The records were read for you; you cannot call "
@@ -74,6 +73,10 @@ class ModelWorkflowAgent:
 
     def __init__(self, name: str, model: str, base_url: str | None = None, api_key: str | None = None,
                  temperature: float = 0.0):
+        # Imported here: the client brings the openai SDK (about 1 s to import), and a build imports this module for
+        # the scripted agents alone.
+        from evalsuite.trials.agents.model_client import resolve
+
         self.name, self.model, self.temperature = name, model, temperature
         self.endpoint = resolve(current_endpoint(), base_url, api_key)
 
@@ -86,6 +89,8 @@ class ModelWorkflowAgent:
         messages = [{"role": "system", "content": system}, {"role": "user", "content": task.trigger.text},
                     {"role": "user", "content": "Records:\n" + json.dumps(facts, default=str, sort_keys=True)}]
         env.before_model_call()
+        from evalsuite.trials.agents.model_client import client_for
+
         response = await client_for(self.endpoint).complete(
             env.usage, model=self.model, messages=messages, temperature=self.temperature,
             response_format=response_format(wf.decisions))
@@ -94,4 +99,6 @@ class ModelWorkflowAgent:
         return note or closing
 
     async def aclose(self) -> None:
+        from evalsuite.trials.agents.model_client import close_clients
+
         await close_clients(self.endpoint)
