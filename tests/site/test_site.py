@@ -74,6 +74,9 @@ def test_pages_render_a_trace_replays_to_its_verdict_and_nothing_outside_the_sit
             for record, word, mark, steps in ((shown, "failed", "✗ failed", len(shown.trace)), (ref, "passed",
                                                                                                "✓ passed", 0)):
                 page.click(f"#trial-list tr:has(td:text-is('{record.agent}')):has(td:text-is('{record.task_id}')) a")
+                # the step buttons answer once replay.js has run (its last act names the start); a click before
+                # that, on a loaded machine, would be lost
+                page.wait_for_selector("#position:text-is('start: the task as the agent received it')")
                 assert page.locator("#verdict").is_hidden()
                 clicks = 0
                 while page.locator("#verdict").is_hidden():
