@@ -34,6 +34,7 @@ def _without_empty(value: Any) -> Any:
     return value
 
 
+_new, _set = object.__new__, object.__setattr__  # how pydantic's model_construct makes a model without validating
 CheckKind = Literal["state", "trace", "output", "domain", "basis"]
 TRACE_CHECKS = ("no forbidden call", "no write outside role")  # judged on the calls made, not on the end state
 USER_WORLD = "user world: "  # how a check on the user-side world (dual control) is shown
@@ -56,6 +57,27 @@ class Check(BaseModel):
     def outcome(cls, passed: bool, detail: str = "") -> Check:
         """What a domain check returns (named, kind and subject set by the grader that runs it)."""
         return cls(name="", passed=passed, detail=detail, kind="domain")
+
+    @classmethod
+    def made(cls, name: str, passed: bool, kind: CheckKind, detail: str | None = None,
+             subject: str | None = None) -> Check:
+        """The check `Check(name=..., passed=..., kind=..., detail=..., subject=...)` makes (an argument left None
+        is one not given), from values already of their types: the grader's own names, booleans and kinds. Not
+        validated again: a grade makes ~15 a trial, and validating them was a fifth of it. `model_construct` would
+        skip it too but costs more than validating (its loop over every field and alias); this is what it does
+        for these fields (tests/grading/test_check_kinds.py holds the two equal, field for field)."""
+        check = _new(cls)
+        given = {"name", "passed", "kind"}
+        if detail is not None:
+            given.add("detail")
+        if subject is not None:
+            given.add("subject")
+        _set(check, "__dict__", {"name": name, "passed": passed, "detail": "" if detail is None else detail,
+                                 "kind": kind, "subject": subject, "side": "agent"})
+        _set(check, "__pydantic_fields_set__", given)
+        _set(check, "__pydantic_extra__", None)
+        _set(check, "__pydantic_private__", None)
+        return check
 
     @model_validator(mode="before")
     @classmethod
