@@ -28,6 +28,10 @@ from evalsuite.worlds.types import Money
 Rows = dict[str, list[tuple]]
 LOG = "_evalsuite_changes"  # outside the domain's metadata: never hashed, never graded
 _INT64 = (-(2**63), 2**63 - 1)
+# Pristine rows kept by key (by a world's reset, by its row selector), across trials: trials of one task set touch
+# the same rows again. Bounded: a sweep over a huge world must not keep every row it ever touched.
+SEED_CACHE_ROWS = 100_000
+_ABSENT = object()  # a key not looked up yet (None is a key with no pristine row)
 
 
 def q(name: str) -> str:
@@ -80,6 +84,8 @@ class RowSelector:
         self._seed_rows = seed
         self._seed_db = seed_db
         self._seed: dict[str, dict[tuple, tuple]] = {}
+        # (table, key) -> pristine row or None, looked up in seed_db: it is the world's read-only pristine copy
+        self._seed_at: dict[tuple[str, tuple], tuple | None] = {}
         width = max(len(k) for k in self._key_pos.values())
         self._log_sql = f"SELECT tbl, {', '.join(f'k{i}' for i in range(width))} FROM {q(LOG)}"
         self._logged_rows_sql = {n: self._logged_rows(n, t) for n, t in tables.items()}
@@ -100,7 +106,13 @@ class RowSelector:
 
     def seed_row(self, table: str, key: tuple) -> tuple | None:
         if self._seed_db is not None:
-            return self.row(self._seed_db, table, key)
+            at = (table, tuple(key))
+            hit = self._seed_at.get(at, _ABSENT)
+            if hit is _ABSENT:
+                if len(self._seed_at) >= SEED_CACHE_ROWS:
+                    self._seed_at.clear()
+                hit = self._seed_at[at] = self.row(self._seed_db, table, key)
+            return hit
         if table not in self._seed:
             self._seed[table] = {self.key_of(table, r): r for r in self._seed_rows[table]}
         return self._seed[table].get(tuple(key))
