@@ -198,11 +198,19 @@ def output_present(value: str, message: str) -> bool:
     if numbers and PLAIN_OUTPUT.fullmatch(value) and numbers <= _number_tokens(message):
         words, text = _folded(NUMBER_TOKEN.sub(" ", value)).split(), _folded(message)
         return all(w in text for w in words if w.isalpha())
-    return " ".join(_folded(value).split()) in " ".join(_folded(message).split())
+    return _spaced(value) in _spaced(message)
 
 
+@functools.lru_cache(maxsize=256)
 def _folded(text: str) -> str:
+    """Caseless text; cached like _number_tokens, for the final message every required output is looked for in."""
     return text.replace("_", " ").casefold()
+
+
+@functools.lru_cache(maxsize=256)
+def _spaced(text: str) -> str:
+    """The folded text with every run of white space one space."""
+    return " ".join(_folded(text).split())
 
 
 def grade(

@@ -10,9 +10,11 @@ match now: every other row is identical in the seed and at the end, so it can
 add no diff, no collateral change and no assertion match. Assertion rows are
 looked up with SQL in the trial only: a row that matched in the seed and no
 longer does was written, so it is logged already, and an unlogged row's seed
-side is itself (looked up by key in the pristine rows, and checked). The
-selection is kept in primary-key order on both sides, so the verdict (details
-included) is the one a whole-table diff gives.
+side is itself (looked up by key in the pristine rows, and checked); a text key
+naming the whole primary key of a written row needs no lookup, as only that row
+can match it and it is read with the logged rows. The selection is kept in
+primary-key order on both sides, so the verdict (details included) is the one a
+whole-table diff gives.
 """
 from __future__ import annotations
 
@@ -77,6 +79,8 @@ class RowSelector:
                 raise ValueError(f"table {name}: primary key column(s) {collated} declare a collation; not supported")
         self.tables = dict(tables)
         self._cols = {n: [c.name for c in t.columns] for n, t in tables.items()}
+        self._col_set = {n: frozenset(cols) for n, cols in self._cols.items()}
+        self._key_names = {n: [c.name for c in t.primary_key.columns] for n, t in tables.items()}
         self._key_pos = {n: [self._cols[n].index(c.name) for c in t.primary_key.columns] for n, t in tables.items()}
         self._money = {n: {c.name for c in t.columns if isinstance(c.type, Money)} for n, t in tables.items()}
         # Indexed per table when a grade first looks a row up: most grades touch a few small tables. With the
@@ -102,7 +106,7 @@ class RowSelector:
         return sql + (" WHERE " + " AND ".join(f"{q(c)} IS ?" for c in where) if where else "")
 
     def key_of(self, table: str, row: Sequence[Any]) -> tuple:
-        return tuple(row[i] for i in self._key_pos[table])
+        return tuple([row[i] for i in self._key_pos[table]])
 
     def seed_row(self, table: str, key: tuple) -> tuple | None:
         if self._seed_db is not None:
@@ -119,8 +123,8 @@ class RowSelector:
 
     def changed_keys(self, db: sqlite3.Connection) -> dict[str, set[tuple]]:
         out: dict[str, set[tuple]] = {}
-        for tbl, *key in db.execute(self._log_sql):
-            out.setdefault(tbl, set()).add(tuple(key[:len(self._key_pos[tbl])]))
+        for row in db.execute(self._log_sql):
+            out.setdefault(row[0], set()).add(row[1:1 + len(self._key_pos[row[0]])])
         return out
 
     def row(self, db: sqlite3.Connection, table: str, key: tuple) -> tuple | None:
@@ -135,9 +139,11 @@ class RowSelector:
             now[t] = {self.key_of(t, r): r for r in db.execute(self._logged_rows_sql[t])}
         keys = {t: set(ks) for t, ks in logged.items()}
         for a in goal.assertions:
-            if a.table not in self.tables or not set(a.key) <= set(self._cols[a.table]):
+            if a.table not in self.tables or not a.key.keys() <= self._col_set[a.table]:
                 continue  # grade() reports an unknown table, and a key naming no column matches no row
             found = now.setdefault(a.table, {})
+            if self._written_key(a.table, a.key) in logged.get(a.table, ()):
+                continue  # the one row the key can match was written: read with the logged rows already
             for r in self._lookup(db, a.table, a.key):
                 k = self.key_of(a.table, r)
                 keys.setdefault(a.table, set()).add(k)
@@ -152,6 +158,15 @@ class RowSelector:
             initial[t] = [r for r in (self.seed_row(t, k) for k in ordered) if r is not None]
             end[t] = [now[t][k] for k in ordered if k in now.get(t, {})]
         return initial, end
+
+    def _written_key(self, table: str, key: Mapping[str, Any]) -> tuple | None:
+        """The primary key a text key names, when it names every key column and no other: the grader matches text
+        exactly, so only the row stored under those very values can match (None for any other key)."""
+        names = self._key_names[table]
+        if len(key) != len(names) or any(c in self._money[table] for c in names):
+            return None
+        values = tuple([key.get(c) for c in names])
+        return values if all(isinstance(v, str) for v in values) else None
 
     def _lookup(self, db: sqlite3.Connection, table: str, key: Mapping[str, Any]) -> list[tuple]:
         """Every row now whose values could equal the key as the grader compares them (a superset, filtered by it).
