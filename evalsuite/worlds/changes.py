@@ -80,7 +80,9 @@ class RowSelector:
         self.tables = dict(tables)
         self._cols = {n: [c.name for c in t.columns] for n, t in tables.items()}
         self._col_set = {n: frozenset(cols) for n, cols in self._cols.items()}
-        self._key_names = {n: [c.name for c in t.primary_key.columns] for n, t in tables.items()}
+        # per table its key columns when none holds money (a money key compares as a decimal, not as text)
+        self._text_keys = {n: [c.name for c in t.primary_key.columns] for n, t in tables.items()
+                           if not any(isinstance(c.type, Money) for c in t.primary_key.columns)}
         self._key_pos = {n: [self._cols[n].index(c.name) for c in t.primary_key.columns] for n, t in tables.items()}
         self._money = {n: {c.name for c in t.columns if isinstance(c.type, Money)} for n, t in tables.items()}
         # Indexed per table when a grade first looks a row up: most grades touch a few small tables. With the
@@ -162,8 +164,8 @@ class RowSelector:
     def _written_key(self, table: str, key: Mapping[str, Any]) -> tuple | None:
         """The primary key a text key names, when it names every key column and no other: the grader matches text
         exactly, so only the row stored under those very values can match (None for any other key)."""
-        names = self._key_names[table]
-        if len(key) != len(names) or any(c in self._money[table] for c in names):
+        names = self._text_keys.get(table)
+        if names is None or len(key) != len(names):
             return None
         values = tuple([key.get(c) for c in names])
         return values if all(isinstance(v, str) for v in values) else None
