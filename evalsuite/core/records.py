@@ -35,6 +35,9 @@ def _without_empty(value: Any) -> Any:
 
 
 _new, _set = object.__new__, object.__setattr__  # how pydantic's model_construct makes a model without validating
+# the fields a Check.made names, by whether its detail and its subject were given
+_GIVEN = {(d, s): frozenset({"name", "passed", "kind"} | ({"detail"} if d else set()) | ({"subject"} if s else set()))
+          for d in (False, True) for s in (False, True)}
 CheckKind = Literal["state", "trace", "output", "domain", "basis"]
 TRACE_CHECKS = ("no forbidden call", "no write outside role")  # judged on the calls made, not on the end state
 USER_WORLD = "user world: "  # how a check on the user-side world (dual control) is shown
@@ -67,14 +70,9 @@ class Check(BaseModel):
         skip it too but costs more than validating (its loop over every field and alias); this is what it does
         for these fields (tests/grading/test_check_kinds.py holds the two equal, field for field)."""
         check = _new(cls)
-        given = {"name", "passed", "kind"}
-        if detail is not None:
-            given.add("detail")
-        if subject is not None:
-            given.add("subject")
         _set(check, "__dict__", {"name": name, "passed": passed, "detail": "" if detail is None else detail,
                                  "kind": kind, "subject": subject, "side": "agent"})
-        _set(check, "__pydantic_fields_set__", given)
+        _set(check, "__pydantic_fields_set__", set(_GIVEN[detail is not None, subject is not None]))
         _set(check, "__pydantic_extra__", None)
         _set(check, "__pydantic_private__", None)
         return check

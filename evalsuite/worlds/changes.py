@@ -156,7 +156,7 @@ class RowSelector:
         # Tables in domain order and rows in key order, as whole tables come: the order of a verdict's details.
         initial, end = {}, {}
         for t in (t for t in self.tables if t in keys):
-            ordered = sorted(keys[t], key=pk_order)
+            ordered = sorted(keys[t], key=pk_order) if len(keys[t]) > 1 else list(keys[t])
             initial[t] = [r for r in (self.seed_row(t, k) for k in ordered) if r is not None]
             end[t] = [now[t][k] for k in ordered if k in now.get(t, {})]
         return initial, end
@@ -168,7 +168,10 @@ class RowSelector:
         if names is None or len(key) != len(names):
             return None
         values = tuple([key.get(c) for c in names])
-        return values if all(isinstance(v, str) for v in values) else None
+        for v in values:
+            if not isinstance(v, str):
+                return None
+        return values
 
     def _lookup(self, db: sqlite3.Connection, table: str, key: Mapping[str, Any]) -> list[tuple]:
         """Every row now whose values could equal the key as the grader compares them (a superset, filtered by it).
