@@ -130,7 +130,7 @@ def _check_assertion(i: int, a: Assertion, table: _Table | None) -> Check:
             found = table.value(row, col)
             if found != table.canonical(col, want):
                 return Check.made(name=name, passed=False, kind="state",
-                                              detail=f"{col}: expected {want!r}, found {_plain(found)!r}")
+                                  detail=f"{col}: expected {want!r}, found {_plain(found)!r}")
     return Check.made(name=name, passed=True, kind="state")
 
 
