@@ -34,6 +34,10 @@ def _without_empty(value: Any) -> Any:
     return value
 
 
+_new, _set = object.__new__, object.__setattr__  # how pydantic's model_construct makes a model without validating
+# the fields a Check.made names, by whether its detail and its subject were given
+_GIVEN = {(d, s): frozenset({"name", "passed", "kind"} | ({"detail"} if d else set()) | ({"subject"} if s else set()))
+          for d in (False, True) for s in (False, True)}
 CheckKind = Literal["state", "trace", "output", "domain", "basis"]
 TRACE_CHECKS = ("no forbidden call", "no write outside role")  # judged on the calls made, not on the end state
 USER_WORLD = "user world: "  # how a check on the user-side world (dual control) is shown
@@ -56,6 +60,22 @@ class Check(BaseModel):
     def outcome(cls, passed: bool, detail: str = "") -> Check:
         """What a domain check returns (named, kind and subject set by the grader that runs it)."""
         return cls(name="", passed=passed, detail=detail, kind="domain")
+
+    @classmethod
+    def made(cls, name: str, passed: bool, kind: CheckKind, detail: str | None = None,
+             subject: str | None = None) -> Check:
+        """The check `Check(name=..., passed=..., kind=..., detail=..., subject=...)` makes (an argument left None
+        is one not given), from values already of their types: the grader's own names, booleans and kinds. Not
+        validated again: a grade makes ~15 a trial, 1.7 µs each validated against 1.0 µs so. `model_construct`
+        would skip it too but costs more than validating (3.2 µs: its loop over every field and alias); this is
+        what it does for these fields (tests/grading/test_check_kinds.py holds the two equal, field for field)."""
+        check = _new(cls)
+        _set(check, "__dict__", {"name": name, "passed": passed, "detail": "" if detail is None else detail,
+                                 "kind": kind, "subject": subject, "side": "agent"})
+        _set(check, "__pydantic_fields_set__", set(_GIVEN[detail is not None, subject is not None]))
+        _set(check, "__pydantic_extra__", None)
+        _set(check, "__pydantic_private__", None)
+        return check
 
     @model_validator(mode="before")
     @classmethod

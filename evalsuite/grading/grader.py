@@ -40,125 +40,143 @@ def _norm(value: Any, money: bool) -> Any:
     return canonical_value(value)
 
 
+# Types whose equal values have one canonical form: two equal values of one of them need no canonicalising to be
+# known equal (equal values of two types, or a datetime's time zones, might not).
+_SAME_WHEN_EQUAL = frozenset({str, int, float, bytes, type(None)})
+
+
 class _Table:
-    """One table's rows; values are canonicalised lazily, only for rows a check looks at."""
+    """One table's rows as read; a value is canonicalised only where a check compares or reports it."""
 
     def __init__(self, schema: TableSchema, rows: Sequence[tuple]):
         self.schema = schema
-        self.raw = list(rows)
-        self._flags, self._pos, self._key_pos = _layout(schema)
+        self.raw = rows if isinstance(rows, list) else list(rows)
+        self._flags, self._pos, self._key_pos, self._money = _layout(schema)
 
-    def canon(self, row: tuple) -> dict:
-        return {c: _norm(v, f) for c, v, f in zip(self.schema.columns, row, self._flags)}
+    def value(self, row: tuple, col: str) -> Any:
+        """The canonical value of `col` in `row`; None for a column the table lacks (as a missing key reads)."""
+        i = self._pos.get(col)
+        return None if i is None else _norm(row[i], self._flags[i])
+
+    def canonical(self, col: str, value: Any) -> Any:
+        """An expected value of `col` in the form `value` gives a row's."""
+        return _norm(value, col in self._money)
 
     def key_of(self, row: tuple) -> tuple:
         return tuple(str(row[i]) for i in self._key_pos)
 
-    def matching(self, key: Mapping[str, Any]) -> list[dict]:
-        if not set(key) <= set(self._pos):
+    def changed_columns(self, old: tuple, now: tuple) -> set[str]:
+        """The columns whose canonical values differ between two versions of a row."""
+        return {c for c, o, n, f in zip(self.schema.columns, old, now, self._flags)
+                if not (o == n and type(o) is type(n) and type(o) in _SAME_WHEN_EQUAL) and _norm(o, f) != _norm(n, f)}
+
+    def matching(self, key: Mapping[str, Any]) -> list[tuple]:
+        if not key.keys() <= self._pos.keys():
             return []
         want = [(self._pos[k], _norm(v, self._flags[self._pos[k]])) for k, v in key.items()]
         # Text compares equal exactly when its canonical forms do, so test raw text first (the hot path).
         text = [(i, v[1]) for i, v in want if isinstance(v, list) and v[0] == "s" and not self._flags[i]]
         other = [(i, v) for i, v in want if not (isinstance(v, list) and v[0] == "s" and not self._flags[i])]
         rows = [r for r in self.raw if all(r[i] == v for i, v in text)] if text else self.raw
-        return [self.canon(r) for r in rows if all(_norm(r[i], self._flags[i]) == v for i, v in other)]
+        return [r for r in rows if all(_norm(r[i], self._flags[i]) == v for i, v in other)] if other else rows
 
 
+_Layout = tuple[list[bool], dict[str, int], list[int], frozenset[str]]
 # id(schema) -> (schema, its layout): a world's schemas live as long as it does, and every grade of its trials reads
 # the same layout; the schema is kept beside it, so an id reused by another object is never mistaken for it.
-_LAYOUTS: dict[int, tuple[TableSchema, tuple[list[bool], dict[str, int], list[int]]]] = {}
+_LAYOUTS: dict[int, tuple[TableSchema, _Layout]] = {}
 
 
-def _layout(schema: TableSchema) -> tuple[list[bool], dict[str, int], list[int]]:
-    """Per column whether it holds money, each column's position, and the key's positions."""
+def _layout(schema: TableSchema) -> _Layout:
+    """Per column whether it holds money, each column's position, the key's positions and the money columns."""
     known = _LAYOUTS.get(id(schema))
     if known is not None and known[0] is schema:
         return known[1]
-    money = set(schema.money)
+    money = frozenset(schema.money)
     pos = {c: i for i, c in enumerate(schema.columns)}
-    layout = ([c in money for c in schema.columns], pos, [pos[k] for k in schema.key])
+    layout = ([c in money for c in schema.columns], pos, [pos[k] for k in schema.key], money)
     _LAYOUTS[id(schema)] = (schema, layout)
     return layout
 
 
-def _key(row: Mapping[str, Any], key: Sequence[str]) -> list:
-    return [_plain(row[k]) for k in key]
-
-
-def _diff(before: _Table, after: _Table) -> tuple[list[dict], list[dict], list[tuple[dict, set[str]]]]:
-    """Inserted, deleted and updated rows, found by set difference on the raw rows first."""
+def _diff(before: _Table, after: _Table) -> tuple[list[tuple], list[tuple], list[tuple[tuple, set[str]]]]:
+    """Inserted, deleted and updated rows (as read), found by set difference on the rows first."""
     b_set, a_set = set(before.raw), set(after.raw)
     gone = {before.key_of(r): r for r in before.raw if r not in a_set}
     new = {after.key_of(r): r for r in after.raw if r not in b_set}
-    inserted = [after.canon(r) for k, r in new.items() if k not in gone]
-    deleted = [before.canon(r) for k, r in gone.items() if k not in new]
+    inserted = [r for k, r in new.items() if k not in gone]
+    deleted = [r for k, r in gone.items() if k not in new]
     updated = []
     for k, r in new.items():
         if k in gone:
-            now, old = after.canon(r), before.canon(gone[k])
-            cols = {c for c in now if now[c] != old[c]}
+            cols = after.changed_columns(gone[k], r)
             if cols:
-                updated.append((now, cols))
+                updated.append((r, cols))
     return inserted, deleted, updated
 
 
 def _check_assertion(i: int, a: Assertion, table: _Table | None) -> Check:
     name = f"assertion[{i}] {a.table} {a.key} ({a.clause})"
     if table is None:
-        return Check(name=name, passed=False, kind="state", detail=f"unknown table {a.table}")
+        return Check.made(name=name, passed=False, kind="state", detail=f"unknown table {a.table}")
     rows = table.matching(a.key)
     if a.row_count is not None and len(rows) != a.row_count:
-        return Check(name=name, passed=False, kind="state", detail=f"expected {a.row_count} row(s), found {len(rows)}")
+        return Check.made(name=name, passed=False, kind="state",
+                          detail=f"expected {a.row_count} row(s), found {len(rows)}")
     if a.row_count is None and not rows:
-        return Check(name=name, passed=False, kind="state", detail="no row matches the key")
-    money = set(table.schema.money)
+        return Check.made(name=name, passed=False, kind="state", detail="no row matches the key")
     for row in rows:
         for col, want in a.expect.items():
-            if row.get(col) != _norm(want, col in money):
-                return Check(name=name, passed=False, kind="state",
-                             detail=f"{col}: expected {want!r}, found {_plain(row.get(col))!r}")
-    return Check(name=name, passed=True, kind="state")
+            found = table.value(row, col)
+            if found != table.canonical(col, want):
+                return Check.made(name=name, passed=False, kind="state",
+                                  detail=f"{col}: expected {want!r}, found {_plain(found)!r}")
+    return Check.made(name=name, passed=True, kind="state")
 
 
 def _plain(v: Any) -> Any:
     return v[1] if isinstance(v, list) else v
 
 
-def _masked(goal: GoalState, table: str) -> set[str]:
-    out = set()
-    for m in goal.volatile_fields_masked:
-        t, _, c = m.field.rpartition(".")
-        if not t or t == table:
-            out.add(c)
-    return out
+@functools.lru_cache(maxsize=256)
+def _masked(fields: tuple[str, ...]) -> dict[str, frozenset[str]]:
+    """Per table the columns a goal's masked fields name; under "" those masked in every table. Cached: a task's
+    trials mask the same fields."""
+    out: dict[str, set[str]] = {"": set()}
+    for field in fields:
+        t, _, c = field.rpartition(".")
+        out.setdefault(t, set()).add(c)
+    return {t: frozenset(cols) for t, cols in out.items()}
 
 
-def _collateral(goal: GoalState, table_name: str, before: _Table, after: _Table) -> list[str]:
+def _collateral(goal: GoalState, masks: Mapping[str, frozenset[str]], table_name: str, before: _Table,
+                after: _Table) -> list[str]:
     """Changes in this table that no assertion covers (masked volatile fields aside)."""
     inserted, deleted, updated = _diff(before, after)
     asserts = [a for a in goal.assertions if a.table == table_name]
-    masked = _masked(goal, table_name)
+    masked = masks[""] | masks.get(table_name, frozenset())
     problems = []
     key = after.schema.key
 
-    def covering(row: dict) -> list[Assertion]:
-        money = set(after.schema.money)
-        return [a for a in asserts if all(row.get(k) == _norm(v, k in money) for k, v in a.key.items())]
+    def covering(row: tuple) -> list[Assertion]:
+        return [a for a in asserts if all(after.value(row, k) == after.canonical(k, v) for k, v in a.key.items())]
+
+    def shown(row: tuple) -> list:
+        return [_plain(after.value(row, k)) for k in key]
 
     for row in inserted:
         if not covering(row):
-            problems.append(f"{table_name} row {_key(row, key)} inserted")
+            problems.append(f"{table_name} row {shown(row)} inserted")
     for row in deleted:
         if not [a for a in covering(row) if a.row_count == 0]:
-            problems.append(f"{table_name} row {_key(row, key)} deleted")
+            problems.append(f"{table_name} row {shown(row)} deleted")
     for row, cols in updated:
         allowed = set(masked)
         for a in covering(row):
             allowed |= set(a.expect) | set(a.key)
         extra = cols - allowed
         if extra:
-            problems.append(f"{table_name} row {_key(row, key)} updated {sorted(extra)}")
+            problems.append(f"{table_name} row {shown(row)} updated {sorted(extra)}")
     return problems
 
 
@@ -180,11 +198,19 @@ def output_present(value: str, message: str) -> bool:
     if numbers and PLAIN_OUTPUT.fullmatch(value) and numbers <= _number_tokens(message):
         words, text = _folded(NUMBER_TOKEN.sub(" ", value)).split(), _folded(message)
         return all(w in text for w in words if w.isalpha())
-    return " ".join(_folded(value).split()) in " ".join(_folded(message).split())
+    return _spaced(value) in _spaced(message)
 
 
+@functools.lru_cache(maxsize=256)
 def _folded(text: str) -> str:
+    """Caseless text; cached like _number_tokens, for the final message every required output is looked for in."""
     return text.replace("_", " ").casefold()
+
+
+@functools.lru_cache(maxsize=256)
+def _spaced(text: str) -> str:
+    """The folded text with every run of white space one space."""
+    return " ".join(_folded(text).split())
 
 
 def grade(
@@ -206,21 +232,22 @@ def grade(
     touched). A table absent from `end` is unchanged.
     """
     changed = [t for t in end if list(initial.get(t, [])) != list(end[t])]
-    needed = set(changed) | {a.table for a in goal.assertions if a.table in schemas}
-    before = {t: _Table(schemas[t], initial.get(t, [])) for t in needed}
+    needed = {*changed, *(a.table for a in goal.assertions if a.table in schemas)}
     after = {t: _Table(schemas[t], end[t] if t in end else initial.get(t, [])) for t in needed}
     checks = [_check_assertion(i, a, after.get(a.table)) for i, a in enumerate(goal.assertions)]
     for t in goal.unchanged_tables:
-        checks.append(Check(name=f"unchanged {t}", passed=t not in changed, kind="state",
-                            detail="rows changed" if t in changed else ""))
-    collateral = [p for t in changed for p in _collateral(goal, t, before[t], after[t])]
-    checks.append(Check(name="no collateral change", passed=not collateral, kind="state",
-                        detail="; ".join(collateral[:5])))
+        checks.append(Check.made(name=f"unchanged {t}", passed=t not in changed, kind="state",
+                                 detail="rows changed" if t in changed else ""))
+    masks = _masked(tuple(m.field for m in goal.volatile_fields_masked)) if changed else {}
+    collateral = [p for t in changed
+                  for p in _collateral(goal, masks, t, _Table(schemas[t], initial.get(t, [])), after[t])]
+    checks.append(Check.made(name="no collateral change", passed=not collateral, kind="state",
+                             detail="; ".join(collateral[:5])))
     checks.extend(_trace_checks(trace, role, forbidden if forbidden is not None else set(role.forbidden_tools)))
     for out in goal.required_outputs:
         ok = output_present(out.value, final_message)
-        checks.append(Check(name=f"output {out.name}", passed=ok, kind="output", subject=out.name,
-                            detail="" if ok else f"{out.value!r} not in final message"))
+        checks.append(Check.made(name=f"output {out.name}", passed=ok, kind="output", subject=out.name,
+                                 detail="" if ok else f"{out.value!r} not in final message"))
     return Verdict(passed=all(c.passed for c in checks), checks=checks)
 
 
@@ -299,8 +326,8 @@ def _trace_checks(trace: Sequence[TraceEvent], role: Role, forbidden: set[str]) 
     out_of_role = [e for e in trace if e.kind == "write" and e.tool not in role.write_tools and e.tool not in forbidden]
     forbidden_name, role_name = TRACE_CHECKS
     return [
-        Check(name=forbidden_name, passed=not bad, kind="trace",
-              detail=", ".join(f"#{e.seq} {e.tool} ({e.outcome})" for e in bad)),
-        Check(name=role_name, passed=not out_of_role, kind="trace",
-              detail=", ".join(f"#{e.seq} {e.tool} ({e.outcome})" for e in out_of_role)),
+        Check.made(name=forbidden_name, passed=not bad, kind="trace",
+                   detail=", ".join(f"#{e.seq} {e.tool} ({e.outcome})" for e in bad)),
+        Check.made(name=role_name, passed=not out_of_role, kind="trace",
+                   detail=", ".join(f"#{e.seq} {e.tool} ({e.outcome})" for e in out_of_role)),
     ]

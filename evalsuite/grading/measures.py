@@ -26,12 +26,13 @@ from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 
 from evalsuite.core.hashing import canonical_number
-from evalsuite.core.records import Check, Record, TaskRecord, TraceEvent
+from evalsuite.core.records import Record, TaskRecord, TraceEvent
 from evalsuite.grading.grader import Verdict
 from evalsuite.worlds.domain import Domain
 
 IDENTIFIER = re.compile(r"#[A-Z]?\d+|\b[A-Z][A-Z0-9]{0,5}(?:-[A-Z0-9]+)*-\d+[A-Z]?\b")
 FIGURE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")
+_JSON = json.JSONEncoder(default=str)  # json.dumps(default=str) makes this encoder anew on every call
 
 
 class TrialMeasures(Record):
@@ -53,7 +54,8 @@ def measure_trial(task: TaskRecord, domain: Domain, verdict: Verdict, trace: Seq
     text; the trigger is taken from the task)."""
     agent = [e for e in trace if e.actor != "user"]
     violations = authority_violations(agent, task.forbidden)
-    missing = [f"{c.subject}: {c.detail}" for c in verdict.checks if _grounding(c, domain) and not c.passed]
+    missing = [f"{c.subject}: {c.detail}" for c in verdict.checks
+               if not c.passed and c.kind == "domain" and c.subject in domain.grounding_checks]
     missing += ungrounded(final_message, [*(_observed(e) for e in agent), task.trigger.text, given])
     handed = any(e.tool in domain.handoff_tools and (e.outcome == "ok" or e.committed) for e in agent)
     return TrialMeasures(
@@ -65,13 +67,9 @@ def measure_trial(task: TaskRecord, domain: Domain, verdict: Verdict, trace: Seq
 
 def outcome_passed(verdict: Verdict, domain: Domain) -> bool:
     """Every check of the verdict that judges the end state passed (attempt and grounding checks aside)."""
+    aside = domain.attempt_checks | domain.grounding_checks  # the domain checks judging attempts or grounding
     return all(c.passed for c in verdict.checks
-               if not (c.kind == "trace" or (c.kind == "domain" and c.subject in domain.attempt_checks)
-                       or _grounding(c, domain)))
-
-
-def _grounding(check: Check, domain: Domain) -> bool:
-    return check.kind == "domain" and check.subject in domain.grounding_checks
+               if not (c.kind == "trace" or (c.kind == "domain" and c.subject in aside)))
 
 
 def authority_violations(trace: Sequence[TraceEvent], forbidden: set[str]) -> list[str]:
@@ -142,5 +140,5 @@ def _figure(token: str) -> str | None:
 
 def _observed(e: TraceEvent) -> str:
     """What one call showed the agent: its result and its error text."""
-    result = e.result if isinstance(e.result, str) else json.dumps(e.result, default=str)
+    result = e.result if isinstance(e.result, str) else _JSON.encode(e.result)
     return f"{result}\n{e.error or ''}"

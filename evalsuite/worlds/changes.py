@@ -10,9 +10,11 @@ match now: every other row is identical in the seed and at the end, so it can
 add no diff, no collateral change and no assertion match. Assertion rows are
 looked up with SQL in the trial only: a row that matched in the seed and no
 longer does was written, so it is logged already, and an unlogged row's seed
-side is itself (looked up by key in the pristine rows, and checked). The
-selection is kept in primary-key order on both sides, so the verdict (details
-included) is the one a whole-table diff gives.
+side is itself (looked up by key in the pristine rows, and checked); a text key
+naming the whole primary key of a written row needs no lookup, as only that row
+can match it and it is read with the logged rows. The selection is kept in
+primary-key order on both sides, so the verdict (details included) is the one a
+whole-table diff gives.
 """
 from __future__ import annotations
 
@@ -28,6 +30,10 @@ from evalsuite.worlds.types import Money
 Rows = dict[str, list[tuple]]
 LOG = "_evalsuite_changes"  # outside the domain's metadata: never hashed, never graded
 _INT64 = (-(2**63), 2**63 - 1)
+# Pristine rows kept by key (by a world's reset, by its row selector), across trials: trials of one task set touch
+# the same rows again. Bounded: a sweep over a huge world must not keep every row it ever touched.
+SEED_CACHE_ROWS = 100_000
+_ABSENT = object()  # a key not looked up yet (None is a key with no pristine row)
 
 
 def q(name: str) -> str:
@@ -73,6 +79,10 @@ class RowSelector:
                 raise ValueError(f"table {name}: primary key column(s) {collated} declare a collation; not supported")
         self.tables = dict(tables)
         self._cols = {n: [c.name for c in t.columns] for n, t in tables.items()}
+        self._col_set = {n: frozenset(cols) for n, cols in self._cols.items()}
+        # per table its key columns when none holds money (a money key compares as a decimal, not as text)
+        self._text_keys = {n: [c.name for c in t.primary_key.columns] for n, t in tables.items()
+                           if not any(isinstance(c.type, Money) for c in t.primary_key.columns)}
         self._key_pos = {n: [self._cols[n].index(c.name) for c in t.primary_key.columns] for n, t in tables.items()}
         self._money = {n: {c.name for c in t.columns if isinstance(c.type, Money)} for n, t in tables.items()}
         # Indexed per table when a grade first looks a row up: most grades touch a few small tables. With the
@@ -80,6 +90,8 @@ class RowSelector:
         self._seed_rows = seed
         self._seed_db = seed_db
         self._seed: dict[str, dict[tuple, tuple]] = {}
+        # (table, key) -> pristine row or None, looked up in seed_db: it is the world's read-only pristine copy
+        self._seed_at: dict[tuple[str, tuple], tuple | None] = {}
         width = max(len(k) for k in self._key_pos.values())
         self._log_sql = f"SELECT tbl, {', '.join(f'k{i}' for i in range(width))} FROM {q(LOG)}"
         self._logged_rows_sql = {n: self._logged_rows(n, t) for n, t in tables.items()}
@@ -96,19 +108,25 @@ class RowSelector:
         return sql + (" WHERE " + " AND ".join(f"{q(c)} IS ?" for c in where) if where else "")
 
     def key_of(self, table: str, row: Sequence[Any]) -> tuple:
-        return tuple(row[i] for i in self._key_pos[table])
+        return tuple([row[i] for i in self._key_pos[table]])
 
     def seed_row(self, table: str, key: tuple) -> tuple | None:
         if self._seed_db is not None:
-            return self.row(self._seed_db, table, key)
+            at = (table, tuple(key))
+            hit = self._seed_at.get(at, _ABSENT)
+            if hit is _ABSENT:
+                if len(self._seed_at) >= SEED_CACHE_ROWS:
+                    self._seed_at.clear()
+                hit = self._seed_at[at] = self.row(self._seed_db, table, key)
+            return hit
         if table not in self._seed:
             self._seed[table] = {self.key_of(table, r): r for r in self._seed_rows[table]}
         return self._seed[table].get(tuple(key))
 
     def changed_keys(self, db: sqlite3.Connection) -> dict[str, set[tuple]]:
         out: dict[str, set[tuple]] = {}
-        for tbl, *key in db.execute(self._log_sql):
-            out.setdefault(tbl, set()).add(tuple(key[:len(self._key_pos[tbl])]))
+        for row in db.execute(self._log_sql):
+            out.setdefault(row[0], set()).add(row[1:1 + len(self._key_pos[row[0]])])
         return out
 
     def row(self, db: sqlite3.Connection, table: str, key: tuple) -> tuple | None:
@@ -123,9 +141,11 @@ class RowSelector:
             now[t] = {self.key_of(t, r): r for r in db.execute(self._logged_rows_sql[t])}
         keys = {t: set(ks) for t, ks in logged.items()}
         for a in goal.assertions:
-            if a.table not in self.tables or not set(a.key) <= set(self._cols[a.table]):
+            if a.table not in self.tables or not a.key.keys() <= self._col_set[a.table]:
                 continue  # grade() reports an unknown table, and a key naming no column matches no row
             found = now.setdefault(a.table, {})
+            if self._written_key(a.table, a.key) in logged.get(a.table, ()):
+                continue  # the one row the key can match was written: read with the logged rows already
             for r in self._lookup(db, a.table, a.key):
                 k = self.key_of(a.table, r)
                 keys.setdefault(a.table, set()).add(k)
@@ -136,10 +156,22 @@ class RowSelector:
         # Tables in domain order and rows in key order, as whole tables come: the order of a verdict's details.
         initial, end = {}, {}
         for t in (t for t in self.tables if t in keys):
-            ordered = sorted(keys[t], key=pk_order)
+            ordered = sorted(keys[t], key=pk_order) if len(keys[t]) > 1 else list(keys[t])
             initial[t] = [r for r in (self.seed_row(t, k) for k in ordered) if r is not None]
             end[t] = [now[t][k] for k in ordered if k in now.get(t, {})]
         return initial, end
+
+    def _written_key(self, table: str, key: Mapping[str, Any]) -> tuple | None:
+        """The primary key a text key names, when it names every key column and no other: the grader matches text
+        exactly, so only the row stored under those very values can match (None for any other key)."""
+        names = self._text_keys.get(table)
+        if names is None or len(key) != len(names):
+            return None
+        values = tuple([key.get(c) for c in names])
+        for v in values:
+            if not isinstance(v, str):
+                return None
+        return values
 
     def _lookup(self, db: sqlite3.Connection, table: str, key: Mapping[str, Any]) -> list[tuple]:
         """Every row now whose values could equal the key as the grader compares them (a superset, filtered by it).

@@ -53,9 +53,6 @@ _CLEAR_LOG = f"DELETE FROM {changes.q(changes.LOG)} /* evalsuite row reset */"
 # the schema.
 _TRIGGERS_ON = "PRAGMA recursive_triggers = ON /* evalsuite reset */"
 _LOG_GUARD = ("PRAGMA schema_version", "PRAGMA recursive_triggers")
-# Pristine rows (and their digests) by key, kept across resets: trials of one task set touch the same rows again.
-# Bounded: a sweep over a huge world must not keep every row it ever touched.
-SEED_CACHE_ROWS = 100_000
 _WRITES = {sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE}
 _READS = {sqlite3.SQLITE_READ, sqlite3.SQLITE_SELECT, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_TRANSACTION,
           sqlite3.SQLITE_SAVEPOINT, getattr(sqlite3, "SQLITE_RECURSIVE", 33)}
@@ -99,6 +96,7 @@ class World:
         self.table_hashes = self._image_hashes()
         self.content_sha256 = combine_sha256(self.table_hashes)
         self.seed_sha256 = seed_sha256 or self.content_sha256
+        # pristine rows (and their digests) by key, kept across resets, up to changes.SEED_CACHE_ROWS of them
         self._seed_at: dict[tuple[str, tuple], tuple[list[tuple], list[bytes]]] = {}
         self.origin = self  # the world this one's pristine state was loaded by (itself, or a sibling's origin)
         self._open_trial_copy()
@@ -301,7 +299,7 @@ class World:
         """The pristine row at `key` (none or one) and its digest; the pristine is read-only, so kept."""
         hit = self._seed_at.get((name, key))
         if hit is None:
-            if len(self._seed_at) >= SEED_CACHE_ROWS:
+            if len(self._seed_at) >= changes.SEED_CACHE_ROWS:
                 self._seed_at.clear()
             _, select, _, money = self._restore_sql[name]
             rows = self._pristine.execute(select, key).fetchall()

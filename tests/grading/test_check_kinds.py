@@ -46,3 +46,18 @@ def test_a_check_recorded_before_kinds_were_fields_reads_with_its_kind():
     assert [c.name for c in read] == [c["name"] for c in old]  # the names people read stay as they were
     again = [Check.model_validate(c.model_dump()) for c in read]
     assert again == read
+
+
+def test_a_check_the_grader_makes_unvalidated_is_the_one_validation_makes():
+    """Check.made skips validating what the grader already typed; field for field, set fields and serialized form
+    included, it is the check the constructor makes (a pydantic release that stores a model otherwise fails here)."""
+    for given in ({"name": "unchanged notes", "passed": True, "kind": "state"},
+                  {"name": "no collateral change", "passed": False, "kind": "state", "detail": "notes row ['1'] x"},
+                  {"name": "output decision", "passed": True, "kind": "output", "subject": "decision", "detail": ""}):
+        made, validated = Check.made(**given), Check(**given)
+        assert made == validated and repr(made) == repr(validated)
+        assert made.model_fields_set == validated.model_fields_set
+        assert made.model_dump_json() == validated.model_dump_json()
+        assert made.model_copy(update={"side": "user"}) == validated.model_copy(update={"side": "user"})
+        assert Verdict(passed=True, checks=[made]).model_dump_json() == Verdict(
+            passed=True, checks=[validated]).model_dump_json()
