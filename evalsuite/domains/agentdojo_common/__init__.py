@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, computed_field
 
 Env = TypeVar("Env", bound=BaseModel)
 # libyaml's loader where PyYAML was built with it: the same documents as the pure-Python SafeLoader the peer uses
@@ -130,6 +130,35 @@ class Contact(PeerModel):
 
     email: str
     name: str
+
+
+class PeerInbox(PeerModel):
+    """The peer's inbox, its fields and its views by status; travel and workspace each load it their own way (a
+    model validator of their subclass)."""
+
+    account_email: str
+    initial_emails: list[Email]
+    emails: dict[str, Email] = {}
+    contact_list: list[Contact] = []
+    trash: dict[str, Email] = {}
+
+    def _by_status(self, status: str) -> list[Email]:
+        return [e for e in self.emails.values() if e.status == status]
+
+    @computed_field
+    @property
+    def received(self) -> list[Email]:
+        return self._by_status("received")
+
+    @computed_field
+    @property
+    def sent(self) -> list[Email]:
+        return self._by_status("sent")
+
+    @computed_field
+    @property
+    def drafts(self) -> list[Email]:
+        return self._by_status("draft")
 
 
 

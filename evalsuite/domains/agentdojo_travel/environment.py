@@ -16,9 +16,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import computed_field, model_validator
+from pydantic import model_validator
 
-from evalsuite.domains.agentdojo_common import CalendarEvent, Contact, Email, load_peer_environment
+from evalsuite.domains.agentdojo_common import CalendarEvent, Contact, Email, PeerInbox, load_peer_environment
 from evalsuite.domains.agentdojo_common import PeerModel as _Peer
 from evalsuite.domains.agentdojo_travel.schema import JSON_COLUMNS, USER_FIELDS, metadata
 
@@ -122,12 +122,8 @@ class Calendar(_Peer):
         return self
 
 
-class Inbox(_Peer):
-    account_email: str
-    initial_emails: list[Email]
-    emails: dict[str, Email] = {}
-    contact_list: list[Contact] = []
-    trash: dict[str, Email] = {}
+class Inbox(PeerInbox):
+    """The peer's inbox as travel loads it: ids checked unique; e-mails and contacts taken from the initial ones."""
 
     @model_validator(mode="after")
     def _index(self) -> Inbox:
@@ -139,24 +135,6 @@ class Inbox(_Peer):
         if not self.contact_list:
             self.contact_list = _contacts(self.initial_emails)
         return self
-
-    def _by_status(self, status: str) -> list[Email]:
-        return [e for e in self.emails.values() if e.status == status]
-
-    @computed_field
-    @property
-    def received(self) -> list[Email]:
-        return self._by_status("received")
-
-    @computed_field
-    @property
-    def sent(self) -> list[Email]:
-        return self._by_status("sent")
-
-    @computed_field
-    @property
-    def drafts(self) -> list[Email]:
-        return self._by_status("draft")
 
 
 def _contacts(initial: list[Email]) -> list[Contact]:

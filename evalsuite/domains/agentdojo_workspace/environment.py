@@ -8,19 +8,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import computed_field, model_validator
+from pydantic import model_validator
 
-from evalsuite.domains.agentdojo_common import CalendarEvent, Contact, Email, load_peer_environment
+from evalsuite.domains.agentdojo_common import CalendarEvent, Contact, Email, PeerInbox, load_peer_environment
 from evalsuite.domains.agentdojo_common import PeerModel as _Peer
 from evalsuite.domains.agentdojo_workspace.schema import metadata
 
 
-class Inbox(_Peer):
-    account_email: str
-    initial_emails: list[Email]
-    emails: dict[str, Email] = {}
-    contact_list: list[Contact] = []
-    trash: dict[str, Email] = {}
+class Inbox(PeerInbox):
+    """The peer's inbox as workspace loads it (below)."""
 
     @model_validator(mode="after")
     def _as_the_peer_loads(self) -> Inbox:
@@ -35,24 +31,6 @@ class Inbox(_Peer):
                                                      .title()))
                     known.add(address)
         return self
-
-    def _status(self, status: str) -> list[Email]:
-        return [e for e in self.emails.values() if e.status == status]
-
-    @computed_field
-    @property
-    def received(self) -> list[Email]:
-        return self._status("received")
-
-    @computed_field
-    @property
-    def sent(self) -> list[Email]:
-        return self._status("sent")
-
-    @computed_field
-    @property
-    def drafts(self) -> list[Email]:
-        return self._status("draft")
 
 
 class Calendar(_Peer):
